@@ -1,0 +1,83 @@
+"""The tool seam (pi-behaviour.md §4, §7.3).
+
+A tool returns ``content`` (what the model sees) and ``details`` (what the UI and logs see:
+diffs, exit codes, truncation facts, artifact paths). A tool signals an expected failure by
+raising ``ToolError`` (or any exception): the executor turns it into an error result whose text
+is the exception message. Nothing a tool does may kill the agent loop.
+
+Cancellation is asyncio cancellation: an aborted run cancels the task executing the tool, and the
+tool cleans up (kills its process group, closes files) in ``finally``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, Protocol
+
+from pi_tui.core.messages import JsonValue, UserContent
+
+
+@dataclass(slots=True, kw_only=True)
+class ToolResult:
+    content: list[UserContent]
+    details: JsonValue = None
+    is_error: bool = False
+    terminate: bool = False
+    """When every result of a batch sets it, no further model call is made (pi 0.73.1 §13.7)."""
+
+
+ToolUpdate = Callable[[ToolResult], None]
+"""Partial-result callback for live UI updates; must not raise."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolContext:
+    cwd: Path
+    on_update: ToolUpdate = lambda _result: None
+    artifact_dir: Path | None = None
+    """Where large outputs are saved (``<session-stem>.artifacts/``); None means a temp dir."""
+    settings: dict[str, JsonValue] = field(default_factory=dict)
+    """The merged settings (``shellPath``, ``shellCommandPrefix``, ``images.*`` …)."""
+    model_supports_images: bool = True
+
+
+class Tool(Protocol):
+    name: str
+    label: str
+    description: str
+    parameters: dict[str, JsonValue]
+    """JSON schema of the arguments (object schema)."""
+    prompt_snippet: str | None
+    """One line for the system prompt's tool list; None leaves the tool out of that list."""
+    prompt_guidelines: tuple[str, ...]
+    execution_mode: Literal["parallel", "sequential"]
+
+    def execute(
+        self, call_id: str, args: dict[str, JsonValue], ctx: ToolContext
+    ) -> Awaitable[ToolResult]: ...
+
+
+def text_result(text: str, *, details: JsonValue = None, is_error: bool = False) -> ToolResult:
+    return ToolResult(content=[{"type": "text", "text": text}], details=details, is_error=is_error)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FunctionTool:
+    """A Tool built from a coroutine function — what extensions and the SDK register."""
+
+    name: str
+    description: str
+    parameters: dict[str, JsonValue]
+    run: Callable[[str, dict[str, JsonValue], ToolContext], Awaitable[ToolResult]]
+    label: str = ""
+    prompt_snippet: str | None = None
+    prompt_guidelines: tuple[str, ...] = ()
+    execution_mode: Literal["parallel", "sequential"] = "parallel"
+
+    def execute(self, call_id: str, args: dict[str, JsonValue], ctx: ToolContext) -> Awaitable[ToolResult]:
+        return self.run(call_id, args, ctx)
+
+
+__all__ = ["FunctionTool", "Tool", "ToolContext", "ToolResult", "ToolUpdate", "text_result", "Path"]

@@ -1,0 +1,222 @@
+"""The script format shared by the scripted provider and the fake OpenAI-compatible server.
+
+One script drives both doubles, so a test can run the same conversation in-process
+(``ScriptedProvider``) and over real HTTP through litellm (``fake_server``). A script is a JSON
+(or YAML) object::
+
+    {"turns": [TURN, ...]}
+
+Each request consumes the first unused turn whose ``when`` matches (a turn without ``when``
+matches anything). A TURN may hold:
+
+``text``                 assistant text, streamed in pieces of ``chunk_size`` characters (8)
+``thinking``             reasoning text, streamed before the text (``reasoning_field`` names the
+                         wire field, default ``reasoning_content``)
+``tool_calls``           ``[{"id"?, "name", "arguments": {..} | "raw json", "chunks"?: 3}]``;
+                         arguments are split over ``chunks`` deltas
+``usage``                ``{"prompt_tokens", "completion_tokens", "cached_tokens"?,
+                         "cache_write_tokens"?}``; default: estimated from the request (chars/4)
+``finish_reason``        default ``tool_calls`` when there are tool calls, else ``stop``
+``error``                ``{"status": 429, "message"?, "code"?, "type"?, "body"?, "retry_after"?}``:
+                         answer with an HTTP error instead of a stream
+``cut_after_chunks``     drop the connection after N chunks (no ``[DONE]``)
+``delay_ms``             wait before answering; ``chunk_delay_ms`` wait between chunks
+``id`` / ``response_model``  the completion id and a model name differing from the request
+``when``                 ``{"system_contains"?, "last_user_contains"?, "has_tools"?,
+                         "request_contains"?}``
+
+When no turn is left the double answers with HTTP 500 ``script exhausted`` (the scripted provider
+returns the same as an error message), so a test never hangs on a missing turn.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pi_tui.core.errors import ConfigError
+
+DEFAULT_CHUNK_SIZE = 8
+DEFAULT_ARGUMENT_CHUNKS = 3
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RequestView:
+    """What a turn's ``when`` can look at, built from either kind of request."""
+
+    system_prompt: str
+    last_user_text: str
+    has_tools: bool
+    body_text: str
+    """The whole request serialized (for ``request_contains`` and default usage)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Piece:
+    """One logical streaming step; each double renders it in its own format."""
+
+    kind: Literal["thinking", "text", "tool_call", "finish", "usage"]
+    text: str = ""
+    index: int = 0
+    call_id: str | None = None
+    name: str | None = None
+    reason: str = ""
+    usage: dict[str, int] | None = None
+
+
+class Script:
+    """A thread-safe queue of scripted turns."""
+
+    def __init__(self, turns: list[dict[str, Any]]) -> None:
+        self._turns = [dict(t) for t in turns]
+        self._used = [False] * len(self._turns)
+        self._lock = threading.Lock()
+        self.requests: list[RequestView] = []
+
+    @classmethod
+    def load(cls, path: Path) -> Script:
+        try:
+            raw = path.read_text(encoding="utf-8")
+        except OSError as err:
+            raise ConfigError(f"Cannot read script {path}: {err.strerror}") from err
+        try:
+            if path.suffix in (".yaml", ".yml"):
+                import yaml
+
+                data = yaml.safe_load(raw)
+            else:
+                data = json.loads(raw)
+        except Exception as err:
+            raise ConfigError(f"Script {path} is not valid JSON/YAML: {err}") from err
+        return cls.from_data(data, source=str(path))
+
+    @classmethod
+    def from_data(cls, data: Any, *, source: str = "<script>") -> Script:
+        if isinstance(data, list):
+            data = {"turns": data}
+        if not isinstance(data, dict) or not isinstance(data.get("turns"), list):
+            raise ConfigError(f"Script {source} must be an object with a 'turns' list")
+        for i, turn in enumerate(data["turns"]):
+            if not isinstance(turn, dict):
+                raise ConfigError(f"Script {source}: turn {i} is not an object")
+        return cls(data["turns"])
+
+    def next_turn(self, view: RequestView) -> dict[str, Any] | None:
+        with self._lock:
+            self.requests.append(view)
+            for i, turn in enumerate(self._turns):
+                if not self._used[i] and _matches(turn.get("when"), view):
+                    self._used[i] = True
+                    return turn
+        return None
+
+    @property
+    def remaining(self) -> int:
+        with self._lock:
+            return self._used.count(False)
+
+
+def _matches(when: Any, view: RequestView) -> bool:
+    if not when:
+        return True
+    checks = {
+        "system_contains": lambda v: v in view.system_prompt,
+        "last_user_contains": lambda v: v in view.last_user_text,
+        "request_contains": lambda v: v in view.body_text,
+        "has_tools": lambda v: bool(v) == view.has_tools,
+    }
+    return all(checks[k](v) for k, v in when.items() if k in checks)
+
+
+def estimate_usage(turn: dict[str, Any], view: RequestView) -> dict[str, int]:
+    """The turn's usage, or an estimate (chars/4) when the script gives none."""
+    given = turn.get("usage")
+    if isinstance(given, dict):
+        return {k: int(v) for k, v in given.items()}
+    produced = len(turn.get("text", "")) + len(turn.get("thinking", ""))
+    produced += sum(len(json.dumps(c.get("arguments", {}))) for c in turn.get("tool_calls", []))
+    return {
+        "prompt_tokens": math.ceil(len(view.body_text) / 4),
+        "completion_tokens": math.ceil(produced / 4),
+    }
+
+
+def _split(text: str, size: int) -> Iterator[str]:
+    for start in range(0, len(text), max(1, size)):
+        yield text[start : start + size]
+
+
+def _split_parts(text: str, parts: int) -> list[str]:
+    if not text:
+        return [""]
+    parts = max(1, min(parts, len(text)))
+    step = math.ceil(len(text) / parts)
+    return [text[i : i + step] for i in range(0, len(text), step)]
+
+
+def turn_pieces(turn: dict[str, Any], view: RequestView) -> Iterator[Piece]:
+    """The streaming steps of a successful turn, in wire order."""
+    size = int(turn.get("chunk_size", DEFAULT_CHUNK_SIZE))
+    for fragment in _split(turn.get("thinking", ""), size):
+        yield Piece("thinking", fragment)
+    for fragment in _split(turn.get("text", ""), size):
+        yield Piece("text", fragment)
+    calls = turn.get("tool_calls", [])
+    for index, call in enumerate(calls):
+        args = call.get("arguments", {})
+        raw = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
+        call_id = call.get("id") or f"call_{index}"
+        for n, fragment in enumerate(_split_parts(raw, int(call.get("chunks", DEFAULT_ARGUMENT_CHUNKS)))):
+            first = n == 0
+            yield Piece(
+                "tool_call",
+                fragment,
+                index=index,
+                call_id=call_id if first else None,
+                name=call["name"] if first else None,
+            )
+    yield Piece("finish", reason=turn.get("finish_reason") or ("tool_calls" if calls else "stop"))
+    yield Piece("usage", usage=estimate_usage(turn, view))
+
+
+def error_message_for(error: dict[str, Any]) -> str:
+    """pi's error text for an HTTP error (§14.2): ``<status> <message>``."""
+    status = int(error.get("status", 500))
+    message = error.get("message") or _default_error_text(status, error.get("code"))
+    return f"{status} {message}"
+
+
+def _default_error_text(status: int, code: Any) -> str:
+    if code == "context_length_exceeded":
+        return "This model's maximum context length is 8192 tokens. Please reduce the length of the messages."
+    return {
+        400: "Bad request",
+        401: "Incorrect API key provided",
+        403: "Forbidden",
+        404: "Not found",
+        413: "Request too large",
+        429: "Rate limit reached, please try again later",
+        500: "Internal server error",
+        502: "Bad gateway",
+        503: "Service unavailable",
+    }.get(status, "Error")
+
+
+def error_body(error: dict[str, Any]) -> Any:
+    """The HTTP body the fake server sends for a scripted error."""
+    if "body" in error:
+        return error["body"]
+    status = int(error.get("status", 500))
+    message = error.get("message") or _default_error_text(status, error.get("code"))
+    body: dict[str, Any] = {"message": message, "type": error.get("type", "invalid_request_error")}
+    if error.get("code"):
+        body["code"] = error["code"]
+    return {"error": body}
+
+
+EXHAUSTED_ERROR = {"status": 500, "message": "script exhausted: no scripted turn left for this request"}
