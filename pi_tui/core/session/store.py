@@ -1,0 +1,113 @@
+"""The on-disk side of a session: an append-only JSONL file under an OS lock.
+
+Crash safety: every write goes straight to the file descriptor with ``os.write`` (no Python
+buffer), one complete line per entry, so a killed process leaves at most one torn last line. If
+the file does not end with ``\\n`` when we open it, the next append starts with one, so a torn line
+never swallows the next entry.
+
+Exclusion: ``fcntl.flock`` (exclusive, non-blocking) on the session file itself. The lock belongs
+to the open file description, so a second ``SessionManager`` on the same file fails too, even in
+the same process. pi does not lock; it is unaffected.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from pi_tui.core.errors import SessionLockedError
+from pi_tui.core.session.entries import Entry
+from pi_tui.core.session.jsonl import dump_lines
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not on POSIX: no locking, like pi
+    fcntl = None  # type: ignore[assignment]
+
+
+class SessionFile:
+    """One session file opened for appending, holding its lock until ``close()``."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+        self._needs_newline = False
+
+    @property
+    def is_open(self) -> bool:
+        return self._fd is not None
+
+    def open(self) -> None:
+        """Open (creating the file and its folder if needed) and take the lock."""
+        if self._fd is not None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        if fcntl is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)
+                raise SessionLockedError(
+                    f"Session file {self.path} is in use by another pi-tui process "
+                    "(it holds the lock); close that one or fork the session"
+                ) from None
+        self._fd = fd
+        size = os.fstat(fd).st_size
+        self._needs_newline = size > 0 and os.pread(fd, 1, size - 1) != b"\n"
+
+    def append(self, entries: list[Entry]) -> None:
+        """Append complete lines (opening and locking the file on first use)."""
+        if not entries:
+            return
+        self.open()
+        data = dump_lines(entries)
+        if self._needs_newline:
+            data = b"\n" + data
+        self._write_all(data)
+        self._needs_newline = False
+
+    def rewrite(self, entries: list[Entry]) -> None:
+        """Replace the whole content (migrations, recovery), keeping the lock; synced to disk."""
+        self.open()
+        assert self._fd is not None
+        os.ftruncate(self._fd, 0)
+        self._write_all(dump_lines(entries))
+        os.fsync(self._fd)
+        self._needs_newline = False
+
+    def _write_all(self, data: bytes) -> None:
+        assert self._fd is not None
+        view = memoryview(data)
+        while view:
+            written = os.write(self._fd, view)
+            view = view[written:]
+
+    def close(self) -> None:
+        if self._fd is None:
+            return
+        fd, self._fd = self._fd, None
+        if fcntl is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+            except OSError:
+                pass
+        os.close(fd)
+
+
+def backup_path(path: Path, suffix: str) -> Path:
+    """``<file><suffix>``, or ``<file><suffix>.1``, ``.2`` … if that exists already."""
+    candidate = path.with_name(path.name + suffix)
+    counter = 1
+    while candidate.exists():
+        candidate = path.with_name(f"{path.name}{suffix}.{counter}")
+        counter += 1
+    return candidate
+
+
+def keep_backup(path: Path, suffix: str) -> Path:
+    """Copy ``path`` to a fresh backup name beside it and return that name."""
+    target = backup_path(path, suffix)
+    shutil.copy2(path, target)
+    return target
