@@ -1,0 +1,144 @@
+"""The agent loop's inputs: its context, its configuration and the hook signatures.
+
+The loop is a function over these values (see ``loop.py``); everything stateful (queues, the
+abort signal, persistence) is handed in by the caller, so the loop can run under the
+``AgentSession`` or on its own in a test with nothing but a ``ScriptedProvider``.
+
+Hooks and their order for one model call (ARCHITECTURE.md, "Canonical history vs request
+history")::
+
+    context.messages ─ transform_context ─ reduce_messages ─ prepare_request ─ convert_to_llm ─ provider
+
+``prepare_request`` sees agent messages (so it can rebuild the context from the session
+projection, roles like ``compactionSummary`` included); its result goes through
+``convert_to_llm`` like everything else. None of the hooks change the canonical history: they
+shape one request only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from pi_tui.core.messages import (
+    AgentMessage,
+    AssistantMessage,
+    JsonValue,
+    LlmMessage,
+    ThinkingLevel,
+    ToolCall,
+)
+from pi_tui.core.provider import (
+    AssistantMessageEvent,
+    CompletionRequest,
+    ModelInfo,
+    PayloadHook,
+    Provider,
+)
+from pi_tui.core.tool import Tool, ToolContext, ToolResult
+
+ToolExecutionMode = Literal["parallel", "sequential"]
+
+
+@dataclass(slots=True)
+class AgentContext:
+    """What the loop works on: the system prompt, the message history (mutated in place as the
+    run appends messages) and the active tools, in the order the model sees them."""
+
+    system_prompt: str
+    messages: list[AgentMessage]
+    tools: list[Tool] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class RequestContext:
+    """One request before it is converted: what ``prepare_request`` may replace wholesale."""
+
+    system_prompt: str
+    messages: list[AgentMessage]
+    tools: list[Tool]
+
+
+@dataclass(slots=True, kw_only=True)
+class PreparedRequest:
+    """The argument of ``prepare_request``."""
+
+    context: RequestContext
+    model: ModelInfo
+    turn: int
+    """0-based index of the model call within this run."""
+
+
+@dataclass(slots=True, kw_only=True)
+class PrepareRequestResult:
+    """``prepare_request``'s answer; ``context=None`` keeps the context unchanged."""
+
+    context: RequestContext | None = None
+
+
+@dataclass(slots=True, kw_only=True)
+class BeforeToolCallResult:
+    block: bool = False
+    reason: str | None = None
+
+
+@dataclass(slots=True, kw_only=True)
+class ToolCallInfo:
+    """What the tool hooks receive about one call."""
+
+    tool_call: ToolCall
+    args: dict[str, JsonValue]
+    """The validated (and coerced) arguments."""
+    assistant_message: AssistantMessage
+    context: AgentContext
+
+
+@dataclass(slots=True, kw_only=True)
+class AfterToolCallResult:
+    """Each field that is not ``None`` replaces the tool result's value (whole values, §13.7)."""
+
+    content: list[Any] | None = None
+    details: JsonValue = None
+    replace_details: bool = False
+    """``details=None`` is ambiguous: set this to replace the details with None explicitly."""
+    is_error: bool | None = None
+
+
+TransformContext: TypeAlias = Callable[[list[AgentMessage]], Awaitable[list[AgentMessage]]]
+ConvertToLlm: TypeAlias = Callable[[list[AgentMessage]], "list[LlmMessage] | Awaitable[list[LlmMessage]]"]
+PrepareRequest: TypeAlias = Callable[[PreparedRequest], Awaitable["PrepareRequestResult | None"]]
+BeforeToolCall: TypeAlias = Callable[[ToolCallInfo], Awaitable["BeforeToolCallResult | None"]]
+AfterToolCall: TypeAlias = Callable[[ToolCallInfo, ToolResult], Awaitable["AfterToolCallResult | None"]]
+FinalizeMessage: TypeAlias = Callable[[AgentMessage], Awaitable[AgentMessage]]
+MessageSource: TypeAlias = Callable[[], Sequence[AgentMessage]]
+StreamFn: TypeAlias = Callable[[CompletionRequest], AsyncIterator[AssistantMessageEvent]]
+Emit: TypeAlias = Callable[[Any], "Awaitable[None] | None"]
+
+
+@dataclass(slots=True, kw_only=True)
+class AgentLoopConfig:
+    """Everything one run needs besides its context. Only ``model``, ``provider`` and
+    ``convert_to_llm`` are required; every hook is optional."""
+
+    model: ModelInfo
+    provider: Provider
+    convert_to_llm: ConvertToLlm
+    thinking_level: ThinkingLevel = "off"
+    session_id: str | None = None
+    get_api_key: Callable[[ModelInfo], str | Awaitable[str | None] | None] | None = None
+    transform_context: TransformContext | None = None
+    reduce_messages: TransformContext | None = None
+    """The session's built-in request-time reducers (runs after ``transform_context``)."""
+    prepare_request: PrepareRequest | None = None
+    before_tool_call: BeforeToolCall | None = None
+    after_tool_call: AfterToolCall | None = None
+    finalize_message: FinalizeMessage | None = None
+    """Called with every finished message before ``message_end`` (the extension ``message_end``
+    hook); the returned message replaces it in the history and in later events."""
+    on_payload: PayloadHook | None = None
+    get_steering_messages: MessageSource | None = None
+    get_follow_up_messages: MessageSource | None = None
+    tool_execution: ToolExecutionMode = "parallel"
+    tool_context: Callable[[], ToolContext] | None = None
+    """Builds the ToolContext for a tool call (cwd, artifact dir, settings)."""
