@@ -1,0 +1,70 @@
+"""YAML frontmatter of markdown resources (pi's ``utils/frontmatter.ts``).
+
+Rules: CRLF/CR become LF; a file that starts with ``---`` has frontmatter only when a closing
+``\\n---`` follows; the YAML must be a mapping (empty means ``{}``); the body is the trimmed rest.
+Invalid YAML raises ``FrontmatterError`` whose message says where ("… at line L, column C") so the
+diagnostic can point the user at the exact spot.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from pi_tui.core.errors import ConfigError
+
+
+class FrontmatterError(ConfigError):
+    """The frontmatter block is not valid YAML (or not a mapping)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedMarkdown:
+    frontmatter: dict[str, Any]
+    body: str
+
+
+def normalize_newlines(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _yaml_error_message(error: yaml.YAMLError) -> str:
+    problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+    mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
+    if mark is not None:
+        # PyYAML marks are 0-based; editors count from 1.
+        return f"{problem} at line {mark.line + 1}, column {mark.column + 1}"
+    return f"{problem} at line 1"
+
+
+def parse_frontmatter(content: str) -> ParsedMarkdown:
+    """Split ``content`` into frontmatter and body; raises ``FrontmatterError`` on bad YAML."""
+    normalized = normalize_newlines(content)
+    if not normalized.startswith("---"):
+        return ParsedMarkdown({}, normalized)
+    end = normalized.find("\n---", 3)
+    if end == -1:
+        return ParsedMarkdown({}, normalized)
+    yaml_text = normalized[4:end] if end >= 4 else ""
+    body = normalized[end + 4 :].strip()
+    try:
+        data = yaml.safe_load(yaml_text) if yaml_text.strip() else None
+    except yaml.YAMLError as exc:
+        raise FrontmatterError(_yaml_error_message(exc)) from None
+    if data is None:
+        return ParsedMarkdown({}, body)
+    if not isinstance(data, dict):
+        raise FrontmatterError(f"frontmatter must be a mapping of keys to values, got {type(data).__name__} at line 2")
+    return ParsedMarkdown({str(k): v for k, v in data.items()}, body)
+
+
+def strip_frontmatter(content: str) -> str:
+    """The body without frontmatter; on invalid YAML, everything after the block."""
+    try:
+        return parse_frontmatter(content).body
+    except FrontmatterError:
+        normalized = normalize_newlines(content)
+        end = normalized.find("\n---", 3)
+        return normalized[end + 4 :].strip()

@@ -1,0 +1,416 @@
+"""Global and project settings, merged (pi-behaviour.md §10.1, §13.8; docs/settings.md).
+
+``<agentDir>/settings.json`` is the base, ``<cwd>/.pi/settings.json`` is merged over it (objects
+merge recursively, arrays and primitives replace). Unknown keys are kept as they are.
+
+Failure policy — the program always starts:
+* a file that is not valid JSON (or not an object) is reported with its path and the parser's
+  message, and treated as empty; it is **never** overwritten, so the user's text is not lost;
+* a known key with a wrong type is reported and its default is used.
+
+Writes touch only the keys changed in this process: the file is re-read under a lock file
+(10 tries × 20 ms, like pi's proper-lockfile) and just those keys are replaced, so edits made
+meanwhile by another process (or by hand) survive.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+from pi_tui.resources import settings_schema as schema
+from pi_tui.resources.diagnostics import ResourceDiagnostic
+from pi_tui.resources.locations import agent_dir as default_agent_dir
+from pi_tui.resources.locations import expand_home, project_dir
+from pi_tui.resources.settings_schema import (
+    DEFAULT_SETTINGS,
+    MISSING,
+    BranchSummarySettings,
+    CompactionSettings,
+    ContextStrategy,
+    ImageSettings,
+    JsonDict,
+    PipelineSettings,
+    RetrySettings,
+)
+
+SETTINGS_FILE = "settings.json"
+LOCK_TRIES = 10
+LOCK_WAIT_S = 0.02
+STALE_LOCK_S = 10.0
+
+Scope = Literal["global", "project"]
+_MERGE_ORDER: tuple[Scope, ...] = ("global", "project")
+_PRIORITY_ORDER: tuple[Scope, ...] = ("project", "global")
+
+
+class _SettingsFile:
+    """One settings file: its raw text as parsed (for writing) and a sanitized copy (for reading)."""
+
+    def __init__(self, path: Path, scope: Scope) -> None:
+        self.path = path
+        self.scope = scope
+        self.raw: JsonDict = {}
+        self.effective: JsonDict = {}
+        self.unparseable = False
+        self.modified: dict[tuple[str, ...], Any] = {}
+
+    def load(self, diagnostics: list[ResourceDiagnostic]) -> None:
+        data, problem = read_settings_file(self.path)
+        self.unparseable = problem is not None
+        if problem is not None:
+            diagnostics.append(ResourceDiagnostic("error", problem, self.path))
+        self.raw = data
+        self.effective = copy.deepcopy(data)
+        schema.migrate(self.effective)
+        for parts, value in self.modified.items():  # unsaved changes survive a reload
+            schema.assign(self.effective, parts, value)
+        for key in schema.EXPECTED_TYPES:
+            parts = schema.split_path(key)
+            value = schema.lookup(self.effective, parts)
+            if value is MISSING:
+                continue
+            why = schema.type_problem(key, value)
+            if why is not None:
+                diagnostics.append(ResourceDiagnostic("warning", f"{why}; using the default", self.path))
+                _remove(self.effective, parts)
+
+
+def _remove(data: JsonDict, parts: tuple[str, ...]) -> None:
+    node = schema.lookup(data, parts[:-1]) if len(parts) > 1 else data
+    if isinstance(node, dict):
+        node.pop(parts[-1], None)
+
+
+def read_settings_file(path: Path) -> tuple[JsonDict, str | None]:
+    """``(data, problem)``: a missing file is ``{}`` with no problem."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}, None
+    except (OSError, UnicodeDecodeError) as exc:
+        return {}, f"cannot read settings: {exc}"
+    if not text.strip():
+        return {}, None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return {}, f"invalid JSON in settings ({exc.msg} at line {exc.lineno}, column {exc.colno}); using defaults"
+    if not isinstance(data, dict):
+        return {}, f"settings must be a JSON object, got {type(data).__name__}; using defaults"
+    return data, None
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path) -> Iterator[bool]:
+    """Yield True when ``<path>.lock`` was acquired (created exclusively); always cleaned up."""
+    lock = path.with_name(path.name + ".lock")
+    acquired = False
+    for _ in range(LOCK_TRIES):
+        try:
+            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            with contextlib.suppress(OSError):
+                if time.time() - lock.stat().st_mtime > STALE_LOCK_S:
+                    lock.unlink()  # left behind by a crashed process
+                    continue
+            time.sleep(LOCK_WAIT_S)
+            continue
+        os.close(fd)
+        acquired = True
+        break
+    try:
+        yield acquired
+    finally:
+        if acquired:
+            with contextlib.suppress(OSError):
+                lock.unlink()
+
+
+class SettingsManager:
+    """The merged view of both files plus typed getters; see the module docstring."""
+
+    def __init__(self, global_path: Path | None, project_path: Path | None) -> None:
+        self._files: dict[Scope, _SettingsFile] = {}
+        if global_path is not None:
+            self._files["global"] = _SettingsFile(global_path, "global")
+        if project_path is not None:
+            self._files["project"] = _SettingsFile(project_path, "project")
+        self._overrides: JsonDict = {}
+        self.diagnostics: list[ResourceDiagnostic] = []
+        self._merged: JsonDict = {}
+        self.reload()
+
+    @classmethod
+    def in_memory(cls, settings: JsonDict | None = None) -> SettingsManager:
+        """No files: for ``--no-session`` style SDK use and tests. ``set_*`` changes memory only."""
+        manager = cls(None, None)
+        if settings:
+            manager._overrides = copy.deepcopy(settings)
+            schema.migrate(manager._overrides)
+            manager._rebuild()
+        return manager
+
+    @property
+    def global_path(self) -> Path | None:
+        file = self._files.get("global")
+        return file.path if file else None
+
+    @property
+    def project_path(self) -> Path | None:
+        file = self._files.get("project")
+        return file.path if file else None
+
+    def reload(self) -> None:
+        """Re-read both files (``/reload``); unsaved changes of this process are kept."""
+        self.diagnostics = []
+        for file in self._files.values():
+            file.load(self.diagnostics)
+        self._rebuild()
+
+    def _rebuild(self) -> None:
+        merged: JsonDict = {}
+        for scope in _MERGE_ORDER:
+            file = self._files.get(scope)
+            if file is not None:
+                merged = schema.deep_merge(merged, file.effective)
+        self._merged = schema.deep_merge(merged, self._overrides)
+
+    # ------------------------------------------------------------------ reading
+
+    def get(self, path: str | tuple[str, ...], default: Any = None) -> Any:
+        """The merged value at a dotted path, else pi's default, else ``default``."""
+        parts = schema.split_path(path)
+        value = schema.lookup(self._merged, parts)
+        if value is MISSING:
+            value = schema.lookup(DEFAULT_SETTINGS, parts)
+        return default if value is MISSING else copy.deepcopy(value)
+
+    def as_dict(self) -> JsonDict:
+        """Defaults with both files merged over them (what ``ToolContext.settings`` carries)."""
+        return schema.deep_merge(DEFAULT_SETTINGS, self._merged)
+
+    def file_settings(self, scope: Scope) -> JsonDict:
+        """One file's contents after migration (a copy)."""
+        file = self._files.get(scope)
+        return copy.deepcopy(file.effective) if file else {}
+
+    def _int(self, path: str, default: int) -> int:
+        value = self.get(path)
+        return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+    def _bool(self, path: str, default: bool) -> bool:
+        value = self.get(path)
+        return value if isinstance(value, bool) else default
+
+    def _str(self, path: str) -> str | None:
+        value = self.get(path)
+        return value if isinstance(value, str) and value else None
+
+    def compaction_settings(self, provider: str | None = None, model_id: str | None = None) -> CompactionSettings:
+        """``compaction.*`` with ``compaction.modelOverrides["<provider>/<model>"]`` applied.
+
+        The override may set any of ``enabled``, ``reserveTokens``, ``keepRecentTokens``; a key
+        equal to the bare model id also matches (litellm ids often already contain the provider).
+        """
+        base = CompactionSettings(
+            enabled=self._bool("compaction.enabled", True),
+            reserve_tokens=self._int("compaction.reserveTokens", 16384),
+            keep_recent_tokens=self._int("compaction.keepRecentTokens", 20000),
+        )
+        overrides = self.get("compaction.modelOverrides")
+        if not isinstance(overrides, dict) or model_id is None:
+            return base
+        override = overrides.get(f"{provider}/{model_id}") if provider else None
+        if override is None:
+            override = overrides.get(model_id)
+        if not isinstance(override, dict):
+            return base
+
+        def pick_int(key: str, fallback: int) -> int:
+            value = override.get(key)
+            return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else fallback
+
+        enabled = override.get("enabled")
+        return CompactionSettings(
+            enabled=enabled if isinstance(enabled, bool) else base.enabled,
+            reserve_tokens=pick_int("reserveTokens", base.reserve_tokens),
+            keep_recent_tokens=pick_int("keepRecentTokens", base.keep_recent_tokens),
+        )
+
+    def branch_summary_settings(self) -> BranchSummarySettings:
+        return BranchSummarySettings(
+            reserve_tokens=self._int("branchSummary.reserveTokens", 16384),
+            skip_prompt=self._bool("branchSummary.skipPrompt", False),
+        )
+
+    def retry_settings(self) -> RetrySettings:
+        timeout = self.get("retry.provider.timeoutMs")
+        provider_retries = self.get("retry.provider.maxRetries")
+        return RetrySettings(
+            enabled=self._bool("retry.enabled", True),
+            max_retries=self._int("retry.maxRetries", 3),
+            base_delay_ms=self._int("retry.baseDelayMs", 2000),
+            provider_timeout_ms=timeout if isinstance(timeout, int) else None,
+            provider_max_retries=provider_retries if isinstance(provider_retries, int) else None,
+            provider_max_retry_delay_ms=self._int("retry.provider.maxRetryDelayMs", 60000),
+        )
+
+    def image_settings(self) -> ImageSettings:
+        return ImageSettings(
+            auto_resize=self._bool("images.autoResize", True),
+            block_images=self._bool("images.blockImages", False),
+        )
+
+    def context_strategy(self) -> ContextStrategy:
+        return "pipeline" if self.get("context.strategy") == "pipeline" else "pi"
+
+    def pipeline_settings(self) -> PipelineSettings:
+        defaults = PipelineSettings()
+        variant: Literal["exact", "cache-aware"] = (
+            "cache-aware" if self.get("context.pipeline.variant") == "cache-aware" else "exact"
+        )
+        knobs = {
+            name: self._int(f"context.pipeline.{_camel(name)}", getattr(defaults, name))
+            for name in PipelineSettings.__dataclass_fields__
+            if name != "variant"
+        }
+        return PipelineSettings(variant=variant, **knobs)
+
+    @property
+    def default_provider(self) -> str | None:
+        return self._str("defaultProvider")
+
+    @property
+    def default_model(self) -> str | None:
+        return self._str("defaultModel")
+
+    @property
+    def default_thinking_level(self) -> str:
+        return self._str("defaultThinkingLevel") or "medium"
+
+    @property
+    def shell_path(self) -> str | None:
+        return self._str("shellPath")
+
+    @property
+    def shell_command_prefix(self) -> str | None:
+        return self._str("shellCommandPrefix")
+
+    @property
+    def session_dir(self) -> str | None:
+        return self._str("sessionDir")
+
+    @property
+    def steering_mode(self) -> str:
+        return self._str("steeringMode") or "one-at-a-time"
+
+    @property
+    def follow_up_mode(self) -> str:
+        return self._str("followUpMode") or "one-at-a-time"
+
+    @property
+    def enable_skill_commands(self) -> bool:
+        return self._bool("enableSkillCommands", True)
+
+    @property
+    def extension_handler_timeout_s(self) -> float:
+        return self._int("extensionHandlerTimeoutMs", 60_000) / 1000
+
+    def resource_paths(self, key: Literal["skills", "prompts", "extensions", "themes"]) -> list[Path]:
+        """Paths listed under ``key`` in either file; ``~`` expands, relative paths resolve against
+        the folder the file configures (agent dir for global, ``.pi`` for project). Project first."""
+        paths: list[Path] = []
+        for scope in _PRIORITY_ORDER:
+            file = self._files.get(scope)
+            if file is None:
+                continue
+            entries = file.effective.get(key)
+            if not isinstance(entries, list):
+                continue
+            for entry in entries:
+                if isinstance(entry, str) and entry.strip():
+                    path = expand_home(entry.strip())
+                    paths.append(path if path.is_absolute() else file.path.parent / path)
+        return paths
+
+    # ------------------------------------------------------------------ writing
+
+    def set_global(self, path: str | tuple[str, ...], value: Any) -> bool:
+        """Change a key in ``<agentDir>/settings.json``; True when it reached the disk."""
+        return self._set("global", path, value)
+
+    def set_project(self, path: str | tuple[str, ...], value: Any) -> bool:
+        """Change a key in ``<cwd>/.pi/settings.json``; True when it reached the disk."""
+        return self._set("project", path, value)
+
+    set = set_global
+
+    def _set(self, scope: Scope, path: str | tuple[str, ...], value: Any) -> bool:
+        parts = schema.split_path(path)
+        if not parts:
+            raise ValueError("settings path must not be empty")
+        file = self._files.get(scope)
+        if file is None:
+            schema.assign(self._overrides, parts, value)
+            self._rebuild()
+            return False
+        file.modified[parts] = copy.deepcopy(value)
+        schema.assign(file.effective, parts, value)
+        self._rebuild()
+        return self._flush(file)
+
+    def _flush(self, file: _SettingsFile) -> bool:
+        if file.unparseable:
+            self._report(file, "not saved: the file could not be parsed at startup; fix it by hand first")
+            return False
+        file.path.parent.mkdir(parents=True, exist_ok=True)
+        with _file_lock(file.path) as locked:
+            if not locked:
+                self._report(file, "not saved: the settings file is locked by another process")
+                return False
+            current, problem = read_settings_file(file.path)
+            if problem is not None:
+                self._report(file, f"not saved: {problem}")
+                return False
+            for parts, value in file.modified.items():
+                schema.assign(current, parts, value)
+            tmp = file.path.with_name(f".{file.path.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(current, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+            os.replace(tmp, file.path)
+            file.raw = current
+        return True
+
+    def _report(self, file: _SettingsFile, message: str) -> None:
+        diagnostic = ResourceDiagnostic("error", message, file.path)
+        if diagnostic not in self.diagnostics:
+            self.diagnostics.append(diagnostic)
+
+
+def _camel(snake: str) -> str:
+    head, *rest = snake.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+def load_settings(cwd: Path, agent_dir: Path | None = None) -> SettingsManager:
+    """Read ``<agentDir>/settings.json`` and ``<cwd>/.pi/settings.json``; never raises for bad files."""
+    agent = agent_dir if agent_dir is not None else default_agent_dir()
+    return SettingsManager(agent / SETTINGS_FILE, project_dir(cwd) / SETTINGS_FILE)
+
+
+__all__ = [
+    "BranchSummarySettings",
+    "CompactionSettings",
+    "ImageSettings",
+    "PipelineSettings",
+    "RetrySettings",
+    "SettingsManager",
+    "load_settings",
+    "read_settings_file",
+]
