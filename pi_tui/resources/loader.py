@@ -21,7 +21,11 @@ from pi_tui.resources.locations import expand_home, project_dir
 from pi_tui.resources.prompt_templates import PromptTemplate, load_prompt_templates
 from pi_tui.resources.settings import SettingsManager
 from pi_tui.resources.skills import Skill, load_skills
-from pi_tui.resources.system_prompt import SystemPromptOptions, build_system_prompt, options_for_tools
+from pi_tui.resources.system_prompt import (
+    SystemPromptOptions,
+    build_system_prompt,
+    options_for_tools,
+)
 
 SYSTEM_FILE = "SYSTEM.md"
 APPEND_SYSTEM_FILE = "APPEND_SYSTEM.md"
