@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pi_tui.core.errors import SessionError
+from pi_tui.core.errors import SessionError, SessionFormatError
 from pi_tui.core.session.entries import Entry
 from pi_tui.core.session.jsonl import read_session_file
 from pi_tui.core.session.migrations import migrate_entries
@@ -59,3 +59,36 @@ def load_for_open(path: Path, persistence: Persistence) -> OpenOutcome:
     outcome.header = entries[0]
     outcome.entries = entries[1:]
     return outcome
+
+
+@dataclass(slots=True)
+class LoadedSession:
+    """A session read without opening it for writing (no lock, the file is never touched)."""
+
+    path: Path
+    header: Entry
+    entries: list[Entry]
+    warnings: list[str]
+    migrated_from: int | None
+
+
+def load_session_readonly(path: Path) -> LoadedSession:
+    """Read, validate and migrate (in memory only) a session file for inspection or benchmarks.
+
+    Raises ``FileNotFoundError`` for a missing file, ``SessionFormatError`` for a file that is not
+    a session, and ``SessionError`` for other read failures.
+    """
+    if not path.exists():
+        raise FileNotFoundError(f"session file not found: {path}")
+    if path.is_dir():
+        raise SessionFormatError(f"{path} is a directory, not a session file")
+    try:
+        parsed = read_session_file(path)
+    except OSError as error:
+        raise SessionError(f"cannot read session file {path}: {error.strerror or error}") from None
+    if not parsed.valid:
+        what = "is empty" if not parsed.has_content else "is not a pi session file (no valid session header)"
+        raise SessionFormatError(f"{path} {what}")
+    entries = parsed.entries
+    migrated_from = migrate_entries(entries)
+    return LoadedSession(path, entries[0], entries[1:], parsed.warnings, migrated_from)

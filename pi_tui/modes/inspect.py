@@ -1,0 +1,126 @@
+"""``pi-tui sessions | tree | context``: see what is stored and what the model would receive.
+
+These commands only read: files are never locked, migrated on disk or rewritten, so they are safe
+to run on a session another pi-tui (or pi) is using. Problems are one line on stderr naming the
+file and the issue, exit code 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+from pi_tui.core.context.convert import convert_to_llm
+from pi_tui.core.errors import SessionError
+from pi_tui.core.session.listing import SessionInfo, list_all_sessions, list_sessions
+from pi_tui.core.session.loading import LoadedSession, load_session_readonly
+from pi_tui.core.session.projection import LAST_ENTRY, build_session_context
+from pi_tui.core.session.tree import build_tree, index_entries, path_to, replay_labels
+from pi_tui.core.tokens import estimate_tokens
+from pi_tui.modes.inspect_format import render_message, render_tree, short
+from pi_tui.resources.locations import default_session_dir, sessions_root
+
+EXIT_USAGE = 2
+
+
+class InspectError(Exception):
+    """A problem to report in one line (exit code 2)."""
+
+
+def run_inspect(args: argparse.Namespace) -> int:
+    try:
+        if args.command == "sessions":
+            lines = _sessions(args)
+        elif args.command == "tree":
+            lines = _tree(Path(args.file))
+        else:
+            lines = _context(Path(args.file), args.leaf, as_json=args.json)
+        _emit(lines)
+    except (InspectError, SessionError, FileNotFoundError) as error:
+        print(f"pi-tui {args.command}: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except BrokenPipeError:  # `pi-tui tree big.jsonl | head`: stop quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    return 0
+
+
+def _emit(lines: Iterable[str]) -> None:
+    write = sys.stdout.write
+    for line in lines:
+        write(line)
+        write("\n")
+    sys.stdout.flush()
+
+
+def _load(path: Path) -> LoadedSession:
+    loaded = load_session_readonly(path)
+    for warning in loaded.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    return loaded
+
+
+# --------------------------------------------------------------------------- sessions
+
+
+def _sessions(args: argparse.Namespace) -> list[str]:
+    if args.all and not args.session_dir:
+        infos = list_all_sessions(sessions_root())
+    else:
+        infos = list_sessions(default_session_dir(Path.cwd(), flag=args.session_dir))
+    if args.json:
+        return [json.dumps([info.to_json() for info in infos], ensure_ascii=False, indent=2)]
+    if not infos:
+        return ["(no sessions)"]
+    return [_session_line(info, show_cwd=args.all) for info in infos]
+
+
+def _session_line(info: SessionInfo, *, show_cwd: bool) -> str:
+    when = info.modified.strftime("%Y-%m-%d %H:%M")
+    title = info.name or info.first_message
+    where = f"  {info.cwd}" if show_cwd else ""
+    return f"{when}  {info.message_count:>5} msgs  {short(title, 60):<60}{where}  {info.path}"
+
+
+# --------------------------------------------------------------------------- tree
+
+
+def _tree(path: Path) -> list[str]:
+    loaded = _load(path)
+    entries = loaded.entries
+    if not entries:
+        return [f"(session {loaded.header['id']} has no entries)"]
+    last_id = entries[-1].get("id")
+    leaf = last_id if isinstance(last_id, str) else None
+    active = {str(e.get("id")) for e in path_to(index_entries(entries), leaf)}
+    roots = build_tree(entries, replay_labels(entries))
+    return [f"session {loaded.header['id']}  cwd {loaded.header.get('cwd', '')}", *render_tree(roots, leaf, active)]
+
+
+# --------------------------------------------------------------------------- context
+
+
+def _context(path: Path, leaf: str | None, *, as_json: bool) -> list[str]:
+    loaded = _load(path)
+    by_id = index_entries(loaded.entries)
+    if leaf is not None and leaf not in by_id:
+        raise InspectError(f"no entry with id {leaf!r} in {path}")
+    context = build_session_context(loaded.entries, leaf if leaf is not None else LAST_ENTRY, by_id=by_id)
+    messages = convert_to_llm(context.messages)
+    estimates = [estimate_tokens(message) for message in messages]
+    total = sum(estimates)
+    if as_json:
+        return [json.dumps({"messages": messages, "tokens": total}, ensure_ascii=False)]
+    model = f"{context.model.provider}/{context.model.model_id}" if context.model else "(none)"
+    leaf_shown = leaf or (loaded.entries[-1].get("id") if loaded.entries else None) or "(none)"
+    lines = [f"session {loaded.header['id']}  leaf {leaf_shown}  model {model}  thinking {context.thinking_level}"]
+    for number, (message, tokens) in enumerate(zip(messages, estimates, strict=True), start=1):
+        lines.append("")
+        lines.extend(render_message(number, message, tokens))
+    lines.append("")
+    lines.append(f"{len(messages)} messages, ~{total} tokens (estimate: chars/4 per message)")
+    return lines
