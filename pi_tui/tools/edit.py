@@ -1,0 +1,160 @@
+"""The ``edit`` tool: ``{path, edits: [{oldText, newText}, ...]}`` (pi-behaviour.md §13.4 edit).
+
+Every ``oldText`` is matched against the original file (exact first, then pi's fuzzy match),
+must be unique and must not overlap another edit. Unlike pi, a fuzzy match replaces only the
+matched region of the original: every other byte — trailing spaces, smart quotes, a BOM, CRLF or
+mixed line endings — stays exactly as it was (see ``edit_match``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+from typing import Literal
+
+from pi_tui.core.errors import ToolError
+from pi_tui.core.messages import JsonValue
+from pi_tui.core.tool import ToolContext, ToolResult
+from pi_tui.tools.common import os_error_code, require_str
+from pi_tui.tools.edit_diff import generate_diff_string, plan_edit
+from pi_tui.tools.edit_match import EditSpec
+from pi_tui.tools.mutation_queue import file_mutation_lock
+from pi_tui.tools.paths import resolve_to_cwd
+
+EDIT_DESCRIPTION = (
+    "Edit a single file using exact text replacement. Every edits[].oldText must match a unique, "
+    "non-overlapping region of the original file. If two changes affect the same block or nearby "
+    "lines, merge them into one edit instead of emitting overlapping edits. Do not include large "
+    "unchanged regions just to connect distant changes."
+)
+
+EDIT_PARAMETERS: dict[str, JsonValue] = {
+    "type": "object",
+    "properties": {
+        "path": {"type": "string", "description": "Path to the file to edit (relative or absolute)"},
+        "edits": {
+            "type": "array",
+            "description": (
+                "One or more targeted replacements. Each edit is matched against the original file, "
+                "not incrementally. Do not include overlapping or nested edits. If two changes touch "
+                "the same block or nearby lines, merge them into one edit instead."
+            ),
+            "items": {
+                "type": "object",
+                "properties": {
+                    "oldText": {
+                        "type": "string",
+                        "description": (
+                            "Exact text for one targeted replacement. It must be unique in the original "
+                            "file and must not overlap with any other edits[].oldText in the same call."
+                        ),
+                    },
+                    "newText": {"type": "string", "description": "Replacement text for this targeted edit."},
+                },
+                "required": ["oldText", "newText"],
+                "additionalProperties": False,
+            },
+        },
+    },
+    "required": ["path", "edits"],
+    "additionalProperties": False,
+}
+
+
+def prepare_edit_arguments(args: dict[str, JsonValue]) -> dict[str, JsonValue]:
+    """pi's argument shim, run before validation: parse stringified ``edits`` and fold a legacy
+    top-level ``oldText``/``newText`` pair into ``edits`` (as the last entry)."""
+    prepared = dict(args)
+    edits = prepared.get("edits")
+    if isinstance(edits, str):
+        try:
+            parsed = json.loads(edits)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, list):
+            prepared["edits"] = parsed
+    old_text, new_text = prepared.get("oldText"), prepared.get("newText")
+    if isinstance(old_text, str) and isinstance(new_text, str):
+        del prepared["oldText"], prepared["newText"]
+        current = prepared.get("edits")
+        entries = list(current) if isinstance(current, list) else []
+        entries.append({"oldText": old_text, "newText": new_text})
+        prepared["edits"] = entries
+    return prepared
+
+
+def _edit_specs(args: dict[str, JsonValue]) -> list[EditSpec]:
+    edits = args.get("edits")
+    if edits is None:
+        raise ToolError('Validation failed for tool "edit":\n  - edits: must have required properties edits')
+    if not isinstance(edits, list):
+        raise ToolError('Validation failed for tool "edit":\n  - edits: must be array')
+    specs: list[EditSpec] = []
+    for index, entry in enumerate(edits):
+        if not isinstance(entry, dict):
+            raise ToolError(f'Validation failed for tool "edit":\n  - edits.{index}: must be object')
+        for key in ("oldText", "newText"):
+            if not isinstance(entry.get(key), str):
+                problem = f"must have required properties {key}" if key not in entry else "must be string"
+                raise ToolError(f'Validation failed for tool "edit":\n  - edits.{index}.{key}: {problem}')
+        specs.append(EditSpec(entry["oldText"], entry["newText"]))
+    return specs
+
+
+class EditTool:
+    name = "edit"
+    label = "edit"
+    description = EDIT_DESCRIPTION
+    parameters: dict[str, JsonValue] = EDIT_PARAMETERS
+    prompt_snippet: str | None = (
+        "Make precise file edits with exact text replacement, including multiple disjoint edits in one call"
+    )
+    prompt_guidelines: tuple[str, ...] = (
+        "Use edit for precise changes (edits[].oldText must match exactly)",
+        "When changing multiple separate locations in one file, use one edit call with multiple "
+        "entries in edits[] instead of multiple edit calls",
+        "Each edits[].oldText is matched against the original file, not after earlier edits are "
+        "applied. Do not emit overlapping or nested edits. Merge nearby changes into one edit.",
+        "Keep edits[].oldText as small as possible while still being unique in the file. Do not pad "
+        "with large unchanged regions.",
+    )
+    execution_mode: Literal["parallel", "sequential"] = "parallel"
+
+    async def execute(self, call_id: str, args: dict[str, JsonValue], ctx: ToolContext) -> ToolResult:
+        args = prepare_edit_arguments(args)
+        display_path = require_str(args, "path", self.name)
+        specs = _edit_specs(args)
+        if not specs:
+            raise ToolError("Edit tool input is invalid. edits must contain at least one replacement.")
+        path = resolve_to_cwd(display_path, ctx.cwd)
+        async with file_mutation_lock(path):
+            return await asyncio.to_thread(_edit_file, path, display_path, specs)
+
+
+def _edit_file(path: Path, display_path: str, specs: list[EditSpec]) -> ToolResult:
+    if not os.access(path, os.R_OK | os.W_OK):
+        try:
+            os.stat(path)
+            code = "EACCES"
+        except OSError as error:
+            code = os_error_code(error)
+        raise ToolError(f"Could not edit file: {display_path}. Error code: {code}.")
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except OSError as error:
+        raise ToolError(f"Could not edit file: {display_path}. Error code: {os_error_code(error)}.") from None
+    planned = plan_edit(raw, specs, display_path)
+    data = (b"\xef\xbb\xbf" if planned.bom else b"") + planned.new_original.encode("utf-8")
+    try:
+        with open(path, "wb") as fh:
+            fh.write(data)
+    except OSError as error:
+        raise ToolError(f"Could not write file: {display_path}. Error code: {os_error_code(error)}.") from None
+    diff, first_changed = generate_diff_string(planned.old_lf, planned.new_lf)
+    return ToolResult(
+        content=[{"type": "text", "text": f"Successfully replaced {len(specs)} block(s) in {display_path}."}],
+        details={"diff": diff, "firstChangedLine": first_changed},
+    )

@@ -1,0 +1,66 @@
+"""The ``write`` tool: ``{path, content}`` (pi-behaviour.md §4.5, §13.4 write).
+
+Creates parent folders and overwrites the file. The count reported is the real number of UTF-8
+bytes written (pi reports the string length, which is wrong for non-ASCII text, §12 surprise 7).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Literal
+
+from pi_tui.core.errors import ToolError
+from pi_tui.core.messages import JsonValue
+from pi_tui.core.tool import ToolContext, ToolResult
+from pi_tui.tools.common import node_style_error, require_str
+from pi_tui.tools.mutation_queue import file_mutation_lock
+from pi_tui.tools.paths import resolve_to_cwd
+
+WRITE_PARAMETERS: dict[str, JsonValue] = {
+    "type": "object",
+    "properties": {
+        "path": {"type": "string", "description": "Path to the file to write (relative or absolute)"},
+        "content": {"type": "string", "description": "Content to write to the file"},
+    },
+    "required": ["path", "content"],
+}
+
+
+class WriteTool:
+    name = "write"
+    label = "write"
+    description = (
+        "Write content to a file, replacing it if it exists and creating it (and any missing parent "
+        "directories) if it does not."
+    )
+    parameters: dict[str, JsonValue] = WRITE_PARAMETERS
+    prompt_snippet: str | None = "Create or overwrite files"
+    prompt_guidelines: tuple[str, ...] = ("Use write only for new files or complete rewrites.",)
+    execution_mode: Literal["parallel", "sequential"] = "parallel"
+
+    async def execute(self, call_id: str, args: dict[str, JsonValue], ctx: ToolContext) -> ToolResult:
+        display_path = require_str(args, "path", self.name)
+        if args.get("content") is None:
+            raise ToolError('Validation failed for tool "write":\n  - content: must have required properties content')
+        content = require_str(args, "content", self.name)
+        path = resolve_to_cwd(display_path, ctx.cwd)
+        async with file_mutation_lock(path):
+            written = await asyncio.to_thread(_write_file, path, content)
+        return ToolResult(
+            content=[{"type": "text", "text": f"Successfully wrote {written} bytes to {display_path}"}]
+        )
+
+
+def _write_file(path: Path, content: str) -> int:
+    data = content.encode("utf-8", "surrogatepass")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise node_style_error(error, "mkdir", path.parent) from None
+    try:
+        with open(path, "wb") as fh:
+            fh.write(data)
+    except OSError as error:
+        raise node_style_error(error, "open", path) from None
+    return len(data)
