@@ -1,0 +1,103 @@
+"""How each context event reads in the events pane: a pure function, testable without an app.
+
+The pane is pi-tui's answer to "what is happening to my context right now": compactions with their
+reason, tokens and duration, overflow recovery, retries, artifacts, pipeline reductions, extension
+errors, model and thinking changes. Streaming events return None (the conversation shows them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pi_tui.modes.interactive.formatting import format_bytes, format_duration, format_thousands
+
+Severity = Literal["info", "success", "warning", "error"]
+
+
+@dataclass(frozen=True, slots=True)
+class EventLine:
+    title: str
+    detail: str = ""
+    severity: Severity = "info"
+
+
+def _reason_label(reason: str) -> str:
+    return {"overflow": "overflow recovery", "threshold": "threshold", "manual": "manual"}.get(reason, reason)
+
+
+def _compaction_end(event: dict[str, Any]) -> EventLine:
+    reason = str(event.get("reason", ""))
+    if event.get("aborted"):
+        return EventLine("compaction cancelled", _reason_label(reason), "warning")
+    if event.get("errorMessage"):
+        return EventLine("compaction failed", str(event["errorMessage"]), "error")
+    result = event.get("result") if isinstance(event.get("result"), dict) else {}
+    before = result.get("tokensBefore") if result else None
+    after = event.get("tokensAfter")
+    parts: list[str] = [_reason_label(reason)]
+    if isinstance(before, int) and isinstance(after, int):
+        parts.append(f"{format_thousands(before)} → {format_thousands(after)} tokens")
+    elif isinstance(before, int):
+        parts.append(f"from {format_thousands(before)} tokens")
+    kept = result.get("firstKeptEntryId") if result else None
+    if isinstance(kept, str) and kept:
+        parts.append(f"kept from #{kept[:8]}")
+    duration = event.get("durationMs")
+    if isinstance(duration, int | float):
+        parts.append(format_duration(duration / 1000))
+    if event.get("willRetry"):
+        parts.append("retrying the request")
+    return EventLine("compaction ✓", " · ".join(parts), "success")
+
+
+def describe_event(event: dict[str, Any]) -> EventLine | None:
+    """The events-pane line for a session event, or None when the pane ignores it."""
+    kind = event.get("type")
+    if kind == "compaction_start":
+        reason = str(event.get("reason", ""))
+        title = "overflow → compaction ▶" if reason == "overflow" else "compaction ▶"
+        return EventLine(title, _reason_label(reason), "warning" if reason == "overflow" else "info")
+    if kind == "compaction_end":
+        return _compaction_end(event)
+    if kind == "auto_retry_start":
+        delay = int(event.get("delayMs", 0)) / 1000
+        return EventLine(
+            f"retry {event.get('attempt')}/{event.get('maxAttempts')} in {delay:g}s",
+            str(event.get("errorMessage", "")),
+            "warning",
+        )
+    if kind == "auto_retry_end":
+        if event.get("success"):
+            return EventLine(f"retry ✓ on attempt {event.get('attempt')}", "", "success")
+        return EventLine(f"retry gave up after {event.get('attempt')}", str(event.get("finalError", "")), "error")
+    if kind == "artifact_saved":
+        size = format_bytes(int(event.get("originalBytes", 0)))
+        return EventLine("artifact saved", f"{event.get('toolName')} → {size} → {event.get('path')}", "info")
+    if kind == "context_reduced":
+        saved = int(event.get("tokensBefore", 0)) - int(event.get("tokensAfter", 0))
+        detail = str(event.get("detail", ""))
+        numbers = (
+            f"{format_thousands(event.get('tokensBefore', 0))} → "
+            f"{format_thousands(event.get('tokensAfter', 0))} tokens (−{format_thousands(max(saved, 0))})"
+        )
+        step = str(event.get("step", ""))
+        severity: Severity = "warning" if step == "summary_rejected" else "info"
+        return EventLine(f"{step}: {detail}" if detail else step, numbers, severity)
+    if kind == "compaction_circuit_open":
+        return EventLine("auto-compaction paused", str(event.get("message", "")), "error")
+    if kind == "extension_error":
+        name = Path(str(event.get("extensionPath", "extension"))).name
+        return EventLine("extension error", f"{name} ({event.get('event')}): {event.get('error')}", "error")
+    if kind == "model_changed":
+        return EventLine(f"model → {event.get('provider')}/{event.get('modelId')}")
+    if kind == "thinking_level_changed":
+        return EventLine(f"thinking → {event.get('level')}")
+    if kind == "session_info_changed":
+        return EventLine(f"session named “{event.get('name') or ''}”")
+    if kind == "notify":
+        level = event.get("level", "info")
+        severity = level if level in ("info", "warning", "error") else "info"
+        return EventLine(str(event.get("message", "")), "", severity)
+    return None

@@ -1,0 +1,70 @@
+"""The live context-events pane (wide terminals) and its one-line ticker (narrow terminals).
+
+Every line is timestamped from an injected clock, so snapshot tests are stable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.widgets import Static
+
+from pi_tui.modes.interactive.event_lines import EventLine
+
+Clock = Callable[[], datetime]
+MAX_ENTRIES = 500
+SEVERITY_STYLE = {"info": "$text", "success": "$success", "warning": "$warning", "error": "$error"}
+
+
+def event_content(line: EventLine, stamp: str) -> Content:
+    text = Content.styled(stamp + " ", "$text-muted").append_text(line.title, f"bold {SEVERITY_STYLE[line.severity]}")
+    if line.detail:
+        text = text.append_text("\n  " + line.detail, "$text-muted")
+    return text
+
+
+class EventsPane(VerticalScroll):
+    """A scrolling log of context events, newest at the bottom."""
+
+    DEFAULT_CSS = """
+    EventsPane > Static { height: auto; }
+    """
+
+    def __init__(self, clock: Clock, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.clock = clock
+        self.lines: list[EventLine] = []
+        self.border_title = "context events"
+
+    def on_mount(self) -> None:
+        self.anchor()
+        if not self.lines:
+            self.mount(Static(Content.styled("Compactions, retries, artifacts and pruning show here.",
+                                             "$text-muted"), classes="events-empty"))
+
+    def record(self, line: EventLine) -> str:
+        stamp = self.clock().strftime("%H:%M:%S")
+        self.lines.append(line)
+        for empty in self.query(".events-empty"):
+            empty.remove()
+        self.mount(Static(event_content(line, stamp), classes=f"event -{line.severity}"))
+        if len(self.lines) > MAX_ENTRIES:
+            self.lines = self.lines[-MAX_ENTRIES:]
+            oldest = self.query(".event").first()
+            oldest.remove()
+        return stamp
+
+
+class EventsTicker(Static):
+    """The last context event on one line (shown instead of the pane on narrow terminals)."""
+
+    DEFAULT_CSS = "EventsTicker { height: 1; }"
+
+    def show_line(self, line: EventLine, stamp: str) -> None:
+        text = Content.styled(stamp + " ", "$text-muted").append_text(line.title, SEVERITY_STYLE[line.severity])
+        if line.detail:
+            text = text.append_text(" · " + " ".join(line.detail.split()), "$text-muted")
+        self.update(text)

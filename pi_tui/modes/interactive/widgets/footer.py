@@ -1,0 +1,94 @@
+"""The two-line footer: where you are and what the context costs (pi-behaviour.md §8.3).
+
+Line 1: cwd (``~``), git branch, session name … model and thinking level on the right.
+Line 2: cumulative ↑input ↓output Rcache-read Wcache-write $cost … context bar, tokens/window,
+percent ("?" right after a compaction), coloured warning above 70% and error above 90%.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from textual.content import Content
+from textual.widget import Widget
+from textual.widgets import Static
+
+from pi_tui.modes.interactive.formatting import context_bar, format_cost, format_tokens
+
+
+@dataclass(slots=True)
+class FooterData:
+    cwd: str = ""
+    branch: str | None = None
+    session_name: str | None = None
+    model: str = "no model"
+    thinking: str | None = None
+    """None for models without reasoning."""
+    context_tokens: int | None = None
+    context_window: int | None = None
+    context_percent: float | None = None
+    auto_compaction: bool = True
+    totals: dict[str, float] = field(default_factory=dict)
+
+
+def _row(left: Content, right: Content, width: int) -> Content:
+    gap = width - left.cell_length - right.cell_length
+    if gap < 1:
+        left = left.truncate(max(0, width - right.cell_length - 1), ellipsis=True)
+        gap = max(1, width - left.cell_length - right.cell_length)
+    return left + Content(" " * gap) + right
+
+
+def footer_lines(data: FooterData, width: int) -> Content:
+    where = Content(data.cwd)
+    if data.branch:
+        where = where.append_text(f" ({data.branch})", "$text-muted")
+    if data.session_name:
+        where = where.append_text(" • ").append_text(data.session_name, "bold")
+    model = Content.styled(data.model, "$accent" if data.model != "no model" else "$error")
+    if data.thinking is not None:
+        level = "thinking off" if data.thinking == "off" else data.thinking
+        model = model.append_text(" • " + level, "$text-muted")
+    totals = data.totals
+    figures = []
+    for key, mark in (("input", "↑"), ("output", "↓"), ("cacheRead", "R"), ("cacheWrite", "W")):
+        if totals.get(key):
+            figures.append(f"{mark}{format_tokens(totals[key])}")
+    if totals.get("cost"):
+        figures.append(format_cost(totals["cost"]))
+    usage = Content.styled(" ".join(figures), "$text-muted")
+    window = format_tokens(data.context_window) if data.context_window else "?"
+    percent = data.context_percent
+    if percent is None:
+        ctx_text = f"ctx {context_bar(None)} unknown/{window}"
+        ctx_style = "$text-muted"
+    else:
+        used = format_tokens(data.context_tokens or 0)
+        ctx_text = f"ctx {context_bar(percent)} {used}/{window} {percent:.1f}%"
+        ctx_style = "$error" if percent > 90 else "$warning" if percent > 70 else "$text"
+    ctx = Content.styled(ctx_text, ctx_style)
+    if data.auto_compaction:
+        ctx = ctx.append_text(" (auto)", "$text-muted")
+    return _row(where, model, width).append_text("\n") + _row(usage, ctx, width)
+
+
+class StatusFooter(Static):
+    DEFAULT_CSS = "StatusFooter { height: 2; }"
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__("", **kwargs)  # type: ignore[arg-type]
+        self.data = FooterData()
+
+    def set_data(self, data: FooterData) -> None:
+        self.data = data
+        self.refresh_lines()
+
+    def refresh_lines(self) -> None:
+        width = self.size.width or 120
+        self.update(footer_lines(self.data, max(20, width - 2)))
+
+    def on_resize(self) -> None:
+        self.refresh_lines()
+
+
+__all__ = ["FooterData", "StatusFooter", "Widget", "footer_lines"]

@@ -1,0 +1,116 @@
+"""A tool call as a panel: title with the arguments, live output, status, duration and notes.
+
+The panel appears as soon as the call starts streaming (arguments update live), shows the partial
+output while the tool runs, and settles on ``finish``. What goes *inside* comes from
+``tool_views`` (pure functions), so this widget only holds state and repaints.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from textual.containers import Vertical
+from textual.content import Content
+from textual.widgets import Static
+
+from pi_tui.modes.interactive.formatting import format_duration
+from pi_tui.modes.interactive.tool_views import ToolCallState, content_text, render_tool
+
+STATUS_MARK = {"pending": "…", "running": "⋯ running", "ok": "✓", "error": "✗ error", "aborted": "⊘ aborted"}
+REPAINT_INTERVAL = 0.05
+"""Live output repaints at most this often (a chatty command must not flood the loop)."""
+
+
+class ToolCallPanel(Vertical):
+    DEFAULT_CSS = """
+    ToolCallPanel { height: auto; }
+    ToolCallPanel > .tool-body { height: auto; }
+    ToolCallPanel > .tool-notes { height: auto; }
+    """
+
+    def __init__(self, call_id: str, name: str, args: dict[str, Any] | None = None, *,
+                 expanded: bool = False, status: str = "pending") -> None:
+        super().__init__(classes="tool-call")
+        self.call_id = call_id
+        self.state = ToolCallState(name=name, args=dict(args or {}), status=status)
+        self.expanded = expanded
+        self.started_at: float | None = None
+        self.duration: float | None = None
+        self._repaint_scheduled = False
+        self._body = Static("", classes="tool-body")
+        self._notes = Static("", classes="tool-notes")
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        yield self._body
+        yield self._notes
+
+    def on_mount(self) -> None:
+        self.repaint()
+
+    # ------------------------------------------------------------------ state changes
+
+    def _replace(self, **changes: Any) -> None:
+        values = {
+            "name": self.state.name, "args": self.state.args, "output": self.state.output,
+            "details": self.state.details, "is_error": self.state.is_error, "status": self.state.status,
+        }
+        values.update(changes)
+        self.state = ToolCallState(**values)
+
+    def set_args(self, args: dict[str, Any]) -> None:
+        self._replace(args=dict(args))
+        self.schedule_repaint()
+
+    def start(self, args: dict[str, Any] | None = None) -> None:
+        self.started_at = time.monotonic()
+        self._replace(status="running", args=dict(args) if args else self.state.args)
+        self.schedule_repaint()
+
+    def update_partial(self, partial: Any) -> None:
+        details = partial.get("details") if isinstance(partial, dict) else None
+        self._replace(output=content_text(partial), details=details)
+        self.schedule_repaint()
+
+    def finish(self, result: Any, *, is_error: bool, aborted: bool = False) -> None:
+        if self.started_at is not None:
+            self.duration = time.monotonic() - self.started_at
+        details = result.get("details") if isinstance(result, dict) else None
+        status = "aborted" if aborted else ("error" if is_error else "ok")
+        self._replace(output=content_text(result), details=details, is_error=is_error, status=status)
+        self.repaint()
+
+    def mark_aborted(self) -> None:
+        if self.state.status in ("pending", "running"):
+            self._replace(status="aborted")
+            self.repaint()
+
+    def set_expanded(self, expanded: bool) -> None:
+        self.expanded = expanded
+        self.repaint()
+
+    # ------------------------------------------------------------------ painting
+
+    def schedule_repaint(self) -> None:
+        if not self.is_mounted:
+            return
+        if not self._repaint_scheduled:
+            self._repaint_scheduled = True
+            self.set_timer(REPAINT_INTERVAL, self.repaint)
+
+    def repaint(self) -> None:
+        self._repaint_scheduled = False
+        view = render_tool(self.state, expanded=self.expanded)
+        title = view.title if len(view.title.plain) < 300 else view.title[:299].append_text("…")
+        self.border_title = title
+        mark = STATUS_MARK.get(self.state.status, self.state.status)
+        if self.duration is not None:
+            mark += f" {format_duration(self.duration)}"
+        self.border_subtitle = Content(mark)
+        for status in STATUS_MARK:
+            self.set_class(self.state.status == status, f"-{status}")
+        self._body.update(view.body if view.body is not None else Content(""))
+        self._body.display = view.body is not None and bool(view.body.plain)
+        if view.notes:
+            self._notes.update(Content.styled("\n".join(view.notes), "$text-muted"))
+        self._notes.display = bool(view.notes)
