@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import re
-
 from pi_tui.core.messages import ErrorKind
+from pi_tui.core.overflow import is_overflow_error_text
 
 _OVERFLOW_CODES = ("context_length_exceeded", "model_context_window_exceeded", "request_too_large")
 
@@ -13,10 +12,10 @@ def classify_http_error(status: int | None, message: str = "", code: str | None 
     """Map an HTTP status (and the error's code/text) to an ``ErrorKind``.
 
     413 is a rate limit for litellm but can also mean "request too large": the code or text
-    decides. Overflow by text is re-checked by the session with pi's full pattern list.
+    decides. Overflow by text uses pi's full pattern list (``core.overflow``).
     """
     text = message.lower()
-    if code in _OVERFLOW_CODES or re.search(r"context[_ ]length[_ ]exceeded|maximum context length", text):
+    if code in _OVERFLOW_CODES or (status != 429 and is_overflow_error_text(message)):
         return "context_overflow"
     if status is None:
         return "transient"

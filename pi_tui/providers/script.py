@@ -20,10 +20,18 @@ matches anything). A TURN may hold:
 ``error``                ``{"status": 429, "message"?, "code"?, "type"?, "body"?, "retry_after"?}``:
                          answer with an HTTP error instead of a stream
 ``cut_after_chunks``     drop the connection after N chunks (no ``[DONE]``)
+``stall_after_chunks``   stop sending after N chunks and keep the connection open (the client's
+                         read timeout fires; the scripted provider reports the timeout at once)
 ``delay_ms``             wait before answering; ``chunk_delay_ms`` wait between chunks
 ``id`` / ``response_model``  the completion id and a model name differing from the request
 ``when``                 ``{"system_contains"?, "last_user_contains"?, "has_tools"?,
                          "request_contains"?}``
+
+A script may also list ``models`` (ids the fake server reports on ``GET /v1/models``).
+
+Only text, thinking, tool calls, usage and errors must be the same through both doubles. Default
+usage is estimated from each double's own view of the request, so tests comparing the two give
+``usage`` explicitly.
 
 When no turn is left the double answers with HTTP 500 ``script exhausted`` (the scripted provider
 returns the same as an error message), so a test never hangs on a missing turn.
@@ -72,7 +80,8 @@ class Piece:
 class Script:
     """A thread-safe queue of scripted turns."""
 
-    def __init__(self, turns: list[dict[str, Any]]) -> None:
+    def __init__(self, turns: list[dict[str, Any]], *, models: list[str] | None = None) -> None:
+        self.models = list(models or [])
         self._turns = [dict(t) for t in turns]
         self._used = [False] * len(self._turns)
         self._lock = threading.Lock()
@@ -104,7 +113,10 @@ class Script:
         for i, turn in enumerate(data["turns"]):
             if not isinstance(turn, dict):
                 raise ConfigError(f"Script {source}: turn {i} is not an object")
-        return cls(data["turns"])
+        models = data.get("models")
+        if models is not None and not (isinstance(models, list) and all(isinstance(m, str) for m in models)):
+            raise ConfigError(f"Script {source}: 'models' must be a list of strings")
+        return cls(data["turns"], models=models)
 
     def next_turn(self, view: RequestView) -> dict[str, Any] | None:
         with self._lock:
@@ -219,4 +231,112 @@ def error_body(error: dict[str, Any]) -> Any:
     return {"error": body}
 
 
+CONNECTION_CUT_MESSAGE = "Connection error: the stream ended before it was complete"
+"""The errorMessage of a stream cut mid-way (both doubles and the litellm adapter use it)."""
+
+TIMEOUT_MESSAGE = "Request timed out: no data from the provider within the read timeout"
+"""The errorMessage of a stalled stream (matches pi's retryable ``timed? out``)."""
+
+FAKE_COMPLETION_ID = "chatcmpl-fake"
+"""The completion id when a turn gives none (OpenAI servers always send one)."""
+
 EXHAUSTED_ERROR = {"status": 500, "message": "script exhausted: no scripted turn left for this request"}
+
+
+# --------------------------------------------------------------------------- wire rendering
+
+
+def _usage_json(raw: dict[str, int]) -> dict[str, Any]:
+    prompt = int(raw.get("prompt_tokens", 0))
+    completion = int(raw.get("completion_tokens", 0))
+    usage: dict[str, Any] = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+    details = {k: int(raw[k]) for k in ("cached_tokens", "cache_write_tokens") if k in raw}
+    if details:
+        usage["prompt_tokens_details"] = details
+    return usage
+
+
+def _delta_of(piece: Piece, reasoning_field: str) -> dict[str, Any] | None:
+    if piece.kind == "thinking":
+        return {reasoning_field: piece.text}
+    if piece.kind == "text":
+        return {"content": piece.text}
+    if piece.kind == "tool_call":
+        call: dict[str, Any] = {"index": piece.index}
+        function: dict[str, Any] = {}
+        if piece.call_id is not None:
+            call["id"] = piece.call_id
+            call["type"] = "function"
+        if piece.name is not None:
+            function["name"] = piece.name
+        function["arguments"] = piece.text
+        call["function"] = function
+        return {"tool_calls": [call]}
+    return None
+
+
+def turn_chunks(turn: dict[str, Any], view: RequestView, model: str) -> list[dict[str, Any]]:
+    """A successful turn as OpenAI ``chat.completion.chunk`` objects, one per ``Piece``.
+
+    The fake server sends these as SSE; the scripted provider feeds the same dicts to its
+    ``StreamAssembler``, which is why the two doubles cannot drift apart.
+    """
+    completion_id = turn.get("id") or FAKE_COMPLETION_ID
+    reported_model = turn.get("response_model") or model
+    created = int(turn.get("created", 1_700_000_000))
+    reasoning_field = turn.get("reasoning_field", "reasoning_content")
+    out: list[dict[str, Any]] = []
+    first = True
+    for piece in turn_pieces(turn, view):
+        base = {"id": completion_id, "object": "chat.completion.chunk", "created": created, "model": reported_model}
+        if piece.kind == "finish":
+            out.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": piece.reason}]})
+        elif piece.kind == "usage" and piece.usage is not None:
+            out.append({**base, "choices": [], "usage": _usage_json(piece.usage)})
+        else:
+            delta = _delta_of(piece, reasoning_field)
+            if delta is None:
+                continue
+            if first:
+                delta = {"role": "assistant", **delta}
+                first = False
+            out.append({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
+    return out
+
+
+def turn_completion(turn: dict[str, Any], view: RequestView, model: str) -> dict[str, Any]:
+    """A successful turn as one non-streamed ``chat.completion``."""
+    text = reasoning = ""
+    calls: dict[int, dict[str, Any]] = {}
+    finish = "stop"
+    usage: dict[str, Any] | None = None
+    for piece in turn_pieces(turn, view):
+        if piece.kind == "thinking":
+            reasoning += piece.text
+        elif piece.kind == "text":
+            text += piece.text
+        elif piece.kind == "tool_call":
+            call = calls.setdefault(
+                piece.index,
+                {"id": piece.call_id or "", "type": "function", "function": {"name": piece.name or "", "arguments": ""}},
+            )
+            call["function"]["arguments"] += piece.text
+        elif piece.kind == "finish":
+            finish = piece.reason
+        elif piece.kind == "usage" and piece.usage is not None:
+            usage = _usage_json(piece.usage)
+    message: dict[str, Any] = {"role": "assistant", "content": text or None}
+    if reasoning:
+        message[turn.get("reasoning_field", "reasoning_content")] = reasoning
+    if calls:
+        message["tool_calls"] = [calls[i] for i in sorted(calls)]
+    result: dict[str, Any] = {
+        "id": turn.get("id") or FAKE_COMPLETION_ID,
+        "object": "chat.completion",
+        "created": int(turn.get("created", 1_700_000_000)),
+        "model": turn.get("response_model") or model,
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+    }
+    if usage is not None:
+        result["usage"] = usage
+    return result

@@ -1,0 +1,298 @@
+"""An OpenAI-compatible chat-completions server on 127.0.0.1, driven by a script.
+
+It is the network twin of ``ScriptedProvider``: the same script (``providers/script.py``) answers
+over real HTTP, so litellm's HTTP client, SSE parsing and error mapping are exercised without a
+real provider. Stdlib only, on purpose: it must start fast and never load litellm.
+
+Command line::
+
+    python -m pi_tui.providers.fake_server --script FILE [--port 0] [--log FILE]
+
+prints ``PORT <n>`` as its first stdout line, then serves until interrupted. In tests::
+
+    with FakeServer(turns) as server:
+        ... server.base_url ...        # http://127.0.0.1:<port>/v1
+        server.requests[0]             # the first request body (parsed JSON)
+
+Routes: ``POST /v1/chat/completions`` and ``/chat/completions`` (SSE when ``stream`` is true,
+else one JSON completion), ``GET /v1/models``. Streamed bodies use chunked transfer encoding so a
+scripted connection cut is a real protocol error (no terminating chunk), not a clean end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from pi_tui.providers.script import (
+    EXHAUSTED_ERROR,
+    RequestView,
+    Script,
+    error_body,
+    turn_chunks,
+    turn_completion,
+)
+
+DEFAULT_MODEL = "fake-model"
+STALL_SECONDS = 3600.0
+"""How long a stalled stream waits (it is released early when the server shuts down)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedRequest:
+    """One request as it arrived (headers lower-cased)."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+    raw: bytes = field(repr=False)
+
+
+def view_of_body(body: Any, raw_text: str) -> RequestView:
+    """The part of an OpenAI request a script's ``when`` can look at."""
+    messages = body.get("messages", []) if isinstance(body, dict) else []
+    system = ""
+    last_user = ""
+    for message in messages:
+        if not isinstance(message, dict):
+            continue
+        if message.get("role") in ("system", "developer") and not system:
+            system = _text_of_wire_content(message.get("content"))
+        if message.get("role") == "user":
+            last_user = _text_of_wire_content(message.get("content"))
+    return RequestView(
+        system_prompt=system,
+        last_user_text=last_user,
+        has_tools=bool(isinstance(body, dict) and body.get("tools")),
+        body_text=raw_text,
+    )
+
+
+def _text_of_wire_content(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
+    return ""
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # silence stderr access logs
+        return
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/") in ("/v1/models", "/models"):
+            data = [{"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in self.server.models]
+            self._send_json(200, {"object": "list", "data": data})
+        else:
+            self._send_json(404, {"error": {"message": f"Not found: {self.path}", "type": "not_found"}})
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw) if raw else {}
+        except ValueError:
+            body = None
+        self.server.record(RecordedRequest("POST", self.path, {k.lower(): v for k, v in self.headers.items()}, body, raw))
+        if self.path.split("?")[0].rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
+            self._send_json(404, {"error": {"message": f"Not found: {self.path}", "type": "not_found"}})
+            return
+        if not isinstance(body, dict):
+            self._send_json(400, {"error": {"message": "Request body is not a JSON object", "type": "invalid_request_error"}})
+            return
+        view = view_of_body(body, raw.decode("utf-8", errors="replace"))
+        turn = self.server.script.next_turn(view) or {"error": EXHAUSTED_ERROR}
+        if turn.get("delay_ms"):
+            self.server.wait(turn["delay_ms"] / 1000)
+        if "error" in turn:
+            self._send_error(turn["error"])
+            return
+        model = str(body.get("model") or DEFAULT_MODEL)
+        if body.get("stream"):
+            self._send_stream(turn_chunks(turn, view, model), turn)
+        else:
+            self._send_json(200, turn_completion(turn, view, model))
+
+    # ------------------------------------------------------------------ responses
+
+    def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _send_error(self, error: dict[str, Any]) -> None:
+        headers: dict[str, str] = {}
+        if error.get("retry_after") is not None:
+            headers["Retry-After"] = str(error["retry_after"])
+        body = error_body(error)
+        payload = body.encode() if isinstance(body, str) else body
+        self._send_json(int(error.get("status", 500)), payload, headers)
+
+    def _send_stream(self, chunks: list[dict[str, Any]], turn: dict[str, Any]) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        chunk_delay = float(turn.get("chunk_delay_ms", 0)) / 1000
+        cut_after = turn.get("cut_after_chunks")
+        stall_after = turn.get("stall_after_chunks")
+        for n, chunk in enumerate(chunks):
+            if cut_after is not None and n >= int(cut_after):
+                self._cut()
+                return
+            if stall_after is not None and n >= int(stall_after):
+                self.server.wait(STALL_SECONDS)
+                self._cut()
+                return
+            if chunk_delay:
+                self.server.wait(chunk_delay)
+            self._write_chunk(f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n".encode())
+        self._write_chunk(b"data: [DONE]\n\n")
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    def _write_chunk(self, data: bytes) -> None:
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+
+    def _cut(self) -> None:
+        """Drop the connection without the terminating chunk: a broken stream for the client."""
+        self.wfile.flush()
+        self.close_connection = True
+        try:
+            self.connection.shutdown(2)
+        except OSError:
+            pass
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, port: int, script: Script, log_path: Path | None, models: list[str]) -> None:
+        super().__init__(("127.0.0.1", port), _Handler)
+        self.script = script
+        self.models = models
+        self.log_path = log_path
+        self.requests: list[RecordedRequest] = []
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+
+    def record(self, request: RecordedRequest) -> None:
+        with self._lock:
+            self.requests.append(request)
+            if self.log_path is not None:
+                line = json.dumps(request.body, ensure_ascii=False) if request.body is not None else json.dumps(request.raw.decode("utf-8", "replace"))
+                with self.log_path.open("a", encoding="utf-8") as log:
+                    log.write(line + "\n")
+
+    def wait(self, seconds: float) -> None:
+        """Sleep, but wake up at once when the server is shutting down."""
+        self._stopping.wait(seconds)
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self.shutdown()
+        self.server_close()
+
+
+def _coerce_script(script: Script | list[dict[str, Any]] | dict[str, Any] | Path | str) -> tuple[Script, list[str]]:
+    if isinstance(script, Script):
+        return script, [DEFAULT_MODEL]
+    if isinstance(script, (str, Path)):
+        path = Path(script)
+        loaded = Script.load(path)
+        return loaded, loaded.models or [DEFAULT_MODEL]
+    parsed = Script.from_data(script)
+    return parsed, parsed.models or [DEFAULT_MODEL]
+
+
+class FakeServer:
+    """The server on a background thread, as a context manager (``with FakeServer(turns) as s``)."""
+
+    def __init__(
+        self,
+        script: Script | list[dict[str, Any]] | dict[str, Any] | Path | str,
+        log_path: Path | None = None,
+        *,
+        port: int = 0,
+    ) -> None:
+        self.script, models = _coerce_script(script)
+        self._server = _Server(port, self.script, log_path, models)
+        self._thread = threading.Thread(target=self._server.serve_forever, name="fake-openai-server", daemon=True)
+
+    @property
+    def port(self) -> int:
+        return int(self._server.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def requests(self) -> list[Any]:
+        """Every chat request body received so far (parsed JSON), in arrival order."""
+        return [r.body for r in self._server.requests if r.method == "POST"]
+
+    @property
+    def recorded(self) -> list[RecordedRequest]:
+        """The full requests (path, headers, raw bytes)."""
+        return list(self._server.requests)
+
+    def start(self) -> FakeServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.stop()
+        self._thread.join(timeout=5)
+
+    def __enter__(self) -> FakeServer:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m pi_tui.providers.fake_server", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--script", required=True, type=Path, help="script file (JSON or YAML)")
+    parser.add_argument("--port", type=int, default=0, help="port to listen on (0 = any free port)")
+    parser.add_argument("--log", type=Path, help="append every request body to this file, one JSON line each")
+    args = parser.parse_args(argv)
+    try:
+        server = FakeServer(args.script, args.log, port=args.port)
+    except Exception as err:  # a bad script or a busy port: one clear line, no traceback
+        print(f"fake_server: {err}", file=sys.stderr)
+        return 2
+    print(f"PORT {server.port}", flush=True)
+    try:
+        server._server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server._server.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
