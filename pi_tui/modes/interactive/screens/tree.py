@@ -1,0 +1,336 @@
+"""/tree: the session tree navigator (pi-behaviour.md §8.4, §3 interactive flow).
+
+The screen reads the tree from a ``TreeSource`` (``SessionManager`` fits), draws the rows of
+``tree_rows``, and returns a ``TreeChoice``. It never navigates itself: the app runs
+``session.navigate_tree(...)`` in a worker, showing ``SummarizingScreen`` meanwhile.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.content import Content
+from textual.events import Key
+from textual.screen import ModalScreen
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from pi_tui.modes.interactive.screens.tree_dialogs import (
+    CustomInstructionsScreen,
+    LabelEditScreen,
+    SummarizeChoice,
+    SummarizeChoiceScreen,
+)
+from pi_tui.modes.interactive.screens.tree_rows import (
+    TREE_FILTERS,
+    TreeFilter,
+    TreeRow,
+    TreeView,
+    as_tree_nodes,
+    build_rows,
+)
+
+ALREADY_HERE = "Already at this point"
+HELP_TEXT = (
+    "↑/↓ move  ←/→ page  ctrl+←/→ fold/branch  enter choose  shift+l label  "
+    "ctrl+d/t/u/l/a filter  ctrl+o cycle  esc clear/close"
+)
+
+
+class TreeSource(Protocol):
+    """What the navigator reads (``SessionManager`` satisfies it)."""
+
+    @property
+    def leaf_id(self) -> str | None: ...
+
+    def get_tree(self) -> Iterable[Any]: ...
+
+    def append_label_change(self, target_id: str, label: str | None) -> str: ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TreeChoice:
+    """Where to go, and how: the arguments of ``AgentSession.navigate_tree``."""
+
+    target_id: str
+    summarize: bool = False
+    custom_instructions: str | None = None
+
+
+_KIND_STYLE = {
+    "user": "$text-primary",
+    "assistant": "$text",
+    "tool": "$text-muted",
+    "error": "$text-error",
+    "summary": "$text-secondary",
+    "meta": "$text-muted italic",
+}
+
+
+class TreeScreen(ModalScreen[TreeChoice | None]):
+    """The whole session tree; choose a node to move the leaf there."""
+
+    CSS_PATH = "tree.tcss"
+    BINDINGS = [  # noqa: RUF012 - Textual's declaration style
+        Binding("up", "move(-1)", "Up", show=False, id="tree.up"),
+        Binding("down", "move(1)", "Down", show=False, id="tree.down"),
+        Binding("left,pageup", "page(-1)", "Page up", show=False, id="tree.page_up"),
+        Binding("right,pagedown", "page(1)", "Page down", show=False, id="tree.page_down"),
+        Binding("ctrl+left,alt+left", "fold_or_up", "Fold", show=False, id="tree.fold_or_up"),
+        Binding("ctrl+right,alt+right", "unfold_or_down", "Unfold", show=False, id="tree.unfold_or_down"),
+        Binding("enter", "choose", "Choose", id="tree.choose"),
+        Binding("escape", "clear_search_or_close", "Close", id="tree.cancel"),
+        Binding("backspace", "search_backspace", "Delete search char", show=False, id="tree.search_backspace"),
+        Binding("L,shift+l", "edit_label", "Label", id="tree.edit_label"),
+        Binding("ctrl+d", "set_filter('default')", "Default filter", show=False, id="tree.filter.default"),
+        Binding("ctrl+t", "toggle_filter('no-tools')", "No tools", show=False, id="tree.filter.no_tools"),
+        Binding("ctrl+u", "toggle_filter('user-only')", "User only", show=False, id="tree.filter.user_only"),
+        Binding("ctrl+l", "toggle_filter('labeled-only')", "Labeled", show=False, id="tree.filter.labeled_only"),
+        Binding("ctrl+a", "toggle_filter('all')", "All", show=False, id="tree.filter.all"),
+        Binding("ctrl+o", "cycle_filter(1)", "Cycle filter", show=False, id="tree.filter.cycle"),
+        Binding("ctrl+shift+o", "cycle_filter(-1)", "Cycle back", show=False, id="tree.filter.cycle_back"),
+    ]
+
+    def __init__(
+        self,
+        source: TreeSource,
+        *,
+        skip_summary_prompt: bool = False,
+        initial_filter: TreeFilter = "default",
+        set_label: Callable[[str, str | None], object] | None = None,
+    ) -> None:
+        """Args:
+        source: the session's tree (re-read after a label change).
+        skip_summary_prompt: the ``branchSummary.skipPrompt`` setting: choose without asking.
+        initial_filter: the ``treeFilterMode`` setting.
+        set_label: how to set (str) or clear (None) a label; defaults to the source's
+            ``append_label_change``.
+        """
+        super().__init__()
+        self._source = source
+        self._skip_summary_prompt = skip_summary_prompt
+        self._set_label = set_label or source.append_label_change
+        self._view = TreeView(filter=initial_filter if initial_filter in TREE_FILTERS else "default")
+        self._rows: list[TreeRow] = []
+        self._roots = as_tree_nodes(source.get_tree())
+
+    # ------------------------------------------------------------------ layout
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="tree-panel"):
+            yield Static("Session Tree", id="tree-title")
+            yield Static(HELP_TEXT, id="tree-help")
+            yield Static("", id="tree-search")
+            yield OptionList(id="tree-rows")
+            yield Static("", id="tree-status")
+
+    def on_mount(self) -> None:
+        self._rows_widget.can_focus = False
+        self._rebuild(keep=self._source.leaf_id)
+
+    @property
+    def _rows_widget(self) -> OptionList:
+        return self.query_one("#tree-rows", OptionList)
+
+    @property
+    def rows(self) -> list[TreeRow]:
+        """The rows as shown (for tests and the app)."""
+        return list(self._rows)
+
+    @property
+    def view(self) -> TreeView:
+        return self._view
+
+    @property
+    def selected(self) -> TreeRow | None:
+        index = self._rows_widget.highlighted
+        return self._rows[index] if index is not None and 0 <= index < len(self._rows) else None
+
+    def _rebuild(self, *, keep: str | None) -> None:
+        leaf_id = self._source.leaf_id
+        self._rows = build_rows(self._roots, leaf_id=leaf_id, view=self._view)
+        widget = self._rows_widget
+        widget.clear_options()
+        widget.add_options([Option(self._render_row(row), id=row.entry_id) for row in self._rows])
+        widget.highlighted = self._index_for(keep)
+        self._refresh_header()
+
+    def _index_for(self, entry_id: str | None) -> int | None:
+        if not self._rows:
+            return None
+        by_id = {row.entry_id: index for index, row in enumerate(self._rows)}
+        if entry_id in by_id:
+            return by_id[entry_id]
+        position = next((i for i, row in enumerate(self._rows) if row.is_position), None)
+        return position if position is not None else len(self._rows) - 1
+
+    def _render_row(self, row: TreeRow) -> Content:
+        parts: list[Content | str | tuple[str, str]] = [(row.prefix, "$text-muted")]
+        parts.append(("• ", "$accent") if row.on_active_path else "  ")
+        if row.label:
+            parts.append((f"[{row.label}] ", "$text-warning"))
+        parts.append((row.text, _KIND_STYLE[row.kind]))
+        if row.is_position:
+            parts.append(("  ← active", "bold $accent"))
+        return Content.assemble(*parts)
+
+    def _refresh_header(self) -> None:
+        query = self._view.search
+        search = self.query_one("#tree-search", Static)
+        search.update(Content.assemble(("Type to search: ", "$text-muted"), (query, "bold")))
+        index = self._rows_widget.highlighted
+        position = f"({(index or 0) + 1}/{len(self._rows)})" if self._rows else "(0/0)"
+        if not self._rows:
+            position = "(no entries match)" if query or self._view.filter != "default" else "(empty session)"
+        filter_note = "" if self._view.filter == "default" else f"  [{self._view.filter}]"
+        self.query_one("#tree-status", Static).update(f"{position}{filter_note}")
+
+    @on(OptionList.OptionHighlighted)
+    def _highlight_moved(self) -> None:
+        self._refresh_header()
+
+    @on(OptionList.OptionSelected)
+    def _row_clicked(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.action_choose()
+
+    # ------------------------------------------------------------------ navigation
+
+    def action_move(self, delta: int) -> None:
+        widget = self._rows_widget
+        if delta < 0:
+            widget.action_cursor_up()
+        else:
+            widget.action_cursor_down()
+
+    def action_page(self, delta: int) -> None:
+        widget = self._rows_widget
+        if delta < 0:
+            widget.action_page_up()  # type: ignore[no-untyped-call]
+        else:
+            widget.action_page_down()  # type: ignore[no-untyped-call]
+
+    def action_fold_or_up(self) -> None:
+        row, index = self.selected, self._rows_widget.highlighted
+        if row is None or index is None:
+            return
+        if row.foldable and not row.folded:
+            self._set_folded(row.entry_id, folded=True)
+            return
+        starts = [i for i in range(index) if self._rows[i].segment_start]
+        if starts:
+            self._rows_widget.highlighted = starts[-1]
+
+    def action_unfold_or_down(self) -> None:
+        row, index = self.selected, self._rows_widget.highlighted
+        if row is None or index is None:
+            return
+        if row.folded:
+            self._set_folded(row.entry_id, folded=False)
+            return
+        later = [i for i in range(index + 1, len(self._rows)) if self._rows[i].segment_start]
+        self._rows_widget.highlighted = later[0] if later else len(self._rows) - 1
+
+    def _set_folded(self, entry_id: str, *, folded: bool) -> None:
+        ids = set(self._view.folded)
+        if folded:
+            ids.add(entry_id)
+        else:
+            ids.discard(entry_id)
+        self._view = TreeView(filter=self._view.filter, search=self._view.search, folded=frozenset(ids))
+        self._rebuild(keep=entry_id)
+
+    # ------------------------------------------------------------------ filters and search
+
+    def action_set_filter(self, name: str) -> None:
+        self._apply_view(filter_name=name, search=self._view.search)
+
+    def action_toggle_filter(self, name: str) -> None:
+        self._apply_view(filter_name="default" if self._view.filter == name else name, search=self._view.search)
+
+    def action_cycle_filter(self, step: int) -> None:
+        index = TREE_FILTERS.index(self._view.filter)
+        self._apply_view(filter_name=TREE_FILTERS[(index + step) % len(TREE_FILTERS)], search=self._view.search)
+
+    def action_search_backspace(self) -> None:
+        if self._view.search:
+            self._apply_view(filter_name=self._view.filter, search=self._view.search[:-1])
+
+    def action_clear_search_or_close(self) -> None:
+        if self._view.search:
+            self._apply_view(filter_name=self._view.filter, search="")
+        else:
+            self.dismiss(None)
+
+    def on_key(self, event: Key) -> None:
+        # Type-to-search takes every printable character no binding claimed.
+        if event.is_printable and event.character:
+            event.stop()
+            self._apply_view(filter_name=self._view.filter, search=self._view.search + event.character)
+
+    def _apply_view(self, *, filter_name: str, search: str) -> None:
+        keep = self.selected.entry_id if self.selected else self._source.leaf_id
+        chosen: TreeFilter = next((f for f in TREE_FILTERS if f == filter_name), "default")
+        # Filter and search changes reset the folds (§8.4).
+        self._view = TreeView(filter=chosen, search=search)
+        self._rebuild(keep=keep)
+
+    # ------------------------------------------------------------------ labels
+
+    def action_edit_label(self) -> None:
+        row = self.selected
+        if row is None:
+            return
+        target = row.entry_id
+
+        def apply(label: str | None) -> None:
+            if label is None:
+                return
+            self._set_label(target, label.strip() or None)
+            self._roots = as_tree_nodes(self._source.get_tree())
+            self._rebuild(keep=target)
+
+        self.app.push_screen(LabelEditScreen(current=row.label or ""), apply)
+
+    # ------------------------------------------------------------------ choosing
+
+    def action_choose(self) -> None:
+        row = self.selected
+        if row is None:
+            return
+        if row.entry_id == self._source.leaf_id:
+            self.app.notify(ALREADY_HERE)
+            self.dismiss(None)
+            return
+        if self._skip_summary_prompt:
+            self.dismiss(TreeChoice(target_id=row.entry_id))
+            return
+        self._ask_summary(row.entry_id)
+
+    def _ask_summary(self, target: str) -> None:
+        def chosen(choice: SummarizeChoice | None) -> None:
+            if choice is None:
+                return  # Esc in the chooser: back to the tree
+            if choice == "custom":
+                self._ask_instructions(target)
+                return
+            self.dismiss(TreeChoice(target_id=target, summarize=choice == "summarize"))
+
+        self.app.push_screen(SummarizeChoiceScreen(), chosen)
+
+    def _ask_instructions(self, target: str) -> None:
+        def written(instructions: str | None) -> None:
+            if instructions is None:
+                self._ask_summary(target)  # Esc in the editor: back to the chooser
+                return
+            self.dismiss(
+                TreeChoice(target_id=target, summarize=True, custom_instructions=instructions.strip() or None)
+            )
+
+        self.app.push_screen(CustomInstructionsScreen(), written)

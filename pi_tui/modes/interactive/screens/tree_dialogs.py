@@ -1,0 +1,138 @@
+"""The small dialogs of the /tree flow: summarize chooser, custom instructions, label, progress (§3).
+
+Each is a ``ModalScreen`` with a typed result; ``TreeScreen`` chains them with callbacks so that
+Esc always steps back one level (editor → chooser → tree).
+"""
+
+from __future__ import annotations
+
+from typing import Literal, TypeAlias
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, LoadingIndicator, OptionList, Static, TextArea
+from textual.widgets.option_list import Option
+
+SummarizeChoice: TypeAlias = Literal["none", "summarize", "custom"]
+
+SUMMARIZE_TITLE = "Summarize branch?"
+SUMMARIZE_OPTIONS: tuple[tuple[SummarizeChoice, str], ...] = (
+    ("none", "No summary"),
+    ("summarize", "Summarize"),
+    ("custom", "Summarize with custom prompt"),
+)
+CUSTOM_INSTRUCTIONS_TITLE = "Custom summarization instructions"
+SUMMARIZING_TEXT = "Summarizing branch... (Esc to cancel)"
+
+
+class SummarizeChoiceScreen(ModalScreen[SummarizeChoice | None]):
+    """``No summary`` / ``Summarize`` / ``Summarize with custom prompt``; Esc goes back (None)."""
+
+    CSS_PATH = "tree_dialogs.tcss"
+    BINDINGS = [  # noqa: RUF012
+        Binding("escape,ctrl+c", "dismiss_none", "Back", id="tree.summary.cancel"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Static(SUMMARIZE_TITLE, classes="dialog-title")
+            yield OptionList(*(Option(text, id=key) for key, text in SUMMARIZE_OPTIONS), id="summary-choices")
+            yield Static("↑↓ navigate  enter select  esc back", classes="dialog-help")
+
+    def on_mount(self) -> None:
+        choices = self.query_one("#summary-choices", OptionList)
+        choices.highlighted = 0
+        choices.focus()
+
+    @on(OptionList.OptionSelected, "#summary-choices")
+    def _chosen(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        chosen = next(key for key, _ in SUMMARIZE_OPTIONS if key == event.option.id)
+        self.dismiss(chosen)
+
+    def action_dismiss_none(self) -> None:
+        self.dismiss(None)
+
+
+class CustomInstructionsScreen(ModalScreen[str | None]):
+    """A multi-line editor for the summarizer's extra focus; ctrl+s / alt+enter submits, Esc goes back."""
+
+    CSS_PATH = "tree_dialogs.tcss"
+    BINDINGS = [  # noqa: RUF012
+        Binding("escape", "dismiss_none", "Back", id="tree.instructions.cancel"),
+        Binding("ctrl+s,alt+enter", "submit", "Summarize", id="tree.instructions.submit"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Static(CUSTOM_INSTRUCTIONS_TITLE, classes="dialog-title")
+            yield TextArea(id="instructions", soft_wrap=True, show_line_numbers=False)
+            yield Static("ctrl+s summarize  esc back", classes="dialog-help")
+
+    def on_mount(self) -> None:
+        self.query_one("#instructions", TextArea).focus()
+
+    def action_submit(self) -> None:
+        self.dismiss(self.query_one("#instructions", TextArea).text)
+
+    def action_dismiss_none(self) -> None:
+        self.dismiss(None)
+
+
+class LabelEditScreen(ModalScreen[str | None]):
+    """Edit one entry's label: Enter saves (empty clears), Esc cancels (None)."""
+
+    CSS_PATH = "tree_dialogs.tcss"
+    BINDINGS = [  # noqa: RUF012
+        Binding("escape", "dismiss_none", "Cancel", id="tree.label.cancel"),
+    ]
+
+    def __init__(self, *, current: str = "") -> None:
+        super().__init__()
+        self._current = current
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Static("Label (empty clears it)", classes="dialog-title")
+            yield Input(value=self._current, placeholder="label", id="label-input")
+            yield Static("enter save  esc cancel", classes="dialog-help")
+
+    def on_mount(self) -> None:
+        self.query_one("#label-input", Input).focus()
+
+    @on(Input.Submitted, "#label-input")
+    def _submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.dismiss(event.value)
+
+    def action_dismiss_none(self) -> None:
+        self.dismiss(None)
+
+
+class SummarizingScreen(ModalScreen[bool]):
+    """Shown by the app while ``navigate_tree`` summarizes.
+
+    The result is True when the user pressed Esc (the app then aborts the summary and reopens
+    the tree), False when the app closed it with ``finish()`` after the work ended.
+    """
+
+    CSS_PATH = "tree_dialogs.tcss"
+    BINDINGS = [  # noqa: RUF012
+        Binding("escape", "cancel", "Cancel", id="tree.summarizing.cancel"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog", id="summarizing"):
+            yield LoadingIndicator()
+            yield Static(SUMMARIZING_TEXT, classes="dialog-title")
+
+    def action_cancel(self) -> None:
+        self.dismiss(True)
+
+    def finish(self) -> None:
+        """Close after the work ended (no-op if the user already cancelled)."""
+        if self.is_attached and self.app.screen is self:
+            self.dismiss(False)
