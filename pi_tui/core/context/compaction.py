@@ -1,0 +1,337 @@
+"""Summary compaction, the pure half (pi-behaviour.md §2, as changed by §13.2).
+
+Everything here is a function of the session path and the settings: what to summarize, what to
+keep, what the summarizer is sent, and how its answers become the stored summary. The model call
+itself, the events and the extension hooks live in ``pi_tui.session.compaction_runner``.
+
+pi 0.73.1 semantics, followed on purpose:
+
+* the range a compaction looks at starts at the previous compaction's *first kept entry*, so the
+  messages the previous compaction kept are summarized by the next one (nothing silently drops
+  out); the old summary reaches the model only as ``<previous-summary>``;
+* ``tokensBefore`` is the estimate over exactly what the model currently sees.
+
+pi-tui additions, each one a bound that pi lacks:
+
+* ``nothing_to_summarize``: pi would send a summarizer an empty ``<conversation>``; we don't;
+* ``fit_conversation``: the summary request itself must fit the model's window, so oversized tool
+  results are trimmed harder (and, as a last resort, the oldest text is dropped) before sending;
+* ``estimate_tokens_after``: a summary that does not make the context smaller is a failure.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pi_tui.core.context.compaction_prompts import (
+    NO_PRIOR_HISTORY,
+    SPLIT_TURN_SEPARATOR,
+    SUMMARIZATION_SYSTEM_PROMPT,
+    summarization_prompt_text,
+    turn_prefix_prompt_text,
+)
+from pi_tui.core.context.convert import convert_to_llm
+from pi_tui.core.context.cut_point import Entry, entry_message, find_cut_point
+from pi_tui.core.context.file_ops import FileOps, format_file_operations
+from pi_tui.core.context.serialize import TOOL_RESULT_MAX_CHARS, serialize_conversation
+from pi_tui.core.messages import AgentMessage
+from pi_tui.core.session.projection import build_session_context
+from pi_tui.core.tokens import estimate_context_tokens, estimate_tokens
+
+HISTORY_BUDGET_RATIO = 0.8
+TURN_PREFIX_BUDGET_RATIO = 0.5
+_TRIM_STEPS = (TOOL_RESULT_MAX_CHARS, 1000, 500, 200, 0)
+_REQUEST_MARGIN_TOKENS = 256
+"""Slack for the wire encoding around the prompt (roles, JSON framing)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CompactionSettings:
+    enabled: bool = True
+    reserve_tokens: int = 16384
+    keep_recent_tokens: int = 20000
+
+
+def coerce_compaction_settings(value: Any) -> CompactionSettings:
+    """Accept our dataclass, any object with the same attributes, or pi's camelCase JSON."""
+    if isinstance(value, CompactionSettings):
+        return value
+    if value is None:
+        return CompactionSettings()
+    if isinstance(value, Mapping):
+        get = value.get
+        return CompactionSettings(
+            enabled=bool(get("enabled", True)),
+            reserve_tokens=int(get("reserveTokens", get("reserve_tokens", 16384))),
+            keep_recent_tokens=int(get("keepRecentTokens", get("keep_recent_tokens", 20000))),
+        )
+    return CompactionSettings(
+        enabled=bool(getattr(value, "enabled", True)),
+        reserve_tokens=int(getattr(value, "reserve_tokens", 16384)),
+        keep_recent_tokens=int(getattr(value, "keep_recent_tokens", 20000)),
+    )
+
+
+def history_max_tokens(settings: CompactionSettings) -> int:
+    """The history summarizer's own output budget: floor(0.8 × reserve), never the window."""
+    return math.floor(HISTORY_BUDGET_RATIO * settings.reserve_tokens)
+
+
+def turn_prefix_max_tokens(settings: CompactionSettings) -> int:
+    return math.floor(TURN_PREFIX_BUDGET_RATIO * settings.reserve_tokens)
+
+
+@dataclass(slots=True, kw_only=True)
+class CompactionPreparation:
+    """What ``session_before_compact`` handlers receive as ``preparation`` (pi's fields)."""
+
+    first_kept_entry_id: str
+    messages_to_summarize: list[AgentMessage]
+    turn_prefix_messages: list[AgentMessage]
+    is_split_turn: bool
+    tokens_before: int
+    previous_summary: str | None
+    file_ops: FileOps
+    settings: CompactionSettings
+    first_kept_index: int = 0
+    boundary_start: int = 0
+
+    @property
+    def nothing_to_summarize(self) -> bool:
+        return not self.messages_to_summarize and not self.turn_prefix_messages
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "firstKeptEntryId": self.first_kept_entry_id,
+            "messagesToSummarize": self.messages_to_summarize,
+            "turnPrefixMessages": self.turn_prefix_messages,
+            "isSplitTurn": self.is_split_turn,
+            "tokensBefore": self.tokens_before,
+            "fileOps": {
+                "read": sorted(self.file_ops.read),
+                "written": sorted(self.file_ops.written),
+                "edited": sorted(self.file_ops.edited),
+            },
+            "settings": {
+                "enabled": self.settings.enabled,
+                "reserveTokens": self.settings.reserve_tokens,
+                "keepRecentTokens": self.settings.keep_recent_tokens,
+            },
+        }
+        if self.previous_summary is not None:
+            data["previousSummary"] = self.previous_summary
+        return data
+
+
+@dataclass(slots=True, kw_only=True)
+class CompactionResult:
+    summary: str
+    first_kept_entry_id: str
+    tokens_before: int
+    details: dict[str, Any] | None = field(default=None)
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "summary": self.summary,
+            "firstKeptEntryId": self.first_kept_entry_id,
+            "tokensBefore": self.tokens_before,
+        }
+        if self.details is not None:
+            data["details"] = self.details
+        return data
+
+
+def _last_index(entries: Sequence[Entry], kind: str) -> int:
+    for i in range(len(entries) - 1, -1, -1):
+        if entries[i].get("type") == kind:
+            return i
+    return -1
+
+
+def context_messages(path_entries: Sequence[Entry]) -> list[AgentMessage]:
+    """What the model sees for this path (the session projection of §1.5)."""
+    return build_session_context(list(path_entries)).messages
+
+
+def _messages_between(path: Sequence[Entry], start: int, end: int) -> list[AgentMessage]:
+    messages = []
+    for entry in path[start:end]:
+        if entry.get("type") == "compaction":
+            continue  # the old summary reaches the model as <previous-summary> only
+        message = entry_message(entry)
+        if message is not None:
+            messages.append(message)
+    return messages
+
+
+def prepare_compaction(path_entries: Sequence[Entry], settings: CompactionSettings) -> CompactionPreparation | None:
+    """Decide what to summarize and what to keep; None when the path ends in a compaction.
+
+    With nothing to summarize the preparation is still returned (extensions may want it); the
+    runner refuses to call a summarizer for it (``nothing_to_summarize``).
+    """
+    path = list(path_entries)
+    if not path or path[-1].get("type") == "compaction":
+        return None
+    previous_index = _last_index(path, "compaction")
+    previous = path[previous_index] if previous_index >= 0 else None
+    boundary_start = 0
+    if previous is not None:
+        boundary_start = previous_index + 1
+        kept_id = previous.get("firstKeptEntryId")
+        for i in range(previous_index):
+            if path[i].get("id") == kept_id:
+                boundary_start = i
+                break
+    tokens_before = estimate_context_tokens(context_messages(path)).tokens
+    cut = find_cut_point(path, boundary_start, len(path), settings.keep_recent_tokens)
+    if cut.first_kept_entry_index >= len(path):
+        return None
+    first_kept_id = path[cut.first_kept_entry_index].get("id")
+    if not isinstance(first_kept_id, str) or not first_kept_id:
+        return None
+    history_end = cut.turn_start_index if cut.is_split_turn else cut.first_kept_entry_index
+    to_summarize = _messages_between(path, boundary_start, history_end)
+    turn_prefix = (
+        _messages_between(path, cut.turn_start_index, cut.first_kept_entry_index) if cut.is_split_turn else []
+    )
+    file_ops = FileOps()
+    if previous is not None and not previous.get("fromHook"):
+        file_ops.add_details(previous.get("details"))
+    file_ops.add_messages(to_summarize)
+    file_ops.add_messages(turn_prefix)
+    return CompactionPreparation(
+        first_kept_entry_id=first_kept_id,
+        messages_to_summarize=to_summarize,
+        turn_prefix_messages=turn_prefix,
+        is_split_turn=cut.is_split_turn,
+        tokens_before=tokens_before,
+        previous_summary=str(previous.get("summary", "")) if previous is not None else None,
+        file_ops=file_ops,
+        settings=settings,
+        first_kept_index=cut.first_kept_entry_index,
+        boundary_start=boundary_start,
+    )
+
+
+# --------------------------------------------------------------------------- summarizer requests
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SummaryRequestSpec:
+    """One summarizer call: no tools, its own output budget, one user message."""
+
+    system_prompt: str
+    prompt_text: str
+    max_tokens: int
+    reasoning: str | None
+
+
+def summary_reasoning(model_supports_reasoning: bool, thinking_level: str | None) -> str | None:
+    """0.73.1: the session thinking level, only for reasoning models and when not ``off``."""
+    if model_supports_reasoning and thinking_level and thinking_level != "off":
+        return thinking_level
+    return None
+
+
+def fit_conversation(messages: Sequence[AgentMessage], *, budget_tokens: int | None) -> str:
+    """Serialize for a summarizer, trimming until the text fits ``budget_tokens`` (chars/4).
+
+    First pi's 2,000-character cap on each tool result; if that is still too large, ever smaller
+    caps; as a last resort the oldest text is dropped with a visible marker. Without a budget
+    the result is exactly pi's serialization.
+    """
+    llm = convert_to_llm(list(messages))
+    text = serialize_conversation(llm)
+    if budget_tokens is None or math.ceil(len(text) / 4) <= budget_tokens:
+        return text
+    for cap in _TRIM_STEPS[1:]:
+        text = serialize_conversation(llm, tool_result_max_chars=cap)
+        if math.ceil(len(text) / 4) <= budget_tokens:
+            return text
+    keep_chars = max(0, budget_tokens * 4 - 120)
+    dropped = len(text) - keep_chars
+    return f"[... {dropped} earlier characters omitted so the summary request fits the context window]\n\n" + text[dropped:]
+
+
+def _input_budget(context_window: int | None, max_tokens: int, fixed_text: str) -> int | None:
+    if not context_window or context_window <= 0:
+        return None
+    fixed = math.ceil((len(SUMMARIZATION_SYSTEM_PROMPT) + len(fixed_text)) / 4)
+    return max(0, context_window - max_tokens - fixed - _REQUEST_MARGIN_TOKENS)
+
+
+def history_request(
+    preparation: CompactionPreparation,
+    *,
+    custom_instructions: str | None = None,
+    reasoning: str | None = None,
+    context_window: int | None = None,
+) -> SummaryRequestSpec:
+    max_tokens = history_max_tokens(preparation.settings)
+    fixed = summarization_prompt_text(
+        "", previous_summary=preparation.previous_summary, custom_instructions=custom_instructions
+    )
+    conversation = fit_conversation(
+        preparation.messages_to_summarize, budget_tokens=_input_budget(context_window, max_tokens, fixed)
+    )
+    return SummaryRequestSpec(
+        system_prompt=SUMMARIZATION_SYSTEM_PROMPT,
+        prompt_text=summarization_prompt_text(
+            conversation, previous_summary=preparation.previous_summary, custom_instructions=custom_instructions
+        ),
+        max_tokens=max_tokens,
+        reasoning=reasoning,
+    )
+
+
+def turn_prefix_request(
+    preparation: CompactionPreparation, *, reasoning: str | None = None, context_window: int | None = None
+) -> SummaryRequestSpec:
+    max_tokens = turn_prefix_max_tokens(preparation.settings)
+    fixed = turn_prefix_prompt_text("")
+    conversation = fit_conversation(
+        preparation.turn_prefix_messages, budget_tokens=_input_budget(context_window, max_tokens, fixed)
+    )
+    return SummaryRequestSpec(
+        system_prompt=SUMMARIZATION_SYSTEM_PROMPT,
+        prompt_text=turn_prefix_prompt_text(conversation),
+        max_tokens=max_tokens,
+        reasoning=reasoning,
+    )
+
+
+def needs_history_call(preparation: CompactionPreparation) -> bool:
+    """A split turn with no earlier history uses ``No prior history.`` instead of a call."""
+    return bool(preparation.messages_to_summarize) or not preparation.is_split_turn
+
+
+def assemble_result(
+    preparation: CompactionPreparation, history_summary: str | None, turn_prefix_summary: str | None
+) -> CompactionResult:
+    """Join the summarizers' answers and append the cumulative file lists (§2.7)."""
+    summary = history_summary if history_summary is not None else NO_PRIOR_HISTORY
+    if preparation.is_split_turn and turn_prefix_summary is not None:
+        summary = summary + SPLIT_TURN_SEPARATOR + turn_prefix_summary
+    read_files, modified_files = preparation.file_ops.lists()
+    summary += format_file_operations(read_files, modified_files)
+    return CompactionResult(
+        summary=summary,
+        first_kept_entry_id=preparation.first_kept_entry_id,
+        tokens_before=preparation.tokens_before,
+        details={"readFiles": read_files, "modifiedFiles": modified_files},
+    )
+
+
+def estimate_tokens_now_and_after(path_entries: Sequence[Entry], first_kept_index: int, summary: str) -> tuple[int, int]:
+    """chars/4 estimates of the context now and after a compaction with ``summary``.
+
+    Both sides are plain estimates (no provider usage), so they compare like with like.
+    """
+    now = sum(estimate_tokens(m) for m in context_messages(path_entries))
+    kept = _messages_between(path_entries, first_kept_index, len(path_entries))
+    after = math.ceil(len(summary) / 4) + sum(estimate_tokens(m) for m in kept)
+    return now, after
