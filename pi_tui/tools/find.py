@@ -1,0 +1,131 @@
+"""The ``find`` tool (pi-behaviour.md §4.7, §13.4 find).
+
+With ``fd`` on PATH: ``fd --glob --color=never --hidden --no-require-git --max-results N``
+(``--full-path`` and a ``**/`` prefix when the pattern has a ``/``). Without it, a pure-Python
+walk with the same meaning: the glob matches the file name (or, with a ``/``, the whole path),
+hidden files are included, ``.gitignore`` files apply, folders end with ``/``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+from pathlib import Path
+from typing import Literal
+
+from pi_tui.core.errors import ToolError
+from pi_tui.core.messages import JsonValue
+from pi_tui.core.tool import ToolContext, ToolResult
+from pi_tui.tools.common import optional_int, optional_str, require_str
+from pi_tui.tools.gitignore import glob_to_regex, walk
+from pi_tui.tools.paths import resolve_to_cwd
+from pi_tui.tools.search_common import find_binary, finish_listing
+
+DEFAULT_FIND_LIMIT = 1000
+
+FIND_PARAMETERS: dict[str, JsonValue] = {
+    "type": "object",
+    "properties": {
+        "pattern": {"type": "string", "description": "Glob pattern to match files, e.g. '*.ts', '**/*.json', or 'src/**/*.spec.ts'"},
+        "path": {"type": "string", "description": "Directory to search in (default: current directory)"},
+        "limit": {"type": "number", "description": f"Maximum number of results (default: {DEFAULT_FIND_LIMIT})"},
+    },
+    "required": ["pattern"],
+}
+
+
+def full_path_pattern(pattern: str) -> str | None:
+    """The ``--full-path`` form of a pattern containing ``/`` (None when it has none)."""
+    if "/" not in pattern:
+        return None
+    if pattern.startswith("/") or pattern.startswith("**/") or pattern == "**":
+        return pattern
+    return "**/" + pattern
+
+
+def python_find(root: Path, pattern: str, limit: int) -> list[str]:
+    full = full_path_pattern(pattern)
+    regex = re.compile("^" + glob_to_regex(full or pattern, braces=True) + "$", re.DOTALL)
+    root_text = root.as_posix().rstrip("/")
+    results: list[str] = []
+    for entry in walk(root):
+        subject = f"{root_text}/{entry.rel}" if full else entry.rel.rsplit("/", 1)[-1]
+        if regex.match(subject):
+            results.append(entry.rel + "/" if entry.is_dir else entry.rel)
+            if len(results) >= limit:
+                break
+    return results
+
+
+async def run_fd(fd: str, root: Path, pattern: str, limit: int) -> list[str]:
+    command = [fd, "--glob", "--color=never", "--hidden", "--no-require-git", "--max-results", str(limit)]
+    full = full_path_pattern(pattern)
+    if full is not None:
+        command.append("--full-path")
+    command += ["--", full or pattern, str(root)]
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *command, stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )
+    except OSError as error:
+        raise ToolError(f"Failed to run fd: {error}") from None
+    try:
+        stdout, stderr = await process.communicate()
+    except asyncio.CancelledError:
+        process.kill()
+        raise
+    lines = [line for line in stdout.decode("utf-8", "replace").splitlines() if line.strip()]
+    if process.returncode != 0 and not lines:
+        message = stderr.decode("utf-8", "replace").strip()
+        raise ToolError(message or f"fd exited with code {process.returncode}")
+    prefix = str(root).rstrip(os.sep) + os.sep
+    results: list[str] = []
+    for line in lines:
+        trailing = line.endswith(("/", "\\"))
+        relative = line[len(prefix) :] if line.startswith(prefix) else line
+        if trailing and not relative.endswith("/"):
+            relative += "/"
+        results.append(relative.replace("\\", "/"))
+    return results
+
+
+class FindTool:
+    name = "find"
+    label = "find"
+    description = (
+        "Find files and folders by glob pattern (matched against names, or against paths when the "
+        "pattern contains '/'). Respects .gitignore and includes hidden files. Returns paths relative "
+        f"to the search folder, at most {DEFAULT_FIND_LIMIT} by default or 50KB."
+    )
+    parameters: dict[str, JsonValue] = FIND_PARAMETERS
+    prompt_snippet: str | None = "Find files by glob pattern (respects .gitignore)"
+    prompt_guidelines: tuple[str, ...] = ()
+    execution_mode: Literal["parallel", "sequential"] = "parallel"
+
+    async def execute(self, call_id: str, args: dict[str, JsonValue], ctx: ToolContext) -> ToolResult:
+        pattern = require_str(args, "pattern", self.name)
+        root = resolve_to_cwd(optional_str(args, "path", self.name) or ".", ctx.cwd)
+        limit = max(1, optional_int(args, "limit", self.name) or DEFAULT_FIND_LIMIT)
+        if not root.exists():
+            raise ToolError(f"Path not found: {root}")
+        fd = find_binary("fd")
+        if fd is not None:
+            results = await run_fd(fd, root, pattern, limit)
+        else:
+            results = await asyncio.to_thread(python_find, root, pattern, limit)
+        if not results:
+            return ToolResult(content=[{"type": "text", "text": "No files found matching pattern"}])
+        text, byte_notices, truncation = finish_listing(results)
+        notices: list[str] = []
+        details: dict[str, JsonValue] = {}
+        if len(results) >= limit:
+            notices.append(f"{limit} results limit reached. Use limit={limit * 2} for more, or refine pattern")
+            details["resultLimitReached"] = limit
+        notices += byte_notices
+        if truncation is not None:
+            details["truncation"] = truncation
+        if notices:
+            text += f"\n\n[{'. '.join(notices)}]"
+        return ToolResult(content=[{"type": "text", "text": text}], details=details or None)

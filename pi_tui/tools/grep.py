@@ -1,0 +1,236 @@
+"""The ``grep`` tool (pi-behaviour.md §4.6, §13.4 grep).
+
+Uses ripgrep when it is on PATH (or in ``<agentDir>/bin``); otherwise a pure-Python search with
+the same output: ``relpath:N: text`` for matches, ``relpath-N- text`` for context, lines cut at
+500 characters, the whole output cut at 50 KB, the same notices. Nothing is ever downloaded.
+The fallback searches what rg would search: hidden files included, ``.gitignore`` honoured,
+binary files (a NUL byte in the first 8 KB) skipped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Literal
+
+from pi_tui.core.errors import ToolError
+from pi_tui.core.messages import JsonValue
+from pi_tui.core.tool import ToolContext, ToolResult
+from pi_tui.tools.common import optional_bool, optional_int, optional_str, require_str
+from pi_tui.tools.gitignore import glob_to_regex, walk
+from pi_tui.tools.paths import resolve_to_cwd
+from pi_tui.tools.search_common import find_binary, finish_listing, kill_quietly
+from pi_tui.tools.truncate import GREP_MAX_LINE_LENGTH, truncate_line
+
+DEFAULT_GREP_LIMIT = 100
+_BINARY_SNIFF = 8192
+
+GREP_PARAMETERS: dict[str, JsonValue] = {
+    "type": "object",
+    "properties": {
+        "pattern": {"type": "string", "description": "Search pattern (regex or literal string)"},
+        "path": {"type": "string", "description": "Directory or file to search (default: current directory)"},
+        "glob": {"type": "string", "description": "Filter files by glob pattern, e.g. '*.ts' or '**/*.spec.ts'"},
+        "ignoreCase": {"type": "boolean", "description": "Case-insensitive search (default: false)"},
+        "literal": {"type": "boolean", "description": "Treat pattern as literal string instead of regex (default: false)"},
+        "context": {"type": "number", "description": "Number of lines to show before and after each match (default: 0)"},
+        "limit": {"type": "number", "description": f"Maximum number of matches to return (default: {DEFAULT_GREP_LIMIT})"},
+    },
+    "required": ["pattern"],
+}
+
+Match = tuple[Path, int, str | None]
+"""(file, 1-based line number, the line's text when known)."""
+
+
+def compile_glob_filter(glob: str) -> Callable[[str], bool]:
+    """rg's ``--glob``: no ``/`` matches the file name at any depth; ``!`` excludes."""
+    negated = glob.startswith("!")
+    body = glob[1:] if negated else glob
+    anchored = "/" in body.rstrip("/")
+    prefix = "^" if anchored else "^(?:.*/)?"
+    regex = re.compile(prefix + glob_to_regex(body.lstrip("/"), braces=True) + "$", re.DOTALL)
+    return (lambda rel: not regex.match(rel)) if negated else (lambda rel: bool(regex.match(rel)))
+
+
+def _is_binary(path: Path) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return b"\x00" in fh.read(_BINARY_SNIFF)
+    except OSError:
+        return True
+
+
+def python_grep(
+    root: Path, regex: re.Pattern[str], *, glob: str | None, limit: int
+) -> tuple[list[Match], bool]:
+    """Matches in walk order and whether the limit was reached."""
+    keep = compile_glob_filter(glob) if glob else None
+    if root.is_file():
+        candidates: list[tuple[Path, str]] = [(root, root.name)]
+    else:
+        candidates = [(e.path, e.rel) for e in walk(root) if not e.is_dir]
+    matches: list[Match] = []
+    for path, rel in candidates:
+        if keep is not None and not keep(rel):
+            continue
+        if _is_binary(path):
+            continue
+        try:
+            with open(path, encoding="utf-8", errors="replace", newline="") as fh:
+                for number, line in enumerate(fh, start=1):
+                    text = line.rstrip("\n").removesuffix("\r")
+                    if regex.search(text):
+                        matches.append((path, number, text))
+                        if len(matches) >= limit:
+                            return matches, True
+        except OSError:
+            continue
+    return matches, False
+
+
+async def ripgrep(
+    rg: str, root: Path, args: dict[str, JsonValue], pattern: str, limit: int
+) -> tuple[list[Match], bool]:
+    command = [rg, "--json", "--line-number", "--color=never", "--hidden"]
+    if optional_bool(args, "ignoreCase", "grep"):
+        command.append("--ignore-case")
+    if optional_bool(args, "literal", "grep"):
+        command.append("--fixed-strings")
+    glob = optional_str(args, "glob", "grep")
+    if glob:
+        command += ["--glob", glob]
+    command += ["--", pattern, str(root)]
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *command, stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, limit=16 << 20,
+        )
+    except OSError as error:
+        raise ToolError(f"Failed to run ripgrep: {error}") from None
+    assert process.stdout is not None and process.stderr is not None
+    matches: list[Match] = []
+    reached = False
+    try:
+        async for raw in process.stdout:
+            try:
+                event = json.loads(raw)
+            except ValueError:
+                continue
+            if event.get("type") != "match":
+                continue
+            data = event.get("data", {})
+            file_text = data.get("path", {}).get("text")
+            number = data.get("line_number")
+            line = data.get("lines", {}).get("text")
+            if isinstance(file_text, str) and isinstance(number, int):
+                text = line.rstrip("\n").replace("\r", "") if isinstance(line, str) else None
+                matches.append((Path(file_text), number, text))
+            if len(matches) >= limit:
+                reached = True
+                break
+    finally:
+        if reached:
+            kill_quietly(process)
+        stderr = (await process.stderr.read()).decode("utf-8", "replace").strip()
+        code = await process.wait()
+    if not reached and code not in (0, 1):
+        raise ToolError(stderr or f"ripgrep exited with code {code}")
+    return matches, reached
+
+
+class GrepTool:
+    name = "grep"
+    label = "grep"
+    description = (
+        "Search file contents for a regex (or, with literal=true, a plain string). Returns matching "
+        "lines with file paths and line numbers; respects .gitignore and includes hidden files. "
+        f"Output stops at {DEFAULT_GREP_LIMIT} matches by default or 50KB; long lines are cut to "
+        f"{GREP_MAX_LINE_LENGTH} characters."
+    )
+    parameters: dict[str, JsonValue] = GREP_PARAMETERS
+    prompt_snippet: str | None = "Search file contents for patterns (respects .gitignore)"
+    prompt_guidelines: tuple[str, ...] = ()
+    execution_mode: Literal["parallel", "sequential"] = "parallel"
+
+    async def execute(self, call_id: str, args: dict[str, JsonValue], ctx: ToolContext) -> ToolResult:
+        pattern = require_str(args, "pattern", self.name)
+        root = resolve_to_cwd(optional_str(args, "path", self.name) or ".", ctx.cwd)
+        context = max(0, optional_int(args, "context", self.name) or 0)
+        limit = max(1, optional_int(args, "limit", self.name) or DEFAULT_GREP_LIMIT)
+        if not root.exists():
+            raise ToolError(f"Path not found: {root}")
+        rg = find_binary("rg")
+        if rg is not None:
+            matches, reached = await ripgrep(rg, root, args, pattern, limit)
+        else:
+            flags = re.IGNORECASE if optional_bool(args, "ignoreCase", self.name) else 0
+            source = re.escape(pattern) if optional_bool(args, "literal", self.name) else pattern
+            try:
+                regex = re.compile(source, flags)
+            except re.error as error:
+                raise ToolError(f"regex parse error: {error} (pattern: {pattern})") from None
+            glob = optional_str(args, "glob", self.name)
+            matches, reached = await asyncio.to_thread(python_grep, root, regex, glob=glob, limit=limit)
+        if not matches:
+            return ToolResult(content=[{"type": "text", "text": "No matches found"}])
+        lines, any_cut = format_matches(matches, root, context)
+        notices: list[str] = []
+        details: dict[str, JsonValue] = {}
+        if reached:
+            notices.append(f"{limit} matches limit reached. Use limit={limit * 2} for more, or refine pattern")
+            details["matchLimitReached"] = limit
+        text, extra_notices, truncation = finish_listing(lines)
+        notices += extra_notices
+        if truncation is not None:
+            details["truncation"] = truncation
+        if any_cut:
+            notices.append(f"Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines")
+            details["linesTruncated"] = True
+        if notices:
+            text += f"\n\n[{'. '.join(notices)}]"
+        return ToolResult(content=[{"type": "text", "text": text}], details=details or None)
+
+
+def format_matches(matches: list[Match], root: Path, context: int) -> tuple[list[str], bool]:
+    """pi's blocks: each match with ``context`` lines around it (blocks may repeat lines)."""
+    single_file = root.is_file()
+    file_lines: dict[Path, list[str]] = {}
+    any_cut = False
+
+    def shown_path(path: Path) -> str:
+        if single_file:
+            return path.name
+        relative = os.path.relpath(path, root)
+        return relative.replace("\\", "/") if not relative.startswith("..") else path.name
+
+    def lines_of(path: Path) -> list[str]:
+        if path not in file_lines:
+            try:
+                file_lines[path] = path.read_text(encoding="utf-8", errors="replace").split("\n")
+            except OSError:
+                file_lines[path] = []
+        return file_lines[path]
+
+    out: list[str] = []
+    for path, number, match_text in matches:
+        label = shown_path(path)
+        if context == 0 and match_text is not None:
+            text, cut = truncate_line(match_text.replace("\r", ""))
+            any_cut = any_cut or cut
+            out.append(f"{label}:{number}: {text}")
+            continue
+        lines = lines_of(path)
+        if not lines:
+            out.append(f"{label}:{number}: (unable to read file)")
+            continue
+        for current in range(max(1, number - context), min(len(lines), number + context) + 1):
+            text, cut = truncate_line(lines[current - 1].replace("\r", ""))
+            any_cut = any_cut or cut
+            sep = ":" if current == number else "-"
+            out.append(f"{label}{sep}{current}{sep} {text}")
+    return out, any_cut
