@@ -1,0 +1,254 @@
+"""Between pi's shapes and litellm's: call arguments, chunks, and failures.
+
+Together with ``litellm_provider.py`` the only code that touches litellm objects. litellm itself is
+never imported at module level here: the functions receive litellm objects (chunks, exceptions)
+from the provider, which imported litellm lazily.
+
+**What reaches the wire** for an OpenAI-compatible model (``litellm_model`` ``openai/...``): the
+body of ``openai_encode.build_request_body`` — pi's body — sent through litellm's OpenAI client.
+litellm rebuilds ``messages`` on its own (it drops ``"content": null`` from assistant tool-call
+messages, for instance), so the encoded keys go in ``extra_body``, which the OpenAI SDK merges
+over litellm's body: pi's ``messages`` replace litellm's copy, and ``store``,
+``max_completion_tokens``, ``tools`` and the reasoning keys arrive verbatim. Measured on the fake
+server: the body equals pi's key for key, in pi's key order
+(``model, messages, stream, stream_options, store, max_completion_tokens, tools, ...``).
+Unavoidable differences: the HTTP headers are the Python SDK's (``User-Agent: AsyncOpenAI/Python``,
+``X-Stainless-Lang: python``, ...), and the body's whitespace/escaping is the SDK's JSON encoder.
+
+For every other litellm provider (``anthropic/...``, ``gemini/...``, ``ollama/...``) the same
+encoded messages and tools go in as litellm's standard arguments and litellm translates them to
+that provider's API; unknown OpenAI-only keys (``store``) are not sent.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import math
+import time
+from typing import Any
+
+from pi_tui.core.messages import ErrorKind
+from pi_tui.core.provider import CompletionRequest
+from pi_tui.providers.classify import classify_http_error
+from pi_tui.providers.openai_encode import build_request_body, model_compat, request_headers
+from pi_tui.providers.script import CONNECTION_CUT_MESSAGE, TIMEOUT_MESSAGE
+
+CONNECTION_ERROR_MESSAGE = "Connection error."
+_TOP_LEVEL_KEYS = ("model", "stream", "stream_options")
+
+
+def encoded_body(request: CompletionRequest) -> dict[str, Any]:
+    """pi's body for this request, after the ``on_payload`` hook (which may replace it)."""
+    body = build_request_body(request, model_compat(request.model))
+    if request.on_payload is not None:
+        replaced = request.on_payload(body)
+        if isinstance(replaced, dict):
+            body = replaced
+    return body
+
+
+def is_openai_wire(litellm_model: str) -> bool:
+    """Whether litellm talks to this model with its OpenAI client (our body goes through as is)."""
+    return litellm_model.startswith("openai/")
+
+
+def completion_kwargs(request: CompletionRequest, body: dict[str, Any], *, timeout: float) -> dict[str, Any]:
+    """The keyword arguments for ``litellm.acompletion`` that send ``body``."""
+    model = request.model
+    litellm_model = model.litellm_model or f"{model.provider}/{model.id}"
+    kwargs: dict[str, Any] = {
+        "model": litellm_model,
+        "messages": body.get("messages", []),
+        "stream": True,
+        "timeout": timeout,
+        "max_retries": 0,  # retries belong to the session, where they are visible events
+    }
+    if "stream_options" in body:
+        kwargs["stream_options"] = body["stream_options"]
+    if model.base_url:
+        kwargs["api_base"] = model.base_url
+    if request.api_key:
+        kwargs["api_key"] = request.api_key
+    headers = request_headers(request)
+    if headers:
+        kwargs["extra_headers"] = headers
+    if is_openai_wire(litellm_model):
+        kwargs["extra_body"] = {k: v for k, v in body.items() if k not in _TOP_LEVEL_KEYS}
+        return kwargs
+    # Other providers: litellm's standard arguments, translated by litellm.
+    for key in ("tools", "max_tokens", "max_completion_tokens", "reasoning_effort", "temperature", "tool_choice"):
+        if key in body:
+            kwargs[key] = body[key]
+    if not body.get("tools"):
+        kwargs.pop("tools", None)
+    kwargs["drop_params"] = True
+    return kwargs
+
+
+# --------------------------------------------------------------------------- chunks
+
+
+def chunk_to_dict(chunk: Any) -> dict[str, Any]:
+    """A litellm ``ModelResponseStream`` as the plain chunk dict ``StreamAssembler`` reads.
+
+    Attribute reads rather than ``model_dump()``: it runs once per streamed token.
+    """
+    out: dict[str, Any] = {"id": getattr(chunk, "id", None), "model": getattr(chunk, "model", None)}
+    usage = getattr(chunk, "usage", None)
+    if usage is not None:
+        out["usage"] = _usage_dict(usage)
+    choices = []
+    for choice in getattr(chunk, "choices", None) or []:
+        delta = getattr(choice, "delta", None)
+        delta_dict: dict[str, Any] = {}
+        if delta is not None:
+            for name in ("content", "reasoning_content", "reasoning", "reasoning_text", "reasoning_details"):
+                value = getattr(delta, name, None)
+                if value:
+                    delta_dict[name] = value
+            calls = getattr(delta, "tool_calls", None)
+            if calls:
+                delta_dict["tool_calls"] = [_tool_call_dict(c) for c in calls]
+        choices.append({"index": getattr(choice, "index", 0), "delta": delta_dict, "finish_reason": getattr(choice, "finish_reason", None)})
+        break  # only choices[0] is read (§14.14)
+    out["choices"] = choices
+    return out
+
+
+def _tool_call_dict(call: Any) -> dict[str, Any]:
+    function = getattr(call, "function", None)
+    return {
+        "index": getattr(call, "index", None),
+        "id": getattr(call, "id", None),
+        "function": {
+            "name": getattr(function, "name", None) if function is not None else None,
+            "arguments": getattr(function, "arguments", None) if function is not None else None,
+        },
+    }
+
+
+def _usage_dict(usage: Any) -> dict[str, Any]:
+    details = getattr(usage, "prompt_tokens_details", None)
+    out: dict[str, Any] = {
+        "prompt_tokens": getattr(usage, "prompt_tokens", 0) or 0,
+        "completion_tokens": getattr(usage, "completion_tokens", 0) or 0,
+    }
+    detail_dict: dict[str, int] = {}
+    if details is not None:
+        cached = getattr(details, "cached_tokens", None)
+        write = getattr(details, "cache_write_tokens", None) or getattr(details, "cache_creation_tokens", None)
+        if cached:
+            detail_dict["cached_tokens"] = int(cached)
+        if write:
+            detail_dict["cache_write_tokens"] = int(write)
+    # Anthropic through litellm reports cache writes here instead
+    creation = getattr(usage, "cache_creation_input_tokens", None)
+    if creation and "cache_write_tokens" not in detail_dict:
+        detail_dict["cache_write_tokens"] = int(creation)
+    if detail_dict:
+        out["prompt_tokens_details"] = detail_dict
+    return out
+
+
+# --------------------------------------------------------------------------- failures
+
+
+def _response_of(exc: BaseException) -> Any:
+    response = getattr(exc, "response", None)
+    if response is None or getattr(response, "request", None) is None:
+        return None
+    return response
+
+
+def _error_text(status: int, response: Any, exc: BaseException) -> tuple[str, str | None]:
+    """pi's error text (§14.2) from the HTTP body, and the error ``code`` when there is one."""
+    try:
+        raw = response.text if response is not None else None
+    except Exception:  # a streamed response whose body was not read
+        raw = None
+    if raw is None:
+        body = getattr(exc, "body", None)
+        if isinstance(body, dict):
+            message = body.get("message")
+            code = body.get("code")
+            return (f"{status} {message}" if isinstance(message, str) else f"{status} {json.dumps(body)}"), (str(code) if code else None)
+        return f"{status} {_strip_litellm_prefix(str(exc))}", None
+    try:
+        parsed = json.loads(raw)
+    except ValueError:
+        return f"{status} {raw}", None
+    error = parsed.get("error") if isinstance(parsed, dict) else None
+    if error is None:
+        return f"{status} status code (no body)", None
+    code = error.get("code") if isinstance(error, dict) else None
+    if isinstance(error, dict) and isinstance(error.get("message"), str):
+        text = f"{status} {error['message']}"
+    else:
+        text = f"{status} {json.dumps(error, separators=(',', ':'))}"
+    metadata = error.get("metadata") if isinstance(error, dict) else None
+    if isinstance(metadata, dict) and metadata.get("raw"):
+        text += f"\n{metadata['raw']}"
+    return text, (str(code) if code else None)
+
+
+def _strip_litellm_prefix(text: str) -> str:
+    """``litellm.RateLimitError: RateLimitError: OpenAIException - X`` → ``X``."""
+    marker = "Exception - "
+    return text.split(marker, 1)[1] if marker in text else text
+
+
+def _headers_of(exc: BaseException) -> Any:
+    for source in (getattr(exc, "litellm_response_headers", None), getattr(_response_of(exc), "headers", None)):
+        if source is not None:
+            return source
+    return None
+
+
+def retry_after_ms(exc: BaseException) -> int | None:
+    """A server-requested wait: ``retry-after-ms``, else ``retry-after`` (seconds or HTTP date)."""
+    headers = _headers_of(exc)
+    if headers is None:
+        return None
+    value = headers.get("retry-after-ms")
+    if value is not None:
+        try:
+            return math.ceil(float(value))
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return math.ceil(float(value) * 1000)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0, math.ceil((when.timestamp() - time.time()) * 1000))
+
+
+def classify_exception(exc: BaseException) -> tuple[str, ErrorKind, int | None]:
+    """(errorMessage, errorKind, retryAfterMs) for anything litellm raised."""
+    name = type(exc).__name__
+    if name == "MidStreamFallbackError":
+        original = getattr(exc, "original_exception", None)
+        if original is not None and type(original).__name__ not in ("APIConnectionError", "MidStreamFallbackError"):
+            return classify_exception(original)
+        return CONNECTION_CUT_MESSAGE, "transient", None
+    if name in ("Timeout", "APITimeoutError") or isinstance(exc, TimeoutError):
+        return TIMEOUT_MESSAGE, "transient", None
+    status = getattr(exc, "status_code", None)
+    response = _response_of(exc)
+    if name in ("APIConnectionError", "InternalServerError") and response is None:
+        return CONNECTION_ERROR_MESSAGE, "transient", None
+    if not isinstance(status, int):
+        return f"{name}: {_strip_litellm_prefix(str(exc))}", "unknown", None
+    text, code = _error_text(status, response, exc)
+    if code is None:
+        raw_code = getattr(exc, "code", None)
+        code = str(raw_code) if raw_code and not str(raw_code).isdigit() else None
+    kind = "context_overflow" if name == "ContextWindowExceededError" else classify_http_error(status, text, code)
+    return text, kind, retry_after_ms(exc) if kind in ("rate_limit", "transient") else None

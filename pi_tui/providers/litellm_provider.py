@@ -1,0 +1,138 @@
+"""The provider for real models: one streamed call through litellm (pi-behaviour.md §7.1, §14).
+
+litellm costs several seconds and ~200 MB to import, so nothing imports it until a real model is
+first needed (``load_litellm``), and the TUI can warm it in a thread after its first frame
+(``preload``). Before the import we set what stack-facts.md found necessary:
+
+* ``LITELLM_OFFLINE_MODE=true`` — no model-cost-map fetch at import (5 s timeout, then retries);
+* ``LITELLM_MODE=PRODUCTION`` — no ``.env`` loading from the user's repository;
+* ``TIKTOKEN_CACHE_DIR`` at litellm's bundled tokenizer files — tiktoken never downloads;
+* after the import, ``suppress_debug_info`` — no help text on stdout, which print/JSON modes own.
+
+Calls pass ``max_retries=0``: retries are the session's job, with visible events.
+
+``stream()`` never raises for model, HTTP or network failures: they end the stream with an
+``error`` event whose message carries ``errorMessage``, ``errorKind`` and, for rate limits,
+``retryAfterMs``. Cancellation (``asyncio.CancelledError``) propagates and closes the HTTP stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections.abc import AsyncIterator
+from types import ModuleType
+from typing import Any
+
+from pi_tui.core.provider import AssistantMessageEvent, CompletionRequest
+from pi_tui.providers.litellm_catalog import point_tiktoken_at_bundled_files
+from pi_tui.providers.litellm_convert import (
+    chunk_to_dict,
+    classify_exception,
+    completion_kwargs,
+    encoded_body,
+)
+from pi_tui.providers.stream_assembler import StreamAssembler
+
+DEFAULT_TIMEOUT_S = 600.0
+"""Per-read timeout (pi's SDK default is 10 minutes); a stalled stream fails after this long."""
+
+_ENV_BEFORE_IMPORT = {"LITELLM_OFFLINE_MODE": "true", "LITELLM_MODE": "PRODUCTION"}
+_lock = threading.Lock()
+_litellm: ModuleType | None = None
+
+
+def prepare_environment() -> None:
+    """The environment litellm must see at import (explicit user settings are kept)."""
+    for name, value in _ENV_BEFORE_IMPORT.items():
+        os.environ.setdefault(name, value)
+    point_tiktoken_at_bundled_files()
+
+
+def load_litellm() -> ModuleType:
+    """Import and configure litellm once (thread-safe; the first caller pays the import)."""
+    global _litellm
+    if _litellm is not None:
+        return _litellm
+    with _lock:
+        if _litellm is None:
+            prepare_environment()
+            import litellm
+
+            litellm.suppress_debug_info = True
+            litellm.telemetry = False
+            _litellm = litellm
+    return _litellm
+
+
+def is_loaded() -> bool:
+    return _litellm is not None
+
+
+def preload() -> threading.Thread:
+    """Start importing litellm on a daemon thread (for the TUI, after its first frame).
+
+    A thread still importing delays interpreter exit by the rest of the import; callers that
+    quit early should end the process with ``os._exit`` after flushing.
+    """
+    thread = threading.Thread(target=load_litellm, name="litellm-preload", daemon=True)
+    thread.start()
+    return thread
+
+
+class LiteLLMProvider:
+    """Streams one assistant response from any model litellm can call."""
+
+    def __init__(self, *, timeout: float = DEFAULT_TIMEOUT_S) -> None:
+        self.timeout = timeout
+
+    async def stream(self, request: CompletionRequest) -> AsyncIterator[AssistantMessageEvent]:
+        assembler = StreamAssembler(request.model)
+        try:
+            litellm = _litellm or await asyncio.to_thread(load_litellm)
+            body = encoded_body(request)
+            kwargs = completion_kwargs(request, body, timeout=self.timeout)
+            response = await litellm.acompletion(**kwargs)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            message, kind, retry_after = classify_exception(exc)
+            for event in assembler.fail(message, kind, retry_after_ms=retry_after):
+                yield event
+            return
+        yield assembler.start()
+        try:
+            async for chunk in response:
+                data = chunk_to_dict(chunk)
+                # litellm reports the requested model on every chunk; the served one (pi's
+                # responseModel) is kept on the stream wrapper.
+                served = getattr(response, "_provider_response_model", None)
+                if isinstance(served, str) and served:
+                    data["model"] = served
+                for event in assembler.feed(data):
+                    yield event
+        except asyncio.CancelledError:
+            await _close_quietly(response)
+            raise
+        except Exception as exc:
+            message, kind, retry_after = classify_exception(exc)
+            for event in assembler.fail(message, kind, retry_after_ms=retry_after):
+                yield event
+            return
+        for event in assembler.finish():
+            yield event
+
+
+async def _close_quietly(response: Any) -> None:
+    """Drop the HTTP stream of a cancelled call (best effort: litellm wraps it differently per
+    provider)."""
+    for target in (response, getattr(response, "completion_stream", None)):
+        close = getattr(target, "aclose", None)
+        if close is None:
+            continue
+        try:
+            await close()
+        except Exception:
+            pass
+        return
