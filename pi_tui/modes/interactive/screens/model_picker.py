@@ -1,0 +1,142 @@
+"""/model (Ctrl+L): choose a model from ``ModelRegistry.list_models()``, typing to filter."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+from pi_tui.core.provider import ModelInfo
+
+
+def model_matches(model: ModelInfo, tokens: Sequence[str]) -> bool:
+    """Every token appears in ``provider/id`` or the display name (case-insensitive)."""
+    haystack = f"{model.ref} {model.name}".lower()
+    return all(token in haystack for token in tokens)
+
+
+def format_window(tokens: int) -> str:
+    """``128k``, ``1M``, ``8k`` (context windows are round numbers)."""
+    if tokens >= 1_000_000:
+        return f"{tokens / 1_000_000:g}M"
+    if tokens >= 1000:
+        return f"{tokens / 1000:g}k"
+    return str(tokens)
+
+
+class ModelPickerScreen(ModalScreen[ModelInfo | None]):
+    """Models with their context windows; Enter returns the chosen ``ModelInfo``."""
+
+    CSS_PATH = "model_picker.tcss"
+    BINDINGS = [  # noqa: RUF012
+        Binding("up", "move(-1)", "Up", show=False, id="models.up"),
+        Binding("down", "move(1)", "Down", show=False, id="models.down"),
+        Binding("pageup", "page(-1)", "Page up", show=False, id="models.page_up"),
+        Binding("pagedown", "page(1)", "Page down", show=False, id="models.page_down"),
+        Binding("escape", "close", "Close", id="models.cancel"),
+    ]
+
+    def __init__(self, models: Sequence[ModelInfo], *, current: ModelInfo | None = None, search: str = "") -> None:
+        """Args:
+        models: the choices, in display order (``ModelRegistry.list_models()``).
+        current: the model in use (marked and highlighted first).
+        search: initial filter text (``/model <search>``).
+        """
+        super().__init__()
+        self._models = list(models)
+        self._current = current
+        self._initial_search = search
+        self._shown: list[ModelInfo] = []
+
+    @property
+    def shown(self) -> list[ModelInfo]:
+        return list(self._shown)
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="models-panel"):
+            yield Static("", id="models-title")
+            yield Input(value=self._initial_search, placeholder="type to filter", id="models-search")
+            yield OptionList(id="models-rows")
+            yield Static("↑/↓ move  enter choose  esc close", id="models-help")
+
+    def on_mount(self) -> None:
+        self.query_one("#models-rows", OptionList).can_focus = False
+        self.query_one("#models-search", Input).focus()
+        self._render_rows(keep=self._current.ref if self._current else None)
+
+    def _render_rows(self, *, keep: str | None = None) -> None:
+        tokens = self.query_one("#models-search", Input).value.lower().split()
+        self._shown = [model for model in self._models if model_matches(model, tokens)]
+        rows = self.query_one("#models-rows", OptionList)
+        rows.clear_options()
+        id_width = min(48, max((len(m.ref) for m in self._shown), default=10))
+        rows.add_options([Option(self._row(model, id_width), id=model.ref) for model in self._shown])
+        if not self._shown:
+            hint = "No model matches." if tokens else "No models available: set an API key or add models.json."
+            rows.add_option(Option(Content.styled(hint, "$text-muted"), disabled=True))
+        refs = [model.ref for model in self._shown]
+        rows.highlighted = refs.index(keep) if keep in refs else (0 if refs else None)
+        self.query_one("#models-title", Static).update(
+            Content.assemble(
+                ("Select model", "bold $text-primary"),
+                (f"  {len(self._shown)} of {len(self._models)}", "$text-muted"),
+            )
+        )
+
+    def _row(self, model: ModelInfo, id_width: int) -> Content:
+        is_current = self._current is not None and model.ref == self._current.ref
+        traits = [t for t, on_ in (("reasoning", model.reasoning), ("images", model.supports_images)) if on_]
+        name = model.name if model.name and model.name != model.id else ""
+        return Content.assemble(
+            ("✓ " if is_current else "  ", "$text-success"),
+            (model.ref.ljust(id_width), "bold" if is_current else ""),
+            (f"  {format_window(model.context_window):>5} ctx", "$text-accent"),
+            (f"  {' · '.join(traits)}".ljust(22), "$text-muted"),
+            (name, "$text-muted"),
+        )
+
+    @on(Input.Changed, "#models-search")
+    def _search_changed(self) -> None:
+        rows = self.query_one("#models-rows", OptionList)
+        index = rows.highlighted
+        keep = self._shown[index].ref if index is not None and index < len(self._shown) else None
+        self._render_rows(keep=keep)
+
+    @on(Input.Submitted, "#models-search")
+    def _submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self._choose()
+
+    @on(OptionList.OptionSelected, "#models-rows")
+    def _clicked(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self._choose()
+
+    def _choose(self) -> None:
+        index = self.query_one("#models-rows", OptionList).highlighted
+        if index is not None and index < len(self._shown):
+            self.dismiss(self._shown[index])
+
+    def action_move(self, delta: int) -> None:
+        rows = self.query_one("#models-rows", OptionList)
+        if delta > 0:
+            rows.action_cursor_down()
+        else:
+            rows.action_cursor_up()
+
+    def action_page(self, delta: int) -> None:
+        rows = self.query_one("#models-rows", OptionList)
+        if delta > 0:
+            rows.action_page_down()  # type: ignore[no-untyped-call]
+        else:
+            rows.action_page_up()  # type: ignore[no-untyped-call]
+
+    def action_close(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,261 @@
+"""/resume: pick a session of this project (Tab: all projects) to open (pi-behaviour.md §8.5).
+
+Sessions come from the store's listing (``core/session/listing.py``), read off the event loop.
+Rows show the name or first message, the age and the message count; typing searches every
+message's text; Ctrl+D deletes after a confirmation (``trash`` when installed, else unlink).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import subprocess
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+from pi_tui.core.session.listing import SessionInfo, list_all_sessions, list_sessions
+from pi_tui.modes.interactive.screens.confirm import ConfirmScreen
+
+AGE_WIDTH = 5
+COUNT_WIDTH = 9
+
+
+def delete_session_file(path: Path) -> None:
+    """Move to the trash with the ``trash`` CLI when present (as pi does), else delete."""
+    trash = shutil.which("trash")
+    if trash is not None:
+        subprocess.run([trash, str(path)], check=True, capture_output=True)
+        return
+    path.unlink()
+
+
+def format_age(moment: datetime, now: datetime) -> str:
+    """``now``, ``5m``, ``3h``, ``2d``, ``4w``, ``6mo``, ``1y``."""
+    seconds = max(0.0, (now - moment).total_seconds())
+    for unit, size in (("y", 365 * 86400), ("mo", 30 * 86400), ("w", 7 * 86400), ("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit}"
+    return "now"
+
+
+def session_matches(info: SessionInfo, tokens: Sequence[str]) -> bool:
+    """Every search token appears in the name, a message or the cwd (case-insensitive)."""
+    haystack = f"{info.name or ''} {info.first_message} {info.all_messages_text} {info.cwd}".lower()
+    return all(token in haystack for token in tokens)
+
+
+class SessionPickerScreen(ModalScreen[Path | None]):
+    """Sessions to resume; Enter returns the chosen session file."""
+
+    CSS_PATH = "session_picker.tcss"
+    BINDINGS = [  # noqa: RUF012
+        Binding("up", "move(-1)", "Up", show=False, id="picker.up"),
+        Binding("down", "move(1)", "Down", show=False, id="picker.down"),
+        Binding("pageup", "page(-1)", "Page up", show=False, id="picker.page_up"),
+        Binding("pagedown", "page(1)", "Page down", show=False, id="picker.page_down"),
+        Binding("tab", "toggle_scope", "All projects", priority=True, id="picker.toggle_scope"),
+        Binding("ctrl+n", "toggle_named", "Named only", priority=True, id="picker.toggle_named"),
+        Binding("ctrl+d", "delete", "Delete", priority=True, id="picker.delete"),
+        Binding("escape", "close", "Close", id="picker.cancel"),
+    ]
+
+    def __init__(
+        self,
+        *,
+        session_dir: Path,
+        sessions_root: Path,
+        current_session: Path | None = None,
+        delete: Callable[[Path], None] = delete_session_file,
+        now: Callable[[], datetime] | None = None,
+    ) -> None:
+        """Args:
+        session_dir: this project's session folder.
+        sessions_root: the folder holding every project's session folder (Tab).
+        current_session: the open session (marked, and never deleted from here).
+        delete: how a file is removed.
+        now: the clock for ages (fixed in tests and snapshots).
+        """
+        super().__init__()
+        self._session_dir = session_dir
+        self._sessions_root = sessions_root
+        self._current = current_session
+        self._delete = delete
+        self._now = now or (lambda: datetime.now(UTC))
+        self._all_projects = False
+        self._named_only = False
+        self._loaded: dict[bool, list[SessionInfo]] = {}
+        self._shown: list[SessionInfo] = []
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="picker-panel"):
+            yield Static("", id="picker-title")
+            yield Input(placeholder="type to search", id="picker-search")
+            yield OptionList(id="picker-rows")
+            yield Static(
+                "↑/↓ move  enter open  tab this project/all  ctrl+n named only  ctrl+d delete  esc close",
+                id="picker-help",
+            )
+
+    def on_mount(self) -> None:
+        self.query_one("#picker-rows", OptionList).can_focus = False
+        self.query_one("#picker-search", Input).focus()
+        self._refresh_title()
+        self._load(all_projects=False)
+
+    @property
+    def shown(self) -> list[SessionInfo]:
+        """The sessions listed right now, in order (for tests and the app)."""
+        return list(self._shown)
+
+    @property
+    def all_projects(self) -> bool:
+        return self._all_projects
+
+    @work(group="session-listing", exclusive=True)
+    async def _load(self, *, all_projects: bool) -> None:
+        if all_projects:
+            infos = await asyncio.to_thread(list_all_sessions, self._sessions_root)
+        else:
+            infos = await asyncio.to_thread(list_sessions, self._session_dir)
+        self._loaded[all_projects] = infos
+        if all_projects == self._all_projects:
+            self._render_rows()
+
+    def _render_rows(self, *, keep: Path | None = None) -> None:
+        infos = self._loaded.get(self._all_projects)
+        rows = self.query_one("#picker-rows", OptionList)
+        if keep is None and rows.highlighted is not None and rows.highlighted < len(self._shown):
+            keep = self._shown[rows.highlighted].path
+        tokens = self.query_one("#picker-search", Input).value.lower().split()
+        self._shown = [
+            info
+            for info in infos or []
+            if session_matches(info, tokens) and (info.name or not self._named_only)
+        ]
+        rows.clear_options()
+        width = max(40, self.app.size.width - 6)
+        now = self._now()
+        rows.add_options([Option(self._row(info, width, now), id=str(info.path)) for info in self._shown])
+        if infos is None:
+            rows.add_option(Option(Content.styled("Loading sessions…", "$text-muted"), disabled=True))
+        elif not self._shown:
+            empty = "No sessions match." if tokens or self._named_only else "No sessions yet."
+            rows.add_option(Option(Content.styled(empty, "$text-muted"), disabled=True))
+        paths = [info.path for info in self._shown]
+        rows.highlighted = paths.index(keep) if keep in paths else (0 if paths else None)
+        self._refresh_title()
+
+    def _row(self, info: SessionInfo, width: int, now: datetime) -> Content:
+        marker = ("● ", "$accent") if info.path == self._current else ("  ", "")
+        title = " ".join((info.name or info.first_message).split())
+        count = f"{info.message_count} msg" + ("s" if info.message_count != 1 else "")
+        where = f"  {_home_relative(info.cwd)}" if self._all_projects else ""
+        room = width - 2 - AGE_WIDTH - COUNT_WIDTH - 2 - len(where)
+        title = title if len(title) <= room else title[: max(1, room - 1)] + "…"
+        return Content.assemble(
+            marker,
+            (title.ljust(room), "bold" if info.name else ""),
+            (where, "$text-muted"),
+            (f"  {format_age(info.modified, now):>{AGE_WIDTH}}", "$text-muted"),
+            (f"{count:>{COUNT_WIDTH}}", "$text-muted"),
+        )
+
+    def _refresh_title(self) -> None:
+        scope = "all projects" if self._all_projects else "this project"
+        named = " · named only" if self._named_only else ""
+        count = f" · {len(self._shown)}" if self._all_projects in self._loaded else ""
+        self.query_one("#picker-title", Static).update(
+            Content.assemble(("Resume session", "bold $text-primary"), (f"  {scope}{named}{count}", "$text-muted"))
+        )
+
+    @on(Input.Changed, "#picker-search")
+    def _search_changed(self) -> None:
+        self._render_rows()
+
+    @on(Input.Submitted, "#picker-search")
+    def _submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self._open_highlighted()
+
+    @on(OptionList.OptionSelected, "#picker-rows")
+    def _clicked(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self._open_highlighted()
+
+    def _highlighted(self) -> SessionInfo | None:
+        index = self.query_one("#picker-rows", OptionList).highlighted
+        return self._shown[index] if index is not None and index < len(self._shown) else None
+
+    def _open_highlighted(self) -> None:
+        info = self._highlighted()
+        if info is not None:
+            self.dismiss(info.path)
+
+    def action_move(self, delta: int) -> None:
+        rows = self.query_one("#picker-rows", OptionList)
+        if delta > 0:
+            rows.action_cursor_down()
+        else:
+            rows.action_cursor_up()
+
+    def action_page(self, delta: int) -> None:
+        rows = self.query_one("#picker-rows", OptionList)
+        if delta > 0:
+            rows.action_page_down()  # type: ignore[no-untyped-call]
+        else:
+            rows.action_page_up()  # type: ignore[no-untyped-call]
+
+    def action_toggle_scope(self) -> None:
+        self._all_projects = not self._all_projects
+        if self._all_projects not in self._loaded:
+            self._load(all_projects=self._all_projects)
+        self._render_rows()
+
+    def action_toggle_named(self) -> None:
+        self._named_only = not self._named_only
+        self._render_rows()
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+    def action_delete(self) -> None:
+        info = self._highlighted()
+        if info is None:
+            return
+        if info.path == self._current:
+            self.app.notify("That is the open session; switch to another one before deleting it.", severity="warning")
+            return
+        title = " ".join((info.name or info.first_message).split())[:60]
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._delete_file(info.path)
+
+        self.app.push_screen(ConfirmScreen(f"Delete session “{title}”?", detail=str(info.path)), answered)
+
+    @work(group="session-delete")
+    async def _delete_file(self, path: Path) -> None:
+        try:
+            await asyncio.to_thread(self._delete, path)
+        except (OSError, subprocess.CalledProcessError) as err:
+            self.app.notify(f"Could not delete {path}: {err}", severity="error")
+            return
+        for scope, infos in self._loaded.items():
+            self._loaded[scope] = [info for info in infos if info.path != path]
+        self._render_rows()
+        self.app.notify(f"Deleted {path.name}")
+
+
+def _home_relative(cwd: str) -> str:
+    home = str(Path.home())
+    return "~" + cwd[len(home) :] if cwd == home or cwd.startswith(home + "/") else cwd
