@@ -1,0 +1,257 @@
+"""The composition root: ``create_agent_session(...)`` builds an ``AgentSession`` wired like the
+CLI's, with every part injectable. This is the only module that names concrete classes.
+
+Anything not given is built the way the CLI builds it::
+
+    settings   load_settings(cwd, agent_dir)                      (or a dict → in-memory)
+    resources  load_resources(cwd, agent_dir, options), reloaded before every run
+    models     ModelRegistry.for_agent_dir(agent_dir)
+    model      --model/--provider, else settings' defaults, else models.json's first model
+    provider   a ``Provider`` for every model: models.json ``openai-completions`` endpoints use
+               the direct HTTP client (no litellm import); anything else the litellm adapter
+    tools      the built-in tools; active: ``active_tools`` or read, bash, edit, write
+    store      ``session_manager``, else --session / --continue / --no-session, else a new file
+    extensions ``extensions`` (an ``ExtensionRunner``), else those found on disk (unless
+               ``load_extensions=False``)
+
+A ``provider`` instance (e.g. a ``ScriptedProvider``) serves every model, and litellm is never
+imported: tests and demos run fully offline.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from pi_tui.core.errors import ConfigError, ProviderSetupError
+from pi_tui.core.provider import ModelInfo, Provider
+from pi_tui.core.session.manager import SessionManager
+from pi_tui.core.tool import Tool
+from pi_tui.resources.locations import agent_dir as default_agent_dir
+from pi_tui.resources.locations import default_session_dir
+from pi_tui.session.agent_session import AgentSession
+from pi_tui.session.restore import restore_model_and_thinking
+from pi_tui.session.retry import Clock
+
+SCRIPTED_MODEL = ModelInfo(provider="scripted", id="scripted-model", name="Scripted model")
+
+
+def create_agent_session(
+    *,
+    cwd: Path | str | None = None,
+    agent_dir: Path | str | None = None,
+    provider: Provider | Callable[[ModelInfo], Provider] | None = None,
+    model: ModelInfo | str | None = None,
+    provider_name: str | None = None,
+    thinking_level: str | None = None,
+    api_key: str | None = None,
+    tools: Sequence[Tool] | None = None,
+    active_tools: Sequence[str] | None = None,
+    session_manager: SessionManager | None = None,
+    session: str | None = None,
+    session_dir: Path | str | None = None,
+    continue_session: bool = False,
+    no_session: bool = False,
+    settings: Any = None,
+    resources: Any = None,
+    resource_options: Any = None,
+    model_registry: Any = None,
+    extensions: Any = None,
+    load_extensions: bool = True,
+    extension_paths: Sequence[str] = (),
+    clock: Clock | None = None,
+) -> AgentSession:
+    """An ``AgentSession`` ready for ``prompt()``; see the module docstring for the defaults."""
+    cwd_path = Path(cwd).absolute() if cwd is not None else Path.cwd()
+    agent = Path(agent_dir) if agent_dir is not None else default_agent_dir()
+    settings = _settings(settings, cwd_path, agent)
+    registry = model_registry if model_registry is not None else _registry(agent)
+    chosen = _initial_model(model, provider_name, provider, registry, settings)
+    runner = _extensions(extensions, load_extensions, extension_paths, cwd_path, agent, settings)
+    all_tools = list(tools) if tools is not None else _builtin_tools()
+    if runner is not None:
+        all_tools += [t for t in runner.tools() if t.name not in {x.name for x in all_tools}]
+    active = list(active_tools) if active_tools is not None else _default_active(all_tools, tools is not None)
+    loader = None
+    if resources is None:
+        options = resource_options if resource_options is not None else _resource_options(settings)
+
+        def loader() -> Any:
+            from pi_tui.resources.loader import load_resources
+
+            return load_resources(cwd_path, agent, options)
+
+        resources = loader()
+    manager = session_manager or _session_manager(cwd_path, settings, session, session_dir, continue_session, no_session)
+    restored = restore_model_and_thinking(
+        manager,
+        model=chosen,
+        model_explicit=model is not None,
+        thinking_level=thinking_level,
+        default_thinking_level=getattr(settings, "default_thinking_level", "medium"),
+        resolve=lambda p, m: _resolve_stored(registry, chosen, p, m),
+    )
+    agent_session = AgentSession(
+        cwd=cwd_path,
+        session_manager=manager,
+        provider_factory=_provider_factory(provider),
+        model=restored.model,
+        thinking_level=restored.thinking_level,
+        tools=all_tools,
+        active_tools=active,
+        settings=settings,
+        resources=resources,
+        resource_loader=loader,
+        model_registry=registry,
+        extensions=runner,
+        api_key=api_key,
+        clock=clock,
+        check_credentials=provider is None,
+    )
+    if runner is not None:
+        runner.on_error(agent_session.emit)
+        runner.bind(agent_session)
+    for note in restored.notes:
+        agent_session.notify(note, "warning")
+    return agent_session
+
+
+# --------------------------------------------------------------------------- parts
+
+
+def _settings(settings: Any, cwd: Path, agent: Path) -> Any:
+    from pi_tui.resources.settings import SettingsManager, load_settings
+
+    if settings is None:
+        return load_settings(cwd, agent)
+    if isinstance(settings, dict):
+        return SettingsManager.in_memory(settings)
+    return settings
+
+
+def _registry(agent: Path) -> Any:
+    from pi_tui.providers.models import ModelRegistry
+
+    return ModelRegistry.for_agent_dir(agent)
+
+
+def _initial_model(model: ModelInfo | str | None, provider_name: str | None, provider: Any, registry: Any,
+                   settings: Any) -> ModelInfo | None:
+    if isinstance(model, ModelInfo):
+        return model
+    try:
+        return registry.initial_model(
+            model, provider_name,
+            default_provider=getattr(settings, "default_provider", None),
+            default_model=getattr(settings, "default_model", None),
+        )
+    except ProviderSetupError:
+        if model is not None or provider is None:
+            if model is not None:
+                raise
+            return None
+        return SCRIPTED_MODEL
+
+
+def _resolve_stored(registry: Any, chosen: ModelInfo | None, provider: str, model_id: str) -> ModelInfo | None:
+    if chosen is not None and (chosen.provider, chosen.id) == (provider, model_id):
+        return chosen
+    try:
+        return registry.resolve(f"{provider}/{model_id}", provider)
+    except (ProviderSetupError, ConfigError):
+        return None
+
+
+def _provider_factory(provider: Any) -> Callable[[ModelInfo], Provider]:
+    if provider is None:
+        return default_provider_for
+    if hasattr(provider, "stream"):
+        return lambda _model: provider
+    return provider  # type: ignore[no-any-return]
+
+
+def default_provider_for(model: ModelInfo) -> Provider:
+    """The direct HTTP client for OpenAI-compatible endpoints (fast start: no litellm import),
+    the litellm adapter for everything else. ``PI_TUI_FORCE_LITELLM=1`` forces litellm."""
+    if model.api == "openai-completions" and model.base_url and not os.environ.get("PI_TUI_FORCE_LITELLM"):
+        from pi_tui.providers.openai_http import OpenAIHttpProvider
+
+        return OpenAIHttpProvider()
+    from pi_tui.providers.litellm_provider import LiteLLMProvider
+
+    return LiteLLMProvider()  # type: ignore[no-any-return]
+
+
+def _builtin_tools() -> list[Tool]:
+    try:
+        from pi_tui.tools.registry import builtin_tools
+    except ImportError:
+        return []
+    return list(builtin_tools().values())
+
+
+def _default_active(all_tools: list[Tool], given: bool) -> list[str]:
+    if given:
+        return [t.name for t in all_tools]
+    try:
+        from pi_tui.tools.registry import DEFAULT_ACTIVE_TOOLS
+    except ImportError:
+        DEFAULT_ACTIVE_TOOLS = ("read", "bash", "edit", "write")
+    names = {t.name for t in all_tools}
+    builtin = [n for n in DEFAULT_ACTIVE_TOOLS if n in names]
+    extension_tools = [t.name for t in all_tools if t.name not in _builtin_names()]
+    return builtin + extension_tools
+
+
+def _builtin_names() -> set[str]:
+    return {"read", "bash", "edit", "write", "grep", "find", "ls"}
+
+
+def _resource_options(settings: Any) -> Any:
+    from pi_tui.resources.loader import ResourceOptions
+
+    return ResourceOptions(settings=settings)
+
+
+def _extensions(extensions: Any, load: bool, paths: Sequence[str], cwd: Path, agent: Path, settings: Any) -> Any:
+    if extensions is not None:
+        return extensions
+    if not load:
+        return None
+    from pi_tui.extensions.loader import discover_extension_paths, load_extensions
+
+    settings_paths = settings.resource_paths("extensions") if hasattr(settings, "resource_paths") else []
+    found = discover_extension_paths(cwd, agent, explicit_paths=[Path(p) for p in paths], settings_paths=settings_paths)
+    if not found:
+        return None
+    timeout = getattr(settings, "extension_handler_timeout_s", None)
+    return load_extensions(found, timeout_s=timeout) if timeout else load_extensions(found)
+
+
+def _session_manager(cwd: Path, settings: Any, session: str | None, session_dir: Path | str | None,
+                     continue_session: bool, no_session: bool) -> SessionManager:
+    if no_session:
+        return SessionManager.in_memory(cwd)
+    directory = default_session_dir(cwd, setting=getattr(settings, "session_dir", None),
+                                    flag=str(session_dir) if session_dir is not None else None)
+    if session:
+        return SessionManager.open(resolve_session_arg(session, directory), cwd=cwd)
+    if continue_session:
+        return SessionManager.continue_recent(cwd, directory)
+    return SessionManager.create(cwd, directory)
+
+
+def resolve_session_arg(value: str, directory: Path) -> Path:
+    """``--session``: a path (contains a separator or ends ``.jsonl``), else an id prefix of a
+    session in ``directory``."""
+    if "/" in value or "\\" in value or value.endswith(".jsonl"):
+        return Path(value).expanduser()
+    matches = sorted(directory.glob("*.jsonl")) if directory.is_dir() else []
+    hits = [p for p in matches if p.stem.split("_", 1)[-1].startswith(value)]
+    if len(hits) == 1:
+        return hits[0]
+    if not hits:
+        raise ConfigError(f"No session matching '{value}' in {directory}")
+    raise ConfigError(f"Session id prefix '{value}' is ambiguous in {directory}: " + ", ".join(p.name for p in hits))

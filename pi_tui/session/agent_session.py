@@ -1,0 +1,386 @@
+"""``AgentSession``: the one stateful orchestrator the modes and the SDK talk to.
+
+It owns the agent (loop state and queues), the session file, the model and thinking level, the
+resources that make the system prompt, the extensions, and the compaction runner; it turns the
+agent's events into persisted entries and into ``SessionEvent``s for its subscribers.
+
+Serialization: one ``asyncio.Lock`` (``self.lock``) is held while the agent runs (retries
+included). The compaction runner takes the same lock for manual, threshold and overflow
+compaction and for branch summaries, so none of them ever overlaps a run. The session never
+holds the lock while it calls into the runner.
+
+Construction is ``pi_tui.sdk.create_agent_session``; the API is the table in docs/internals.md.
+State changes and replacing the session live in ``session_control.py``; the per-run hook chain
+in ``run_config.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from pi_tui.agent.agent import Agent
+from pi_tui.agent.queues import QueueMode
+from pi_tui.agent.types import (
+    AfterToolCall,
+    AgentContext,
+    BeforeToolCall,
+    PrepareRequest,
+    TransformContext,
+)
+from pi_tui.core.errors import AgentBusyError, PiError, ProviderSetupError
+from pi_tui.core.messages import (
+    AgentMessage,
+    AssistantMessage,
+    ImageContent,
+    ThinkingLevel,
+    text_of,
+    user_message,
+)
+from pi_tui.core.provider import ModelInfo, Provider
+from pi_tui.core.session.manager import SessionManager
+from pi_tui.core.tool import Tool
+from pi_tui.extensions.agent_hooks import AgentHooks
+from pi_tui.extensions.runner import ExtensionRunner
+from pi_tui.session.persistence import persist_message
+from pi_tui.session.prompting import expand_prompt_text
+from pi_tui.session.queue_mirror import QueueMirror
+from pi_tui.session.retry import Clock, RetryState, SystemClock
+from pi_tui.session.run_config import RunConfigMixin
+from pi_tui.session.session_control import SessionControlMixin
+
+BUSY_TEXT = "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
+Listener = Callable[[dict[str, Any]], None]
+_log = logging.getLogger(__name__)
+_FORWARDED_TO_EXTENSIONS = frozenset({
+    "agent_start", "agent_end", "turn_start", "turn_end", "message_start", "message_update",
+    "tool_execution_start", "tool_execution_update", "tool_execution_end",
+})
+
+
+class AgentSession(RunConfigMixin, SessionControlMixin):
+    def __init__(
+        self,
+        *,
+        cwd: Path,
+        session_manager: SessionManager,
+        provider_factory: Callable[[ModelInfo], Provider],
+        model: ModelInfo | None,
+        thinking_level: ThinkingLevel,
+        tools: Sequence[Tool] = (),
+        active_tools: Sequence[str] | None = None,
+        settings: Any = None,
+        resources: Any = None,
+        resource_loader: Callable[[], Any] | None = None,
+        model_registry: Any = None,
+        extensions: ExtensionRunner | None = None,
+        api_key: str | None = None,
+        clock: Clock | None = None,
+        system_prompt_builder: Callable[[Any, Sequence[Tool]], str] | None = None,
+        check_credentials: bool = True,
+    ) -> None:
+        self.cwd = cwd
+        self.session_manager = session_manager
+        self.settings = settings
+        self.resources = resources
+        self.model_registry = model_registry
+        self.clock: Clock = clock or SystemClock()
+        self.lock = asyncio.Lock()
+        self._provider_factory = provider_factory
+        self._providers: dict[tuple[str, str, str], Provider] = {}
+        self._model = model
+        self._thinking_level: ThinkingLevel = thinking_level
+        self._api_key_override = api_key
+        self._check_keys = check_credentials
+        self._all_tools: dict[str, Tool] = {t.name: t for t in tools}
+        self._active_tool_names = list(active_tools) if active_tools is not None else list(self._all_tools)
+        self._resource_loader = resource_loader
+        self._system_prompt_builder = system_prompt_builder
+        self._listeners: list[Listener] = []
+        self.extensions = extensions
+        self._hooks = AgentHooks(extensions) if extensions is not None else None
+        self._queue = QueueMirror(self._notify_listeners)
+        self._retry = RetryState()
+        self._retry_cancel = asyncio.Event()
+        self._retrying = False
+        self._abort_requested = False
+        self._background: set[asyncio.Future[Any]] = set()
+        self.base_system_prompt = ""
+        self._run_system_prompt: str | None = None
+        # Hooks settable from the SDK (see pi_tui.agent.types for their signatures).
+        self.transform_context: TransformContext | None = None
+        self.convert_to_llm: Callable[[list[AgentMessage]], list[Any]] | None = None
+        self.prepare_request: PrepareRequest | None = None
+        self.before_tool_call: BeforeToolCall | None = None
+        self.after_tool_call: AfterToolCall | None = None
+        context = AgentContext(system_prompt="", messages=list(session_manager.build_session_context().messages))
+        steering, follow_up = self._queue_modes()
+        self.agent = Agent(context, self._loop_config, steering_mode=steering, follow_up_mode=follow_up)
+        self.agent.subscribe(self._on_agent_event)
+        self.compaction_runner: Any = self._make_compaction_runner()
+        self.rebuild_system_prompt()
+
+    # ------------------------------------------------------------------ parts and wiring
+
+    def _queue_modes(self) -> tuple[QueueMode, QueueMode]:
+        steering = getattr(self.settings, "steering_mode", "one-at-a-time")
+        follow_up = getattr(self.settings, "follow_up_mode", "one-at-a-time")
+        return ("all" if steering == "all" else "one-at-a-time", "all" if follow_up == "all" else "one-at-a-time")
+
+    def _make_compaction_runner(self) -> Any:
+        try:
+            from pi_tui.session.compaction_runner import CompactionRunner
+        except ImportError:
+            return None
+        return CompactionRunner(self)
+
+    def provider_for(self, model: ModelInfo) -> Provider:
+        key = (model.provider, model.id, model.api)
+        if key not in self._providers:
+            self._providers[key] = self._provider_factory(model)
+        return self._providers[key]
+
+    def api_key_for(self, model: ModelInfo) -> str | None:
+        if self.model_registry is None:
+            return self._api_key_override
+        return self.model_registry.api_key_for(model, self._api_key_override)
+
+    def current_model(self) -> ModelInfo | None:
+        return self._model
+
+    @property
+    def model(self) -> ModelInfo | None:
+        return self._model
+
+    @property
+    def thinking_level(self) -> ThinkingLevel:
+        return self._thinking_level
+
+    @property
+    def active_tools(self) -> list[Tool]:
+        return [self._all_tools[n] for n in self._active_tool_names if n in self._all_tools]
+
+    def _require_model(self) -> ModelInfo:
+        if self._model is None:
+            raise ProviderSetupError(
+                "No model selected.\n\n" + self._setup_help() + "\n\nThen use /model to select a model."
+            )
+        return self._model
+
+    def _setup_help(self) -> str:
+        helper = getattr(self.model_registry, "_help", None)
+        return helper() if callable(helper) else "Set --model provider/id, or defaultProvider/defaultModel in settings.json."
+
+    def _check_credentials(self, model: ModelInfo) -> None:
+        require = getattr(self.model_registry, "require_api_key", None)
+        if self._check_keys and callable(require):
+            require(model, self._api_key_override)
+
+    # ------------------------------------------------------------------ events
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def emit(self, event: dict[str, Any]) -> None:
+        """For the compaction runner and extensions: publish a session event."""
+        self._notify_listeners(event)
+
+    def _notify_listeners(self, event: dict[str, Any]) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener(event)
+            except Exception as err:  # a broken listener must not break the run
+                _log.warning("event listener failed on %s: %s", event.get("type"), err)
+
+    async def _on_agent_event(self, event: dict[str, Any]) -> None:
+        kind = event["type"]
+        if self.extensions is not None and kind in _FORWARDED_TO_EXTENSIONS and self.extensions.has_handlers(kind):
+            payload = {k: v for k, v in event.items() if k != "type"}
+            await self.extensions.emit(kind, payload)
+        if kind == "message_start" and event["message"].get("role") == "user":
+            self._queue.delivered(text_of(event["message"].get("content", "")))
+        if kind == "message_end":
+            message = event["message"]
+            persist_message(self.session_manager, message)
+            if message.get("role") == "assistant" and message.get("stopReason") != "error":
+                success = self._retry.succeeded()
+                if success is not None:
+                    self._notify_listeners(event)
+                    self._notify_listeners(success)
+                    return
+        self._notify_listeners(event)
+
+    # ------------------------------------------------------------------ prompting
+
+    @property
+    def is_streaming(self) -> bool:
+        return self.agent.is_running or self._retrying
+
+    def is_idle(self) -> bool:
+        return not self.is_streaming and not self.is_compacting
+
+    @property
+    def is_compacting(self) -> bool:
+        return bool(getattr(self.compaction_runner, "is_compacting", False))
+
+    async def prompt(
+        self, text: str, *, images: Sequence[ImageContent] = (), streaming_behavior: str | None = None
+    ) -> None:
+        """Expand and run ``text``; returns when the run (and its retries) has settled."""
+        if await self._run_extension_command(text):
+            return
+        if self.is_streaming:
+            if streaming_behavior not in ("steer", "followUp"):
+                raise AgentBusyError(BUSY_TEXT)
+            (self.steer if streaming_behavior == "steer" else self.follow_up)(text)
+            return
+        expanded = await expand_prompt_text(self, text, list(images))
+        if expanded is None:
+            return
+        text, image_list = expanded
+        model = self._require_model()
+        self._check_credentials(model)
+        await self._compaction_before_prompt()
+        messages: list[AgentMessage] = [user_message(text, images=image_list)]
+        override = None
+        if self.extensions is not None and self.extensions.has_handlers("before_agent_start"):
+            options = self._system_prompt_options()
+            answer = await self.extensions.emit_before_agent_start(text, image_list, self.base_system_prompt, options)
+            messages.extend(answer.messages)
+            override = answer.system_prompt
+        await self._run(lambda: self.agent.prompt(messages), override)
+
+    async def continue_(self) -> None:
+        """Run again from the current history (``continue()``)."""
+        self._require_model()
+        await self._run(self.agent.continue_, None)
+
+    async def _run_extension_command(self, text: str) -> bool:
+        if not text.startswith("/") or self.extensions is None:
+            return False
+        return await self.extensions.execute_command(text)
+
+    def _system_prompt_options(self) -> dict[str, Any] | None:
+        options = getattr(self.resources, "system_prompt_options", None)
+        if not callable(options):
+            return None
+        try:
+            value = options(self.active_tools)
+            return dict(value.to_event_dict()) if hasattr(value, "to_event_dict") else None
+        except Exception:
+            return None
+
+    async def _run(self, start: Callable[[], Awaitable[Any]], system_prompt_override: str | None) -> None:
+        async with self.lock:
+            self._abort_requested = False
+            self.rebuild_system_prompt()
+            self._run_system_prompt = system_prompt_override or None
+            self.agent.context.system_prompt = self._run_system_prompt or self.base_system_prompt
+            self.agent.context.tools = self.active_tools
+            try:
+                await start()
+                await self._retry_while_needed()
+            finally:
+                self._run_system_prompt = None
+                self.agent.context.system_prompt = self.base_system_prompt
+        last = self._last_assistant()
+        runner = self.compaction_runner
+        if runner is not None and last is not None and not self._abort_requested:
+            should_retry = await runner.check_after_run(last)
+            if should_retry:
+                async with self.lock:
+                    self.rebuild_system_prompt()
+                    self.agent.context.system_prompt = self.base_system_prompt
+                    await self.agent.continue_()
+
+    async def _retry_while_needed(self) -> None:
+        settings = self.settings.retry_settings() if hasattr(self.settings, "retry_settings") else None
+        while True:
+            last = self._last_assistant()
+            decision = self._retry.decide(
+                last,
+                enabled=settings.enabled if settings else True,
+                max_retries=settings.max_retries if settings else 3,
+                base_delay_ms=settings.base_delay_ms if settings else 2000,
+                max_server_delay_ms=settings.provider_max_retry_delay_ms if settings else 60000,
+                context_window=self._model.context_window if self._model else None,
+            )
+            if decision.exhausted_event is not None:
+                self._notify_listeners(decision.exhausted_event)
+            if not decision.retry or last is None:
+                return
+            self._notify_listeners({
+                "type": "auto_retry_start", "attempt": decision.attempt,
+                "maxAttempts": settings.max_retries if settings else 3,
+                "delayMs": decision.delay_ms, "errorMessage": last.get("errorMessage", ""),
+            })
+            if self.agent.messages and self.agent.messages[-1] is last:
+                self.agent.messages.pop()  # it stays in the file
+            if not await self._sleep_unless_aborted(decision.delay_ms / 1000):
+                self._notify_listeners(self._retry.cancelled())
+                return
+            await self.agent.continue_()
+
+    async def _sleep_unless_aborted(self, seconds: float) -> bool:
+        self._retrying = True
+        self._retry_cancel.clear()
+        sleeper = asyncio.ensure_future(self.clock.sleep(seconds))
+        cancel = asyncio.ensure_future(self._retry_cancel.wait())
+        try:
+            await asyncio.wait({sleeper, cancel}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            sleeper.cancel()
+            cancel.cancel()
+            self._retrying = False
+        self._abort_requested = False
+        self._background: set[asyncio.Future[Any]] = set()
+        return not self._retry_cancel.is_set()
+
+    def _last_assistant(self) -> AssistantMessage | None:
+        for message in reversed(self.agent.messages):
+            if message.get("role") == "assistant":
+                return message  # type: ignore[return-value]
+            if message.get("role") == "user":
+                return None
+        return None
+
+    async def _compaction_before_prompt(self) -> None:
+        runner = self.compaction_runner
+        if runner is not None and hasattr(runner, "check_before_prompt"):
+            await runner.check_before_prompt()
+
+    # ------------------------------------------------------------------ queues and abort
+
+    def steer(self, text: str) -> None:
+        self._refuse_command_in_queue(text)
+        self._queue.add("steer", text)
+        self.agent.steering.push(user_message(text))
+
+    def follow_up(self, text: str) -> None:
+        self._refuse_command_in_queue(text)
+        self._queue.add("followUp", text)
+        self.agent.follow_ups.push(user_message(text))
+
+    def clear_queues(self) -> tuple[list[str], list[str]]:
+        self.agent.steering.clear()
+        self.agent.follow_ups.clear()
+        return self._queue.clear()
+
+    def _refuse_command_in_queue(self, text: str) -> None:
+        if text.startswith("/") and self.extensions is not None:
+            name = text[1:].partition(" ")[0]
+            if self.extensions.get_command(name) is not None:
+                raise PiError(f'Extension command "/{name}" cannot be queued. Run it when the agent is idle.')
+
+    async def abort(self) -> None:
+        self._abort_requested = True
+        self._retry_cancel.set()
+        self.agent.abort()
+        runner = self.compaction_runner
+        if runner is not None and getattr(runner, "is_compacting", False):
+            runner.abort()
+        await self.agent.wait_for_idle()

@@ -1,0 +1,44 @@
+"""What ``prompt()`` does to the typed text before the agent sees it (pi-behaviour.md §6, §10.2).
+
+Order, as pi: extension commands run first (handled by the session), then the extension
+``input`` event (may transform the text or handle it completely), then ``/skill:<name>``
+expansion, then ``/template`` expansion.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pi_tui.core.messages import ImageContent
+from pi_tui.resources.prompt_templates import expand_prompt_template
+from pi_tui.resources.skills import expand_skill_command
+
+if TYPE_CHECKING:
+    from pi_tui.session.agent_session import AgentSession
+
+
+async def expand_prompt_text(
+    session: AgentSession, text: str, images: list[ImageContent]
+) -> tuple[str, list[ImageContent]] | None:
+    """The text and images to send, or None when an extension handled the input."""
+    runner = session.extensions
+    if runner is not None and runner.has_handlers("input"):
+        answer = await runner.emit_input(text, images)
+        if answer.action == "handled":
+            return None
+        text, images = answer.text, list(answer.images)
+    resources = session.resources
+    if resources is None:
+        return text, images
+    settings = session.settings
+    if getattr(settings, "enable_skill_commands", True):
+        def report(message: str) -> None:
+            session.emit({"type": "notify", "message": message, "level": "error"})
+
+        skill = expand_skill_command(text, getattr(resources, "skills", []), on_error=report)
+        if skill is not None:
+            return skill, images
+    templated = expand_prompt_template(text, getattr(resources, "prompt_templates", []))
+    if templated is not None:
+        return templated, images
+    return text, images

@@ -1,0 +1,136 @@
+"""Building the agent loop's configuration for one run: model, provider, and the hook chain.
+
+Per model call (ARCHITECTURE.md): session projection → extension ``context`` handlers, then the
+SDK's ``transform_context`` → the built-in reducers (compaction runner, pipeline strategy) →
+``prepare_request`` → ``convert_to_llm`` → provider (``before_provider_request`` on the body).
+Tool hooks chain the extension ``tool_call``/``tool_result`` handlers with the SDK's
+``before_tool_call``/``after_tool_call``; every finished message passes the artifact step (tool
+results) and the extension ``message_end`` hook before it is recorded.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import TYPE_CHECKING, Any
+
+from pi_tui.agent.types import (
+    AfterToolCallResult,
+    AgentLoopConfig,
+    BeforeToolCallResult,
+    ToolCallInfo,
+)
+from pi_tui.core.context.convert import convert_to_llm
+from pi_tui.core.messages import AgentMessage, LlmMessage
+from pi_tui.core.tool import ToolContext, ToolResult
+from pi_tui.session.persistence import apply_artifacts_to_result
+
+if TYPE_CHECKING:
+    from pi_tui.session.agent_session import AgentSession
+
+
+def _apply(result: ToolResult, change: AfterToolCallResult | None) -> ToolResult:
+    if change is None:
+        return result
+    return ToolResult(
+        content=change.content if change.content is not None else result.content,
+        details=change.details if (change.details is not None or change.replace_details) else result.details,
+        is_error=change.is_error if change.is_error is not None else result.is_error,
+        terminate=result.terminate,
+    )
+
+
+class RunConfigMixin:
+    def _loop_config(self: AgentSession) -> AgentLoopConfig:
+        model = self._require_model()
+        execution = self.settings.get("toolExecution") if self.settings is not None else None
+        runner = self.compaction_runner
+        reduce = None
+        if runner is not None and hasattr(runner, "prepare_request_messages") and self._context_strategy() == "pipeline":
+            reduce = self._reduce_with_runner
+        return AgentLoopConfig(
+            model=model,
+            provider=self.provider_for(model),
+            convert_to_llm=self._convert_for_request,
+            thinking_level=self.thinking_level,
+            session_id=self.session_manager.session_id,
+            get_api_key=self.api_key_for,
+            transform_context=self._transform_for_request,
+            reduce_messages=reduce,
+            prepare_request=self.prepare_request,
+            before_tool_call=self._before_tool_call,
+            after_tool_call=self._after_tool_call,
+            finalize_message=self._finalize_message,
+            on_payload=self._hooks.on_payload if self._hooks is not None else None,
+            tool_execution="sequential" if execution == "sequential" else "parallel",
+            tool_context=self._tool_context,
+        )
+
+    def _context_strategy(self: AgentSession) -> str:
+        getter = getattr(self.settings, "context_strategy", None)
+        return str(getter()) if callable(getter) else "pi"
+
+    async def _reduce_with_runner(self: AgentSession, messages: list[AgentMessage]) -> list[AgentMessage]:
+        result = self.compaction_runner.prepare_request_messages(messages)
+        if inspect.isawaitable(result):
+            result = await result
+        return list(result)
+
+    def _convert_for_request(self: AgentSession, messages: list[AgentMessage]) -> list[LlmMessage]:
+        if self.convert_to_llm is not None:
+            return list(self.convert_to_llm(messages))
+        block = False
+        images = getattr(self.settings, "image_settings", None)
+        if callable(images):
+            block = bool(images().block_images)
+        return convert_to_llm(messages, block_images=block)
+
+    async def _transform_for_request(self: AgentSession, messages: list[AgentMessage]) -> list[AgentMessage]:
+        if self._hooks is not None:
+            messages = await self._hooks.transform_context(messages)
+        if self.transform_context is not None:
+            messages = await self.transform_context(messages)
+        return messages
+
+    async def _before_tool_call(self: AgentSession, info: ToolCallInfo) -> BeforeToolCallResult | None:
+        if self._hooks is not None:
+            verdict = await self._hooks.before_tool_call(info)
+            if verdict is not None and verdict.block:
+                return verdict
+        if self.before_tool_call is not None:
+            return await self.before_tool_call(info)
+        return None
+
+    async def _after_tool_call(self: AgentSession, info: ToolCallInfo, result: ToolResult) -> AfterToolCallResult | None:
+        original = result
+        if self._hooks is not None:
+            result = _apply(result, await self._hooks.after_tool_call(info, result))
+        if self.after_tool_call is not None:
+            result = _apply(result, await self.after_tool_call(info, result))
+        if result is original:
+            return None
+        return AfterToolCallResult(content=result.content, details=result.details, replace_details=True,
+                                   is_error=result.is_error)
+
+    async def _finalize_message(self: AgentSession, message: AgentMessage) -> AgentMessage:
+        if message.get("role") == "toolResult":
+            strategy = self.settings.get("artifacts") if self.settings is not None else None
+            message, events = apply_artifacts_to_result(
+                message, artifact_dir=self.session_manager.artifact_dir, strategy=strategy  # type: ignore[arg-type]
+            )
+            for event in events:
+                self.emit(event)
+        if self._hooks is not None:
+            message = await self._hooks.finalize_message(message)
+        return message
+
+    def _tool_context(self: AgentSession) -> ToolContext:
+        settings: dict[str, Any] = {}
+        if self.settings is not None and hasattr(self.settings, "as_dict"):
+            settings = self.settings.as_dict()
+        model = self.model
+        return ToolContext(
+            cwd=self.cwd,
+            artifact_dir=self.session_manager.artifact_dir,
+            settings=settings,
+            model_supports_images=model.supports_images if model is not None else True,
+        )

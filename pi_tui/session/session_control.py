@@ -1,0 +1,261 @@
+"""``AgentSession`` state changes and session replacement (mixed into the class).
+
+Model and thinking changes are persisted (§1.7: ``thinking_level_change`` only when the level
+really changes); replacing the session (new, switch, fork) rebuilds the agent's state from the
+new file and applies the start-up restore rules again (§13.1).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pi_tui.core.errors import PiError
+from pi_tui.core.messages import THINKING_LEVELS, AgentMessage, ThinkingLevel, now_ms
+from pi_tui.core.provider import ModelInfo, ToolSpec
+from pi_tui.core.session.manager import SessionManager
+from pi_tui.core.tokens import estimate_context_tokens
+from pi_tui.session.restore import clamp_thinking_level, restore_model_and_thinking
+from pi_tui.session.state import ContextUsage, RequestPreview, SessionState, usage_totals
+
+if TYPE_CHECKING:
+    from pi_tui.session.agent_session import AgentSession
+
+
+class SessionControlMixin:
+    # ------------------------------------------------------------------ system prompt
+
+    def rebuild_system_prompt(self: AgentSession) -> str:
+        """Reload resources from disk (AGENTS.md, SYSTEM.md, skills …) and rebuild the base prompt;
+        called before each run and after compaction."""
+        if self._resource_loader is not None:
+            try:
+                self.resources = self._resource_loader()
+            except Exception as err:
+                self.emit({"type": "notify", "message": f"Reloading resources failed: {err}", "level": "warning"})
+        if self._system_prompt_builder is not None:
+            self.base_system_prompt = self._system_prompt_builder(self.resources, self.active_tools)
+        elif self.resources is not None and hasattr(self.resources, "build_system_prompt"):
+            self.base_system_prompt = self.resources.build_system_prompt(self.active_tools)
+        return self.base_system_prompt
+
+    def get_system_prompt(self: AgentSession) -> str:
+        return self._run_system_prompt or self.base_system_prompt
+
+    # ------------------------------------------------------------------ model and thinking
+
+    def set_model(self: AgentSession, model: ModelInfo) -> None:
+        self._model = model
+        self.session_manager.append_model_change(model.provider, model.id)
+        self.emit({"type": "model_changed", "provider": model.provider, "modelId": model.id})
+        setter = getattr(self.settings, "set_global", None)
+        if callable(setter):
+            setter("defaultProvider", model.provider)
+            setter("defaultModel", model.id)
+        clamped = clamp_thinking_level(self._thinking_level, model)
+        if clamped != self._thinking_level:
+            self.set_thinking_level(clamped)
+
+    def set_thinking_level(self: AgentSession, level: str) -> None:
+        clamped = clamp_thinking_level(level, self._model)
+        if clamped == self._thinking_level:
+            return
+        self._thinking_level = clamped
+        self.session_manager.append_thinking_level_change(clamped)
+        self.emit({"type": "thinking_level_changed", "level": clamped})
+
+    def cycle_thinking_level(self: AgentSession) -> ThinkingLevel:
+        levels = [lvl for lvl in THINKING_LEVELS if clamp_thinking_level(lvl, self._model) == lvl]
+        if len(levels) <= 1:
+            return self._thinking_level
+        index = levels.index(self._thinking_level) if self._thinking_level in levels else -1
+        self.set_thinking_level(levels[(index + 1) % len(levels)])
+        return self._thinking_level
+
+    def set_session_name(self: AgentSession, name: str) -> None:
+        self.session_manager.append_session_info(name)
+        self.emit({"type": "session_info_changed", "name": self.session_manager.session_name})
+
+    def get_session_name(self: AgentSession) -> str | None:
+        return self.session_manager.session_name
+
+    # ------------------------------------------------------------------ tools
+
+    def get_active_tools(self: AgentSession) -> list[str]:
+        return [t.name for t in self.active_tools]
+
+    def get_all_tools(self: AgentSession) -> list[str]:
+        return list(self._all_tools)
+
+    def set_active_tools(self: AgentSession, names: list[str]) -> None:
+        self._active_tool_names = [n for n in names if n in self._all_tools]
+        self.agent.context.tools = self.active_tools
+        self.rebuild_system_prompt()
+
+    # ------------------------------------------------------------------ messages for extensions
+
+    def replace_messages(self: AgentSession, messages: list[AgentMessage]) -> None:
+        """Rebuild the agent's history (after compaction or tree navigation)."""
+        self.agent.context.messages[:] = list(messages)
+        self.rebuild_system_prompt()
+
+    def append_entry(self: AgentSession, custom_type: str, data: Any) -> str:
+        return self.session_manager.append_custom_entry(custom_type, data)
+
+    def set_label(self: AgentSession, entry_id: str, label: str | None) -> None:
+        self.session_manager.append_label_change(entry_id, label)
+
+    def notify(self: AgentSession, message: str, level: str = "info") -> None:
+        self.emit({"type": "notify", "message": message, "level": level})
+
+    def send_message(self: AgentSession, message: dict[str, Any], *, trigger_turn: bool = False) -> None:
+        custom: AgentMessage = {"role": "custom", "display": True, "timestamp": now_ms(), **message}  # type: ignore[typeddict-item]
+        if self.is_streaming:
+            self.agent.steering.push(custom)
+            return
+        self.emit({"type": "message_start", "message": custom})
+        self.agent.messages.append(custom)
+        self.session_manager.append_custom_message_entry(
+            custom["customType"], custom["content"], bool(custom.get("display", True)), custom.get("details")  # type: ignore[typeddict-item]
+        )
+        self.emit({"type": "message_end", "message": custom})
+        if trigger_turn:
+            self._schedule(self.continue_())
+
+    def send_user_message(self: AgentSession, text: str) -> None:
+        if self.is_streaming:
+            self.follow_up(text)
+        else:
+            self._schedule(self.prompt(text))
+
+    def _schedule(self: AgentSession, coro: Any) -> None:
+        import asyncio
+
+        task = asyncio.ensure_future(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    # ------------------------------------------------------------------ views
+
+    @property
+    def state(self: AgentSession) -> SessionState:
+        return SessionState(
+            model=self._model,
+            thinking_level=self._thinking_level,
+            is_streaming=self.is_streaming,
+            is_compacting=self.is_compacting,
+            is_retrying=self._retrying,
+            steering=list(self._queue.steering),
+            follow_up=list(self._queue.follow_up),
+            session_file=self.session_manager.session_file,
+            session_id=self.session_manager.session_id,
+            session_name=self.session_manager.session_name,
+            message_count=len(self.agent.messages),
+            totals=usage_totals(self.agent.messages),
+        )
+
+    @property
+    def messages(self: AgentSession) -> list[AgentMessage]:
+        return self.agent.messages
+
+    def get_context_usage(self: AgentSession) -> ContextUsage | None:
+        if self._model is None:
+            return None
+        estimate = estimate_context_tokens(self.agent.messages)
+        window = self._model.context_window
+        return ContextUsage(
+            tokens=estimate.tokens,
+            context_window=window,
+            percent=100.0 * estimate.tokens / window if window else 0.0,
+            estimated=estimate.trailing_tokens > 0 or estimate.usage_tokens == 0,
+        )
+
+    def preview_request(self: AgentSession) -> RequestPreview:
+        self.rebuild_system_prompt()
+        return RequestPreview(
+            system_prompt=self.get_system_prompt(),
+            messages=self._convert_for_request(list(self.agent.messages)),
+            tools=[ToolSpec(name=t.name, description=t.description, parameters=t.parameters) for t in self.active_tools],
+            model=self._model,
+        )
+
+    # ------------------------------------------------------------------ compaction and tree
+
+    async def compact(self: AgentSession, custom_instructions: str | None = None) -> Any:
+        runner = self.compaction_runner
+        if runner is None:
+            raise PiError("Compaction is not available in this build")
+        if self.is_streaming:
+            await self.abort()
+        return await runner.compact(custom_instructions)
+
+    async def navigate_tree(
+        self: AgentSession, target_id: str, *, summarize: bool = False, custom_instructions: str | None = None,
+        replace_instructions: bool = False, label: str | None = None,
+    ) -> Any:
+        runner = self.compaction_runner
+        if runner is not None and hasattr(runner, "navigate_tree"):
+            return await runner.navigate_tree(
+                target_id, summarize=summarize, custom_instructions=custom_instructions,
+                replace_instructions=replace_instructions, label=label,
+            )
+        async with self.lock:
+            self.session_manager.branch(target_id)
+            self.replace_messages(self.session_manager.build_session_context().messages)
+        return None
+
+    # ------------------------------------------------------------------ replacing the session
+
+    def _adopt(self: AgentSession, manager: SessionManager, *, explicit_model: bool = False) -> None:
+        if manager is not self.session_manager:
+            self.session_manager.close()
+        self.session_manager = manager
+        default_level = getattr(self.settings, "default_thinking_level", "medium")
+        restored = restore_model_and_thinking(
+            manager, model=self._model, model_explicit=explicit_model, thinking_level=None,
+            default_thinking_level=default_level, resolve=self._resolve_model,
+        )
+        self._model = restored.model
+        self._thinking_level = restored.thinking_level
+        self.clear_queues()
+        self.replace_messages(manager.build_session_context().messages)
+
+    def _resolve_model(self: AgentSession, provider: str, model_id: str) -> ModelInfo | None:
+        if self._model is not None and (self._model.provider, self._model.id) == (provider, model_id):
+            return self._model
+        if self.model_registry is None:
+            return None
+        try:
+            return self.model_registry.resolve(f"{provider}/{model_id}", provider)
+        except PiError:
+            return None
+
+    async def new_session(self: AgentSession) -> None:
+        await self.abort()
+        previous = self.session_manager.session_file
+        async with self.lock:
+            self.session_manager.new_session(parent_session=str(previous) if previous else None)
+            self._adopt(self.session_manager)
+
+    async def switch_session(self: AgentSession, path: Path) -> None:
+        await self.abort()
+        async with self.lock:
+            self._adopt(SessionManager.open(Path(path), cwd=self.cwd))
+
+    async def fork(self: AgentSession, entry_id: str, position: str = "before") -> str | None:
+        await self.abort()
+        async with self.lock:
+            result = self.session_manager.fork(entry_id, position)  # type: ignore[arg-type]
+            self._adopt(self.session_manager)
+        return result.selected_text
+
+    async def run_user_bash(self: AgentSession, command: str, *, exclude_from_context: bool = False) -> Any:
+        from pi_tui.tools.user_bash import run_user_bash
+
+        message = await run_user_bash(command, cwd=self.cwd, exclude_from_context=exclude_from_context,
+                                      settings=self.settings)
+        self.emit({"type": "message_start", "message": message})
+        self.agent.messages.append(message)
+        self.session_manager.append_message(message)
+        self.emit({"type": "message_end", "message": message})
+        return message
