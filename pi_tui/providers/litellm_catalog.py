@@ -115,7 +115,13 @@ def _load() -> tuple[dict[str, CatalogModel], dict[str, list[CatalogModel]]]:
         if model is None or model.ref in by_ref:
             continue
         by_ref[model.ref] = model
-        by_id.setdefault(model.id, []).append(model)
+        same_id = by_id.setdefault(model.id, [])
+        # litellm's canonical entry for a bare id is the one keyed without a provider prefix
+        # ("gpt-4o" is OpenAI's, "azure/gpt-4o" is not what a bare "gpt-4o" means).
+        if key == model.id:
+            same_id.insert(0, model)
+        else:
+            same_id.append(model)
     return by_ref, by_id
 
 

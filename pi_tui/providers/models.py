@@ -231,7 +231,7 @@ class ModelRegistry:
             reasoning=bool(definition.reasoning),
             input=definition.input or ("text",),
             cost=definition.model_cost(),
-            headers={**config.headers, **definition.headers},
+            headers=self._resolved_headers({**config.headers, **definition.headers}),
             compat=merge_compat(config.compat, definition.compat),
             thinking_level_map=dict(definition.thinking_level_map),
         )
@@ -255,11 +255,15 @@ class ModelRegistry:
                 input=known.input_price, output=known.output_price,
                 cache_read=known.cache_read_price, cache_write=known.cache_write_price,
             ) if known else ModelCost(),
-            headers=dict(config.headers) if config else {},
+            headers=self._resolved_headers(config.headers) if config else {},
             compat=dict(config.compat) if config else {},
         )
         override = config.overrides.get(model_id) if config else None
         return _apply_override(info, override) if override else info
+
+    def _resolved_headers(self, headers: dict[str, str]) -> dict[str, str]:
+        """Header values follow the apiKey rule (literal, env var name, ``!command``)."""
+        return {k: resolve_config_value(v, dict(self._env)) or v for k, v in headers.items()}
 
     # ------------------------------------------------------------------ keys
 

@@ -1,0 +1,176 @@
+"""A direct streaming client for OpenAI-compatible chat completions (models.json
+``api: "openai-completions"`` providers: local servers, proxies, the fake server).
+
+Why it exists: ``import litellm`` costs ~3.5 s and ~200 MB here, more than pi's whole round
+trip (1.28 s). For an endpoint that already speaks pi's wire format there is nothing for litellm
+to translate, so this client posts pi's exact body (``openai_encode.build_request_body``) with
+httpx and feeds the SSE chunks through the same ``StreamAssembler`` as the litellm adapter:
+same events, same final message, same error texts (§14.2), same classification. Anything else
+(``anthropic/...``, ``gemini/...``) goes through ``LiteLLMProvider``.
+
+No HTTP-level retries: retries are the session's, with visible events (§7.5).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import math
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+from pi_tui import __version__
+from pi_tui.core.provider import AssistantMessageEvent, CompletionRequest
+from pi_tui.providers.classify import classify_http_error
+from pi_tui.providers.openai_encode import (
+    build_request_body,
+    effective_base_url,
+    model_compat,
+    request_headers,
+)
+from pi_tui.providers.script import CONNECTION_CUT_MESSAGE, TIMEOUT_MESSAGE
+from pi_tui.providers.stream_assembler import StreamAssembler
+
+CONNECTION_ERROR_MESSAGE = "Connection error."
+DEFAULT_TIMEOUT_S = 600.0
+
+
+class OpenAIHttpProvider:
+    """Streams one reply from ``<baseUrl>/chat/completions``. One instance keeps one
+    connection pool; it is cheap to create."""
+
+    def __init__(self, *, timeout: float = DEFAULT_TIMEOUT_S) -> None:
+        self.timeout = timeout
+        self._client: Any = None
+
+    def _http(self) -> Any:
+        if self._client is None:
+            import httpx  # 0.14 s; only when a request is actually made
+
+            self._client = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout, connect=30.0))
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    async def stream(self, request: CompletionRequest) -> AsyncIterator[AssistantMessageEvent]:
+        import httpx
+
+        assembler = StreamAssembler(request.model)
+        compat = model_compat(request.model)
+        body = build_request_body(request, compat)
+        if request.on_payload is not None:
+            replaced = request.on_payload(body)
+            if isinstance(replaced, dict):
+                body = replaced
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "User-Agent": f"pi-tui/{__version__}",
+        }
+        if request.api_key:
+            headers["Authorization"] = f"Bearer {request.api_key}"
+        headers.update(request_headers(request, compat))
+        url = effective_base_url(request.model).rstrip("/") + "/chat/completions"
+        payload = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        started = False
+        try:
+            async with self._http().stream("POST", url, content=payload, headers=headers) as response:
+                if response.status_code >= 400:
+                    raw = (await response.aread()).decode("utf-8", errors="replace")
+                    text, code = error_text(response.status_code, raw)
+                    kind = classify_http_error(response.status_code, text, code)
+                    for event in assembler.fail(text, kind, retry_after_ms=retry_after_ms(response.headers)):
+                        yield event
+                    return
+                yield assembler.start()
+                started = True
+                async for data in _sse_data(response):
+                    if data == "[DONE]":
+                        break
+                    try:
+                        chunk = json.loads(data)
+                    except ValueError:
+                        continue
+                    if isinstance(chunk, dict) and isinstance(chunk.get("error"), dict):
+                        message = str(chunk["error"].get("message") or json.dumps(chunk["error"]))
+                        for event in assembler.fail(message, classify_http_error(None, message, chunk["error"].get("code"))):
+                            yield event
+                        return
+                    if isinstance(chunk, dict):
+                        for event in assembler.feed(chunk):
+                            yield event
+        except asyncio.CancelledError:
+            raise
+        except httpx.TimeoutException:
+            for event in assembler.fail(TIMEOUT_MESSAGE, "transient"):
+                yield event
+            return
+        except httpx.HTTPError:
+            message = CONNECTION_CUT_MESSAGE if started else CONNECTION_ERROR_MESSAGE
+            for event in assembler.fail(message, "transient"):
+                yield event
+            return
+        for event in assembler.finish():
+            yield event
+
+
+async def _sse_data(response: Any) -> AsyncIterator[str]:
+    """The payload of each SSE ``data:`` field (multi-line data joined with newlines)."""
+    lines: list[str] = []
+    async for line in response.aiter_lines():
+        if not line:
+            if lines:
+                yield "\n".join(lines)
+                lines = []
+            continue
+        if line.startswith("data:"):
+            lines.append(line[5:].lstrip(" "))
+    if lines:
+        yield "\n".join(lines)
+
+
+def error_text(status: int, raw: str) -> tuple[str, str | None]:
+    """pi's error message for an HTTP error body (§14.2) and the error's ``code``."""
+    try:
+        parsed = json.loads(raw)
+    except ValueError:
+        return f"{status} {raw}".rstrip(), None
+    error = parsed.get("error") if isinstance(parsed, dict) else None
+    if error is None:
+        return f"{status} status code (no body)", None
+    if not isinstance(error, dict):
+        return f"{status} {json.dumps(error, separators=(',', ':'))}", None
+    code = error.get("code")
+    message = error.get("message")
+    text = f"{status} {message}" if isinstance(message, str) else f"{status} {json.dumps(error, separators=(',', ':'))}"
+    metadata = error.get("metadata")
+    if isinstance(metadata, dict) and metadata.get("raw"):
+        text += f"\n{metadata['raw']}"
+    return text, (str(code) if code else None)
+
+
+def retry_after_ms(headers: Any) -> int | None:
+    """``retry-after-ms``, else ``retry-after`` (seconds or an HTTP date)."""
+    value = headers.get("retry-after-ms")
+    if value is not None:
+        try:
+            return math.ceil(float(value))
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return math.ceil(float(value) * 1000)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0, math.ceil((when.timestamp() - time.time()) * 1000))
