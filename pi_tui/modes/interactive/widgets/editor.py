@@ -54,7 +54,7 @@ class PromptEditor(TextArea):
         self.keymap = keymap
         self.completer = completer
         self.menu: CompletionMenu | None = None
-        self.history: list[str] = []
+        self.sent_history: list[str] = []
         self._history_index: int | None = None
         self._draft = ""
         self._completion_start = 0
@@ -67,8 +67,8 @@ class PromptEditor(TextArea):
         self.move_cursor((len(lines) - 1, len(lines[-1])))
 
     def remember(self, text: str) -> None:
-        if text.strip() and (not self.history or self.history[-1] != text):
-            self.history.append(text)
+        if text.strip() and (not self.sent_history or self.sent_history[-1] != text):
+            self.sent_history.append(text)
         self._history_index = None
 
     # ------------------------------------------------------------------ keys
@@ -110,7 +110,7 @@ class PromptEditor(TextArea):
             self.update_completion(force=True)
             return
         row, _ = self.cursor_location
-        if km.matches("tui.editor.historyPrevious", key) and row == 0 and self.history:
+        if km.matches("tui.editor.historyPrevious", key) and row == 0 and self.sent_history:
             self._consume(event)
             self._history_step(-1)
             return
@@ -131,14 +131,14 @@ class PromptEditor(TextArea):
             if step > 0:
                 return
             self._draft = self.text
-            self._history_index = len(self.history)
+            self._history_index = len(self.sent_history)
         index = self._history_index + step
-        if index >= len(self.history):
+        if index >= len(self.sent_history):
             self._history_index = None
             self.set_text(self._draft)
             return
         self._history_index = max(0, index)
-        self.set_text(self.history[self._history_index])
+        self.set_text(self.sent_history[self._history_index])
 
     # ------------------------------------------------------------------ completion
 

@@ -1,0 +1,323 @@
+"""The main screen: conversation + events pane, status, queue, completion, editor, footer.
+
+It owns every widget mutation (the bridge's messages land here), routes what the user submits
+(prompt, steer, follow-up, ``!cmd``, ``/command``), and maps keys to actions through the keymap.
+Agent work runs in ``agent``-group workers on the app's loop; a submit while a run is active goes to
+``steer``/``follow_up`` instead of starting a second run.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import BindingsMap
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+
+from pi_tui.modes.interactive.chat_events import ChatEventRenderer, ChatWidgets
+from pi_tui.modes.interactive.commands import collect_commands, complete_slash, parse_slash
+from pi_tui.modes.interactive.file_complete import fuzzy_files, list_project_files
+from pi_tui.modes.interactive.messages import AgentEventReceived, SessionReplaced
+from pi_tui.modes.interactive.session_view import footer_data, history_messages
+from pi_tui.modes.interactive.slash_runner import SlashRunner
+from pi_tui.modes.interactive.widgets.chat_items import ErrorBlock
+from pi_tui.modes.interactive.widgets.completion import CompletionItem, CompletionMenu
+from pi_tui.modes.interactive.widgets.conversation import Conversation
+from pi_tui.modes.interactive.widgets.editor import PromptEditor
+from pi_tui.modes.interactive.widgets.events_pane import EventsPane, EventsTicker
+from pi_tui.modes.interactive.widgets.first_run import FirstRunNotice
+from pi_tui.modes.interactive.widgets.footer import StatusFooter
+from pi_tui.modes.interactive.widgets.status import QueueView, WorkingStatus
+
+if TYPE_CHECKING:
+    from pi_tui.modes.interactive.app import PiApp
+
+DOUBLE_PRESS_SECONDS = 0.5
+NARROW_WIDTH = 100
+
+
+class ChatScreen(Screen[None]):
+    CSS_PATH = "app.tcss"
+    AUTO_FOCUS = "#editor"
+
+    def __init__(self, app: PiApp) -> None:
+        self.pi = app
+        super().__init__()
+        # Keys come from the keymap (defaults + keybindings.json), not from a class-level list.
+        self._bindings = BindingsMap(app.keymap.screen_bindings())
+        self.session = app.session
+        self.keymap = app.keymap
+        self.held: list[str] = []
+        """Messages typed during a compaction, sent when it ends (pi's local queue)."""
+        self._last_escape = 0.0
+        self._last_clear = 0.0
+        self._files: list[str] | None = None
+        self._events_forced: bool | None = None
+        self.slash = SlashRunner(self)
+
+    # ------------------------------------------------------------------ layout
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="main"):
+            yield Conversation(id="conversation")
+            yield EventsPane(self.pi.clock, id="events")
+        with Vertical(id="bottom"):
+            yield WorkingStatus(id="status")
+            yield EventsTicker("", id="ticker")
+            yield QueueView("", id="queue")
+            yield CompletionMenu(id="completion")
+            yield PromptEditor(self.keymap, self._complete, id="editor")
+            yield StatusFooter(id="footer")
+
+    @property
+    def conversation(self) -> Conversation:
+        return self.query_one("#conversation", Conversation)
+
+    @property
+    def editor(self) -> PromptEditor:
+        return self.query_one("#editor", PromptEditor)
+
+    async def on_mount(self) -> None:
+        self.editor.menu = self.query_one("#completion", CompletionMenu)
+        self.renderer = ChatEventRenderer(
+            ChatWidgets(self.conversation, self.query_one(EventsPane), self.query_one(EventsTicker),
+                        self.query_one(WorkingStatus), self.query_one(QueueView)),
+            on_footer=self.refresh_footer,
+            held_messages=lambda: list(self.held),
+        )
+        self._apply_width(self.size.width)
+        await self.load_history()
+        for line in self.pi.startup_notices:
+            await self.conversation.add_notice(line, severity="warning")
+        if self.session is None or getattr(self.session.state, "model", None) is None:
+            await self.conversation.add(FirstRunNotice(self.pi.agent_dir))
+        self.refresh_footer()
+        self.editor.focus()
+
+    async def load_history(self) -> None:
+        if self.session is not None:
+            await self.conversation.load_history(history_messages(self.session))
+
+    def on_resize(self) -> None:
+        self._apply_width(self.size.width)
+        self.query_one(StatusFooter).refresh_lines()
+
+    def _apply_width(self, width: int) -> None:
+        narrow = width < NARROW_WIDTH
+        self.set_class(narrow, "-narrow")
+        show = self._events_forced if self._events_forced is not None else not narrow
+        self.query_one(EventsPane).display = show
+        self.query_one(EventsTicker).display = narrow and not show
+
+    def refresh_footer(self) -> None:
+        self.query_one(StatusFooter).set_data(footer_data(self.session, self.pi.cwd))
+
+    # ------------------------------------------------------------------ session events
+
+    @on(AgentEventReceived)
+    async def _agent_event(self, message: AgentEventReceived) -> None:
+        message.stop()
+        await self.renderer.handle(message.event)
+        if message.event.get("type") == "compaction_end" and self.held:
+            self._flush_held()
+
+    @on(SessionReplaced)
+    async def _session_replaced(self, message: SessionReplaced) -> None:
+        message.stop()
+        self.session = self.pi.session
+        await self.load_history()
+        if message.notice:
+            await self.conversation.add_notice(message.notice, severity="success")
+        if message.editor_text is not None:
+            self.editor.set_text(message.editor_text)
+        self.refresh_footer()
+
+    # ------------------------------------------------------------------ submitting
+
+    @on(PromptEditor.Submitted)
+    async def _submitted(self, message: PromptEditor.Submitted) -> None:
+        message.stop()
+        text = message.text.strip()
+        if not text:
+            return
+        self.editor.remember(message.text)
+        self.editor.clear()
+        self.editor.menu and self.editor.menu.hide()
+        await self.submit(text, follow_up=message.follow_up)
+
+    async def submit(self, text: str, *, follow_up: bool = False) -> None:
+        session = self.session
+        slash = parse_slash(text)
+        if slash is not None and await self.slash.run(slash[0], slash[1]):
+            return
+        if session is None or getattr(session.state, "model", None) is None:
+            await self.conversation.add(FirstRunNotice(self.pi.agent_dir))
+            self.editor.set_text(text)
+            return
+        if text.startswith("!"):
+            await self._user_bash(text)
+            return
+        state = session.state
+        if state.is_compacting:
+            self.held.append(text)
+            await self.conversation.add_notice("Queued message for after compaction")
+            self.renderer.refresh_queue()
+            return
+        if state.is_streaming or self.renderer.running:
+            if follow_up:
+                session.follow_up(text)
+            else:
+                session.steer(text)
+            return
+        self.run_prompt(text)
+
+    def _flush_held(self) -> None:
+        held, self.held = self.held, []
+        self.renderer.refresh_queue()
+        first, rest = held[0], held[1:]
+        self.run_prompt(first)
+        for text in rest:
+            self.session.follow_up(text)
+
+    @work(group="agent", exit_on_error=False)
+    async def run_prompt(self, text: str) -> None:
+        try:
+            await self.session.prompt(text)
+        except Exception as err:  # the session reports model failures as events; this is the rest
+            await self.conversation.add(ErrorBlock(f"Error: {err}", advice="Nothing was lost: press ↑ to "
+                                                   "recall the message."))
+        finally:
+            self.renderer.running = False
+            self.query_one(WorkingStatus).hide()
+            self.refresh_footer()
+
+    async def _user_bash(self, text: str) -> None:
+        exclude = text.startswith("!!")
+        command = text[2:] if exclude else text[1:]
+        if not command.strip():
+            return
+        if self.renderer.running:
+            await self.conversation.add_notice("A command or run is already going; wait for it or press Esc.",
+                                               severity="warning")
+            self.editor.set_text(text)
+            return
+        self.run_user_bash(command.strip(), exclude)
+
+    @work(group="agent", exit_on_error=False)
+    async def run_user_bash(self, command: str, exclude: bool) -> None:
+        status = self.query_one(WorkingStatus)
+        status.show(f"Running {command[:60]}... (esc to cancel)")
+        try:
+            await self.session.run_user_bash(command, exclude_from_context=exclude)
+        except Exception as err:
+            await self.conversation.add(ErrorBlock(f"Command failed to start: {err}"))
+        finally:
+            status.hide()
+            self.refresh_footer()
+
+    # ------------------------------------------------------------------ completion
+
+    def _complete(self, kind: str, query: str) -> list[CompletionItem]:
+        if kind == "slash":
+            commands = collect_commands(self.session)
+            return [CompletionItem(f"/{c.name}", f"/{c.name} ", c.description, c.argument_hint, c.source)
+                    for c in complete_slash(query, commands)]
+        if self._files is None:
+            self._files = list_project_files(self.pi.cwd)
+        return [CompletionItem(p, "@" + p, "", "", "") for p in fuzzy_files(query, self._files)]
+
+    # ------------------------------------------------------------------ key actions
+
+    def _busy(self) -> bool:
+        state = getattr(self.session, "state", None)
+        return bool(self.renderer.running or (state is not None and (
+            state.is_streaming or state.is_compacting or getattr(state, "is_retrying", False))))
+
+    async def action_interrupt(self) -> None:
+        menu = self.editor.menu
+        if menu is not None and menu.display:
+            menu.hide()
+            return
+        if self._busy() or any(w.is_running for w in self.workers if w.group == "agent"):
+            self._restore_queues()
+            await self.session.abort()
+            return
+        now = time.monotonic()
+        if not self.editor.text and now - self._last_escape < DOUBLE_PRESS_SECONDS:
+            self._last_escape = 0.0
+            await self.slash.run("tree", "")
+            return
+        self._last_escape = now
+
+    def _restore_queues(self) -> None:
+        if self.session is None:
+            return
+        steering, follow = self.session.clear_queues()
+        queued = [*steering, *follow, *self.held]
+        self.held = []
+        if queued:
+            current = self.editor.text
+            self.editor.set_text("\n\n".join([*queued, current] if current.strip() else queued))
+        self.renderer.steering, self.renderer.follow_up = [], []
+        self.renderer.refresh_queue()
+
+    def action_dequeue(self) -> None:
+        self._restore_queues()
+
+    def action_clear(self) -> None:
+        now = time.monotonic()
+        if now - self._last_clear < DOUBLE_PRESS_SECONDS:
+            self.pi.exit()
+            return
+        self._last_clear = now
+        self.editor.clear()
+
+    def action_exit_if_empty(self) -> None:
+        if not self.editor.text:
+            self.pi.exit()
+        else:
+            self.editor.action_delete_right()
+
+    def action_cycle_thinking(self) -> None:
+        if self.session is not None and getattr(self.session.state, "model", None) is not None:
+            self.session.cycle_thinking_level()
+            self.refresh_footer()
+
+    def action_toggle_tools(self) -> None:
+        self.conversation.set_expanded(not self.conversation.expanded)
+
+    def action_toggle_thinking(self) -> None:
+        shown = not self.conversation.show_thinking
+        self.conversation.set_show_thinking(shown)
+        settings = getattr(self.session, "settings", None)
+        if settings is not None and hasattr(settings, "set_global"):
+            try:
+                settings.set_global("hideThinkingBlock", not shown)
+            except Exception:  # a read-only settings file must not break a toggle
+                pass
+
+    def action_toggle_events(self) -> None:
+        pane = self.query_one(EventsPane)
+        self._events_forced = not pane.display
+        self._apply_width(self.size.width)
+
+    async def action_select_model(self) -> None:
+        await self.slash.run("model", "")
+
+    async def action_open_tree(self) -> None:
+        await self.slash.run("tree", "")
+
+    async def action_open_resume(self) -> None:
+        await self.slash.run("resume", "")
+
+    async def action_new_session(self) -> None:
+        await self.slash.run("new", "")
+
+    async def action_open_hotkeys(self) -> None:
+        await self.slash.run("hotkeys", "")
+
+    def editor_text_for(self, text: str) -> Any:
+        self.editor.set_text(text)

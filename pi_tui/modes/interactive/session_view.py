@@ -1,0 +1,65 @@
+"""Read-only adapters from an ``AgentSession`` to the plain data the widgets render.
+
+Kept apart from the widgets (which never import the session) and tolerant: a part the session
+does not offer yet (usage unknown, no settings) renders as unknown instead of failing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pi_tui.modes.interactive.formatting import git_branch, tilde_path
+from pi_tui.modes.interactive.widgets.footer import FooterData
+
+
+def history_messages(session: Any) -> list[dict[str, Any]]:
+    """The messages of the current branch as the model sees them (summaries included)."""
+    manager = getattr(session, "session_manager", None)
+    if manager is None:
+        return []
+    try:
+        return list(manager.build_session_context().messages)
+    except Exception:  # a damaged file is reported by the session when it loads; show what we can
+        return []
+
+
+def model_label(model: Any) -> str:
+    if model is None:
+        return "no model"
+    return f"{model.provider}/{model.id}"
+
+
+def footer_data(session: Any, cwd: Path) -> FooterData:
+    data = FooterData(cwd=tilde_path(cwd), branch=git_branch(cwd))
+    if session is None:
+        return data
+    state = session.state
+    model = state.model
+    data.model = model_label(model)
+    data.session_name = state.session_name
+    if model is not None and getattr(model, "reasoning", False):
+        data.thinking = str(state.thinking_level)
+    totals = state.totals
+    data.totals = {
+        "input": totals.input, "output": totals.output, "cacheRead": totals.cache_read,
+        "cacheWrite": totals.cache_write, "cost": totals.cost,
+    }
+    usage = None
+    try:
+        usage = session.get_context_usage()
+    except Exception:
+        usage = None
+    if usage is not None:
+        data.context_tokens = int(usage.tokens)
+        data.context_window = int(usage.context_window)
+        data.context_percent = float(usage.percent)
+    elif model is not None:
+        data.context_window = int(model.context_window)
+    settings = getattr(session, "settings", None)
+    try:
+        compaction = settings.compaction_settings(getattr(model, "provider", None), getattr(model, "id", None))
+        data.auto_compaction = bool(compaction.enabled)
+    except Exception:
+        data.auto_compaction = True
+    return data

@@ -1,0 +1,312 @@
+"""The built-in slash commands (pi-behaviour.md §8.1), run from the chat screen.
+
+``run`` returns False for anything that is not a built-in, so templates, ``/skill:`` and extension
+commands go to ``session.prompt`` (which expands them) like any other text. Screens are pushed with
+a callback; the session work they lead to runs in ``agent``-group workers.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pi_tui.core.messages import assistant_text
+from pi_tui.modes.interactive.commands import BUILTIN_NAMES
+from pi_tui.modes.interactive.formatting import format_cost, format_thousands
+from pi_tui.modes.interactive.messages import SessionReplaced
+from pi_tui.modes.interactive.widgets.chat_items import ErrorBlock
+
+if TYPE_CHECKING:
+    from pi_tui.modes.interactive.chat_screen import ChatScreen
+
+NOTHING_TO_COMPACT = "Nothing to compact (no messages yet)"
+
+
+def _screen_class(module: str, name: str) -> Any:
+    """A screen from ``screens/`` (built alongside); None when it is not there."""
+    try:
+        return getattr(importlib.import_module(f"pi_tui.modes.interactive.screens.{module}"), name)
+    except (ImportError, AttributeError):
+        return None
+
+
+def _editor_text_of(result: Any) -> str | None:
+    if isinstance(result, str):
+        return result
+    for name in ("editor_text", "editorText", "selected_text"):
+        value = result.get(name) if isinstance(result, dict) else getattr(result, name, None)
+        if isinstance(value, str):
+            return value
+    return None
+
+
+class SlashRunner:
+    def __init__(self, screen: ChatScreen) -> None:
+        self.screen = screen
+
+    @property
+    def session(self) -> Any:
+        return self.screen.session
+
+    async def notice(self, text: str, severity: str = "info") -> None:
+        await self.screen.conversation.add_notice(text, severity=severity)
+
+    async def run(self, name: str, args: str) -> bool:
+        if name not in BUILTIN_NAMES:
+            return False
+        if name == "quit":
+            self.screen.pi.exit()
+            return True
+        if name == "hotkeys":
+            await self._hotkeys()
+            return True
+        if self.session is None:
+            await self.notice(f"/{name} needs a session; configure a model first.", "warning")
+            return True
+        await getattr(self, f"_cmd_{name}")(args)
+        return True
+
+    # ------------------------------------------------------------------ context
+
+    async def _cmd_compact(self, args: str) -> None:
+        messages = [e for e in self.session.session_manager.get_branch() if e.get("type") == "message"]
+        if len(messages) < 2:
+            await self.notice(NOTHING_TO_COMPACT, "warning")
+            return
+        self.screen.run_worker(self._compact(args or None), group="agent", exit_on_error=False)
+
+    async def _compact(self, instructions: str | None) -> None:
+        try:
+            await self.session.compact(instructions)
+        except Exception as err:
+            await self.screen.conversation.add(ErrorBlock(f"Compaction failed: {err}",
+                                                          advice="The conversation is unchanged."))
+        finally:
+            self.screen.refresh_footer()
+
+    async def _cmd_context(self, args: str) -> None:
+        screen = _screen_class("context_view", "ContextScreen")
+        if screen is None:
+            await self.notice("/context is not available in this build.", "warning")
+            return
+        await self.screen.app.push_screen(screen(self.session.preview_request()))
+
+    # ------------------------------------------------------------------ tree, fork, sessions
+
+    def _setting(self, path: str, default: Any) -> Any:
+        settings = getattr(self.session, "settings", None)
+        getter = getattr(settings, "get", None)
+        if getter is None:
+            return default
+        try:
+            value = getter(path)
+        except Exception:
+            return default
+        return default if value is None else value
+
+    async def _cmd_tree(self, args: str) -> None:
+        screen = _screen_class("tree", "TreeScreen")
+        if screen is None:
+            await self.notice("/tree is not available in this build.", "warning")
+            return
+        tree = screen(
+            self.session.session_manager,
+            skip_summary_prompt=bool(self._setting("branchSummary.skipPrompt", False)),
+            initial_filter=str(self._setting("treeFilterMode", "default")),
+        )
+        await self.screen.app.push_screen(tree, self._tree_chosen)
+
+    def _tree_chosen(self, choice: Any) -> None:
+        if choice is not None:
+            self.screen.run_worker(self._navigate(choice), group="agent", exit_on_error=False)
+
+    async def _navigate(self, choice: Any) -> None:
+        waiting = None
+        if choice.summarize:
+            dialogs = _screen_class("tree_dialogs", "SummarizingScreen")
+            if dialogs is not None:
+                waiting = dialogs()
+                await self.screen.app.push_screen(waiting, self._summary_cancelled)
+        try:
+            result = await self.session.navigate_tree(
+                choice.target_id, summarize=choice.summarize, custom_instructions=choice.custom_instructions
+            )
+        except Exception as err:
+            await self.screen.conversation.add(ErrorBlock(f"Could not move in the tree: {err}"))
+            return
+        finally:
+            if waiting is not None:
+                waiting.finish()
+        if getattr(result, "cancelled", False) or (isinstance(result, dict) and result.get("cancelled")):
+            await self.notice("Navigation cancelled; the session is unchanged.", "warning")
+            return
+        self.screen.post_message(SessionReplaced("Moved in the session tree", _editor_text_of(result)))
+
+    def _summary_cancelled(self, cancelled: bool | None) -> None:
+        if cancelled:
+            self.screen.run_worker(self.session.abort(), exit_on_error=False)
+
+    async def _cmd_fork(self, args: str) -> None:
+        from pi_tui.modes.interactive.fork_picker import ForkPickerScreen, user_messages
+
+        choices = user_messages(self.session.session_manager.get_branch())
+        if not choices:
+            await self.notice("No user messages to fork from yet.", "warning")
+            return
+        await self.screen.app.push_screen(ForkPickerScreen(choices), self._fork_chosen)
+
+    def _fork_chosen(self, entry_id: str | None) -> None:
+        if entry_id:
+            self.screen.run_worker(self._fork(entry_id), group="agent", exit_on_error=False)
+
+    async def _fork(self, entry_id: str) -> None:
+        try:
+            result = await self.session.fork(entry_id)
+        except Exception as err:
+            await self.screen.conversation.add(ErrorBlock(f"Fork failed: {err}"))
+            return
+        self.screen.post_message(SessionReplaced("Branched to new session", _editor_text_of(result)))
+
+    async def _cmd_new(self, args: str) -> None:
+        async def new() -> None:
+            await self.session.new_session()
+            self.screen.post_message(SessionReplaced("New session started"))
+
+        self.screen.run_worker(new(), group="agent", exit_on_error=False)
+
+    async def _cmd_resume(self, args: str) -> None:
+        from pi_tui.modes.interactive.screens.session_picker import SessionPickerScreen
+        from pi_tui.resources.locations import default_session_dir, sessions_root
+
+        current = self.session.state.session_file
+        folder = current.parent if current is not None else default_session_dir(
+            self.screen.pi.cwd, setting=getattr(self.session.settings, "session_dir", None))
+        picker = SessionPickerScreen(session_dir=folder, sessions_root=sessions_root(), current_session=current)
+        await self.screen.app.push_screen(picker, self._resume_chosen)
+
+    def _resume_chosen(self, chosen: Any) -> None:
+        if not chosen:
+            return
+        path = Path(str(getattr(chosen, "path", chosen)))
+
+        async def switch() -> None:
+            try:
+                await self.session.switch_session(path)
+            except Exception as err:
+                await self.screen.conversation.add(ErrorBlock(f"Could not open {path}: {err}"))
+                return
+            self.screen.post_message(SessionReplaced(f"Resumed {path.name}"))
+
+        self.screen.run_worker(switch(), group="agent", exit_on_error=False)
+
+    async def _cmd_session(self, args: str) -> None:
+        state = self.session.state
+        totals = state.totals
+        usage = self.session.get_context_usage()
+        lines = [
+            f"File: {state.session_file or '(in memory)'}",
+            f"Id: {state.session_id}" + (f" · name: {state.session_name}" if state.session_name else ""),
+            f"Messages: {state.message_count}",
+            f"Tokens: ↑{format_thousands(totals.input)} ↓{format_thousands(totals.output)} "
+            f"cache read {format_thousands(totals.cache_read)} write {format_thousands(totals.cache_write)}"
+            f" · cost {format_cost(totals.cost)}",
+            "Context: " + (f"{format_thousands(usage.tokens)} / {format_thousands(usage.context_window)} "
+                           f"({usage.percent:.1f}%)" if usage is not None else "unknown (after a compaction)"),
+        ]
+        await self.notice("\n".join(lines))
+
+    async def _cmd_name(self, args: str) -> None:
+        if not args:
+            await self.notice("Usage: /name <name>", "warning")
+            return
+        self.session.set_session_name(args)
+        self.screen.refresh_footer()
+
+    # ------------------------------------------------------------------ model, settings, misc
+
+    async def _cmd_model(self, args: str) -> None:
+        from pi_tui.modes.interactive.screens.model_picker import ModelPickerScreen
+
+        try:
+            models = self.session.model_registry.list_models()
+        except Exception as err:
+            await self.screen.conversation.add(ErrorBlock(f"Cannot list models: {err}"))
+            return
+        picker = ModelPickerScreen(models, current=self.session.state.model, search=args)
+        await self.screen.app.push_screen(picker, self._model_chosen)
+
+    def _model_chosen(self, model: Any) -> None:
+        if model is None:
+            return
+        try:
+            self.session.set_model(model)
+        except Exception as err:
+            self.screen.run_worker(self.screen.conversation.add(ErrorBlock(f"Cannot use that model: {err}")))
+        self.screen.refresh_footer()
+
+    async def _cmd_settings(self, args: str) -> None:
+        from pi_tui.modes.interactive.screens.settings import SettingsScreen, SettingsValues
+
+        values = SettingsValues.from_settings(self.session.settings, thinking_level=self.session.state.thinking_level)
+        screen = SettingsScreen(values, themes=sorted(self.screen.app.available_themes))
+        await self.screen.app.push_screen(screen, lambda new: self._settings_chosen(values, new))
+
+    def _settings_chosen(self, old: Any, new: Any) -> None:
+        from pi_tui.modes.interactive.screens.settings import settings_changes
+
+        if new is None:
+            return
+        if new.thinking_level != old.thinking_level:
+            self.session.set_thinking_level(new.thinking_level)
+        for path, value in settings_changes(old, new).items():
+            try:
+                self.session.settings.set_global(path, value)
+            except Exception as err:
+                self.screen.run_worker(self.notice(f"Could not save {path}: {err}", "error"))
+        if new.theme != old.theme and new.theme in self.screen.app.available_themes:
+            self.screen.app.theme = new.theme
+        self.screen.conversation.set_show_thinking(not new.hide_thinking)
+        self.screen.refresh_footer()
+
+    async def _hotkeys(self) -> None:
+        from pi_tui.modes.interactive.screens.hotkeys import HotkeyRow, HotkeysScreen
+
+        rows = [HotkeyRow(group="editor" if action_id.startswith("tui.") else "app", keys=keys,
+                          description=description)
+                for keys, action_id, description in self.screen.keymap.describe()]
+        await self.screen.app.push_screen(HotkeysScreen(rows))
+
+    async def _cmd_copy(self, args: str) -> None:
+        for entry in reversed(self.session.session_manager.get_branch()):
+            message = entry.get("message") if entry.get("type") == "message" else None
+            if message and message.get("role") == "assistant" and assistant_text(message).strip():
+                self.screen.app.copy_to_clipboard(assistant_text(message))
+                await self.notice("Copied the last answer to the clipboard", "success")
+                return
+        await self.notice("Nothing to copy yet.", "warning")
+
+    async def _cmd_export(self, args: str) -> None:
+        try:
+            module = importlib.import_module("pi_tui.modes.export_html")
+            exporter = module.export_session_html
+        except (ImportError, AttributeError):
+            await self.notice("HTML export is not available in this build.", "warning")
+            return
+        try:
+            path = exporter(self.session.session_manager, Path(args) if args else None)
+        except Exception as err:
+            await self.screen.conversation.add(ErrorBlock(f"Export failed: {err}"))
+            return
+        await self.notice(f"Exported to {path}", "success")
+
+    async def _cmd_reload(self, args: str) -> None:
+        reload = getattr(self.session, "reload", None)
+        if reload is None:
+            await self.notice("Reload is not supported by this session.", "warning")
+            return
+        result = reload()
+        if hasattr(result, "__await__"):
+            await result
+        self.screen.refresh_footer()
+        await self.notice("Reloaded settings, prompt templates, skills and context files", "success")
