@@ -73,13 +73,13 @@ async def execute_tool_calls(
             await _prepare(item, tools, assistant, context, config, emit)
             if item.result is None:
                 await _run_and_finalize([item], assistant, context, config, emit, signal)
-            results.append(await _emit_result_message(item, context, config, emit))
+            results.extend(await _publish_results([item], context, config, emit))
         return results, _terminates(calls)
     for item in calls:
         await _prepare(item, tools, assistant, context, config, emit)
     runnable = [item for item in calls if item.result is None]
     await _run_and_finalize(runnable, assistant, context, config, emit, signal)
-    return [await _emit_result_message(item, context, config, emit) for item in calls], _terminates(calls)
+    return await _publish_results(calls, context, config, emit), _terminates(calls)
 
 
 async def _prepare(
@@ -230,7 +230,30 @@ async def _after_hook(item: _Call, assistant: AssistantMessage, context: AgentCo
     )
 
 
-async def _emit_result_message(item: _Call, context: AgentContext, config: AgentLoopConfig, emit: Emit) -> ToolResultMessage:
+async def _publish_results(
+    items: list[_Call], context: AgentContext, config: AgentLoopConfig, emit: Emit
+) -> list[ToolResultMessage]:
+    """Build the toolResult messages, pass them through ``transform_tool_results`` (the
+    session's artifact step sees a whole batch at once), then record and announce each."""
+    messages = [_result_message(item) for item in items]
+    if config.transform_tool_results is not None:
+        changed = await config.transform_tool_results(messages)
+        if len(changed) == len(messages):
+            messages = changed
+    published: list[ToolResultMessage] = []
+    for message in messages:
+        await _emit(emit, {"type": "message_start", "message": message})
+        if config.finalize_message is not None:
+            replaced = await config.finalize_message(message)
+            if replaced.get("role") == "toolResult":
+                message = replaced  # type: ignore[assignment]
+        context.messages.append(message)
+        await _emit(emit, {"type": "message_end", "message": message})
+        published.append(message)
+    return published
+
+
+def _result_message(item: _Call) -> ToolResultMessage:
     result = item.result
     assert result is not None
     message: ToolResultMessage = {
@@ -244,13 +267,6 @@ async def _emit_result_message(item: _Call, context: AgentContext, config: Agent
     }
     if result.details is None:
         del message["details"]
-    await _emit(emit, {"type": "message_start", "message": message})
-    if config.finalize_message is not None:
-        replaced = await config.finalize_message(message)
-        if replaced.get("role") == "toolResult":
-            message = replaced  # type: ignore[assignment]
-    context.messages.append(message)
-    await _emit(emit, {"type": "message_end", "message": message})
     return message
 
 

@@ -28,6 +28,7 @@ from pi_tui.core.messages import (
     LlmMessage,
     ThinkingLevel,
     ToolCall,
+    ToolResultMessage,
 )
 from pi_tui.core.provider import (
     AssistantMessageEvent,
@@ -136,6 +137,9 @@ class AgentLoopConfig:
     finalize_message: FinalizeMessage | None = None
     """Called with every finished message before ``message_end`` (the extension ``message_end``
     hook); the returned message replaces it in the history and in later events."""
+    transform_tool_results: Callable[[list[ToolResultMessage]], Awaitable[list[ToolResultMessage]]] | None = None
+    """Sees the toolResult messages of one batch before they are recorded (the session's
+    artifact step: large outputs saved to files and replaced by a preview)."""
     on_payload: PayloadHook | None = None
     get_steering_messages: MessageSource | None = None
     get_follow_up_messages: MessageSource | None = None

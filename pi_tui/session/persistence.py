@@ -30,36 +30,17 @@ def persist_message(manager: SessionManager, message: AgentMessage) -> str | Non
     return None
 
 
-def apply_artifacts_to_result(
-    message: ToolResultMessage, *, artifact_dir: Path, strategy: Any
-) -> tuple[ToolResultMessage, list[dict[str, Any]]]:
-    """The result after the tools part's artifact step, plus the events it produced.
+def apply_artifacts_to_results(
+    messages: list[ToolResultMessage], *, artifact_dir: Path | None, strategy: str
+) -> tuple[list[ToolResultMessage], list[dict[str, Any]]]:
+    """One turn's results after the tools part's artifact step, plus its ``artifact_saved``
+    events. On failure the results are kept as they are: losing a preview is better than
+    losing a result."""
+    from pi_tui.tools.artifacts import apply_artifacts
 
-    ``tools.artifacts.apply_artifacts(results, artifact_dir=..., strategy=...)`` takes and
-    returns a list of toolResult messages; events (``artifact_saved``) are derived from the
-    details it sets. Without the module (or on failure) the result is kept as it is: losing the
-    preview is better than losing the result.
-    """
     try:
-        from pi_tui.tools.artifacts import apply_artifacts
-    except ImportError:
-        return message, []
-    try:
-        outcome = apply_artifacts([message], artifact_dir=artifact_dir, strategy=strategy)
-    except Exception:
-        return message, []
-    results = outcome[0] if isinstance(outcome, tuple) else outcome
-    if not results:
-        return message, []
-    changed: ToolResultMessage = results[0]
-    events: list[dict[str, Any]] = []
-    details = changed.get("details")
-    if changed is not message and isinstance(details, dict) and details.get("artifactPath"):
-        events.append({
-            "type": "artifact_saved",
-            "toolCallId": changed["toolCallId"],
-            "toolName": changed["toolName"],
-            "path": str(details["artifactPath"]),
-            "originalBytes": int(details.get("originalBytes", 0)),
-        })
-    return changed, events
+        results, events = apply_artifacts(messages, artifact_dir=artifact_dir, strategy=strategy)
+    except Exception as err:  # a full disk must not cost the turn
+        return messages, [{"type": "notify", "message": f"Saving tool output as an artifact failed: {err}",
+                           "level": "warning"}]
+    return list(results), [dict(e) for e in events]

@@ -20,9 +20,9 @@ from pi_tui.agent.types import (
     ToolCallInfo,
 )
 from pi_tui.core.context.convert import convert_to_llm
-from pi_tui.core.messages import AgentMessage, LlmMessage
+from pi_tui.core.messages import AgentMessage, LlmMessage, ToolResultMessage
 from pi_tui.core.tool import ToolContext, ToolResult
-from pi_tui.session.persistence import apply_artifacts_to_result
+from pi_tui.session.persistence import apply_artifacts_to_results
 
 if TYPE_CHECKING:
     from pi_tui.session.agent_session import AgentSession
@@ -60,6 +60,7 @@ class RunConfigMixin:
             before_tool_call=self._before_tool_call,
             after_tool_call=self._after_tool_call,
             finalize_message=self._finalize_message,
+            transform_tool_results=self._tool_results_to_artifacts,
             on_payload=self._hooks.on_payload if self._hooks is not None else None,
             tool_execution="sequential" if execution == "sequential" else "parallel",
             tool_context=self._tool_context,
@@ -111,14 +112,15 @@ class RunConfigMixin:
         return AfterToolCallResult(content=result.content, details=result.details, replace_details=True,
                                    is_error=result.is_error)
 
+    async def _tool_results_to_artifacts(self: AgentSession, messages: list[ToolResultMessage]) -> list[ToolResultMessage]:
+        artifact_dir = self.session_manager.artifact_dir if self.session_manager.session_file is not None else None
+        results, events = apply_artifacts_to_results(messages, artifact_dir=artifact_dir,
+                                                     strategy=self._context_strategy())
+        for event in events:
+            self.emit(event)
+        return results
+
     async def _finalize_message(self: AgentSession, message: AgentMessage) -> AgentMessage:
-        if message.get("role") == "toolResult":
-            strategy = self.settings.get("artifacts") if self.settings is not None else None
-            message, events = apply_artifacts_to_result(
-                message, artifact_dir=self.session_manager.artifact_dir, strategy=strategy  # type: ignore[arg-type]
-            )
-            for event in events:
-                self.emit(event)
         if self._hooks is not None:
             message = await self._hooks.finalize_message(message)
         return message

@@ -1,0 +1,101 @@
+"""From parsed CLI flags to an ``AgentSession`` and the initial messages (shared by the print,
+JSON and RPC modes)."""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import sys
+from pathlib import Path
+from typing import Any
+
+from pi_tui.core.errors import ConfigError
+from pi_tui.core.messages import ImageContent
+from pi_tui.sdk import create_agent_session
+from pi_tui.session.agent_session import AgentSession
+
+IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp"}
+
+
+def session_from_args(args: argparse.Namespace, **overrides: Any) -> AgentSession:
+    """The session the CLI flags describe (``--model``, ``--session``, ``--tools``, …)."""
+    from pi_tui.resources.loader import ResourceOptions
+    from pi_tui.resources.locations import agent_dir
+    from pi_tui.resources.settings import load_settings
+
+    cwd = Path.cwd()
+    settings = load_settings(cwd, agent_dir())
+    active: list[str] | None = None
+    if getattr(args, "no_tools", False):
+        active = []
+    elif getattr(args, "tools", None):
+        active = [name.strip() for name in args.tools.split(",") if name.strip()]
+    options = {
+        "cwd": cwd,
+        "model": getattr(args, "model", None),
+        "provider_name": getattr(args, "provider", None),
+        "thinking_level": getattr(args, "thinking", None),
+        "api_key": getattr(args, "api_key", None),
+        "active_tools": active,
+        "session": getattr(args, "session", None),
+        "session_dir": getattr(args, "session_dir", None),
+        "continue_session": bool(getattr(args, "continue_session", False)),
+        "no_session": bool(getattr(args, "no_session", False)),
+        "settings": settings,
+        "resource_options": ResourceOptions.from_args(args, settings),
+        "load_extensions": not getattr(args, "no_extensions", False),
+        "extension_paths": tuple(getattr(args, "extensions", None) or ()),
+    }
+    options.update(overrides)
+    session = create_agent_session(**options)  # type: ignore[arg-type]
+    if getattr(args, "no_builtin_tools", False):
+        builtin = {"read", "bash", "edit", "write", "grep", "find", "ls"}
+        session.set_active_tools([n for n in session.get_active_tools() if n not in builtin])
+    return session
+
+
+def initial_prompts(args: argparse.Namespace, *, stdin_text: str | None) -> tuple[list[str], list[ImageContent]]:
+    """The messages to send: piped stdin first, ``@file`` arguments inlined into the first
+    message (text as ``<file name="…">``, images as attachments), then the rest in order."""
+    texts: list[str] = []
+    file_text = ""
+    images: list[ImageContent] = []
+    for item in getattr(args, "messages", None) or []:
+        if item.startswith("@") and len(item) > 1:
+            path = Path(item[1:]).expanduser().absolute()
+            file_text += _file_block(path, images)
+        else:
+            texts.append(item)
+    if stdin_text is not None and stdin_text.strip():
+        texts.insert(0, stdin_text.rstrip("\n"))
+    if file_text:
+        if texts:
+            texts[0] = file_text + texts[0]
+        else:
+            texts.append(file_text)
+    return texts, images
+
+
+def _file_block(path: Path, images: list[ImageContent]) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError as err:
+        raise ConfigError(f"Cannot read @{path}: {err.strerror}") from err
+    mime = IMAGE_TYPES.get(path.suffix.lower())
+    if mime is not None:
+        images.append({"type": "image", "data": base64.b64encode(data).decode("ascii"), "mimeType": mime})
+        return f'<file name="{path}"></file>\n'
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"@{path} is not a text file") from err
+    return f'<file name="{path}">\n{text}\n</file>\n'
+
+
+def read_piped_stdin() -> str | None:
+    if sys.stdin is None or sys.stdin.isatty():
+        return None
+    try:
+        return sys.stdin.read()
+    except (OSError, ValueError):
+        return None

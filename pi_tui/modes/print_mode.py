@@ -1,0 +1,93 @@
+"""``pi-tui -p "prompt" ["prompt 2" …]`` and ``--mode json`` (pi-behaviour.md §9.2, §9.3).
+
+The prompts run one after another in one session. Text mode prints the text blocks of the last
+assistant message to stdout; if that message ended in ``error`` or ``aborted`` its
+``errorMessage`` (or ``Request <reason>``) goes to stderr and the exit code is 1. JSON mode
+prints the session header line, then every session event as one JSON line
+(``json_mode.py``). Diagnostics always go to stderr; stdout carries only the answer.
+
+Speed: a CLI run ends with flush + ``os._exit``: interpreter teardown after litellm was loaded
+costs about a second and buys nothing here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+
+from pi_tui.core.errors import PiError
+from pi_tui.core.messages import assistant_text
+
+EXIT_FAILURE = 1
+
+
+def run_print_mode(args: argparse.Namespace, *, hard_exit: bool | None = None) -> int:
+    """Run and return the exit code (or end the process when ``hard_exit``; by default only
+    outside tests)."""
+    try:
+        code = asyncio.run(_run(args))
+    except KeyboardInterrupt:
+        code = 130
+    if hard_exit is None:
+        hard_exit = "PYTEST_CURRENT_TEST" not in os.environ
+    if hard_exit:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
+
+
+async def _run(args: argparse.Namespace) -> int:
+    from pi_tui.modes.cli_session import initial_prompts, read_piped_stdin, session_from_args
+
+    json_mode = getattr(args, "mode", None) == "json"
+    try:
+        prompts, images = initial_prompts(args, stdin_text=read_piped_stdin())
+        if not prompts:
+            print("pi-tui: no prompt given (pass it as an argument or on stdin)", file=sys.stderr)
+            return EXIT_FAILURE
+        session = session_from_args(args)
+    except PiError as err:
+        print(f"pi-tui: {err}", file=sys.stderr)
+        return EXIT_FAILURE
+    if json_mode:
+        from pi_tui.modes.json_mode import attach_json_output
+
+        attach_json_output(session)
+    else:
+        for note in session.session_manager.load_warnings:
+            print(f"pi-tui: {note}", file=sys.stderr)
+    try:
+        for index, text in enumerate(prompts):
+            await session.prompt(text, images=images if index == 0 else ())
+    except PiError as err:
+        print(f"pi-tui: {err}", file=sys.stderr)
+        return EXIT_FAILURE
+    finally:
+        await _shutdown(session)
+    return _report_last(session, print_text=not json_mode)
+
+
+def _report_last(session: object, *, print_text: bool) -> int:
+    messages = session.messages  # type: ignore[attr-defined]
+    last = messages[-1] if messages else None
+    if last is None or last.get("role") != "assistant":
+        return 0
+    if last.get("stopReason") in ("error", "aborted"):
+        print(last.get("errorMessage") or f"Request {last.get('stopReason')}", file=sys.stderr)
+        return EXIT_FAILURE
+    if print_text:
+        text = assistant_text(last)
+        sys.stdout.write(text + ("\n" if text and not text.endswith("\n") else ""))
+    return 0
+
+
+async def _shutdown(session: object) -> None:
+    runner = getattr(session, "extensions", None)
+    if runner is not None and runner.has_handlers("session_shutdown"):
+        await runner.emit("session_shutdown", {"reason": "quit"})
+    manager = getattr(session, "session_manager", None)
+    if manager is not None:
+        manager.close()

@@ -1,0 +1,142 @@
+"""The pipeline strategy at request time (spec/context-pipeline.md steps 2–6).
+
+Called by the agent loop while it prepares a model call (never inside one): snip and micro on
+the request copy through the preparation cache, and, only when the copy is still larger than the
+summary threshold, one strict-JSON summary that is recorded as a ``compaction`` entry so a
+reload projects the same request. A rejected or failed summary leaves the request as it was and
+counts towards the runner's circuit breaker.
+
+The summarizer reads the *prepared* history (micro already applied) of the part being
+summarized: cheaper than the canonical text, while the session file keeps everything. It is only
+called once every entry it summarizes is on disk ("transcript first").
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pi_tui.core.context.compaction import (
+    CompactionSettings,
+    estimate_tokens_now_and_after,
+    fit_conversation,
+    prepare_compaction,
+)
+from pi_tui.core.context.file_ops import format_file_operations
+from pi_tui.core.context.pipeline import (
+    PipelineConfig,
+    build_units,
+    coerce_pipeline_config,
+    reduce_units,
+)
+from pi_tui.core.context.pipeline_cache import Prepared, RequestPreparer
+from pi_tui.core.context.pipeline_summary import (
+    PIPELINE_SUMMARY_SYSTEM_PROMPT,
+    pipeline_summary_prompt,
+    render_pipeline_summary,
+    validate_summary_answer,
+)
+from pi_tui.core.messages import AgentMessage, user_message
+from pi_tui.core.provider import CompletionRequest
+from pi_tui.session.summarizer import call_summarizer
+
+if TYPE_CHECKING:
+    from pi_tui.session.compaction_runner import CompactionRunner
+
+SUMMARY_MAX_TOKENS = 4096
+
+
+def pipeline_config(settings: Any) -> PipelineConfig:
+    getter = getattr(settings, "pipeline_settings", None)
+    return coerce_pipeline_config(getter() if callable(getter) else None)
+
+
+def preparer_for(runner: CompactionRunner) -> RequestPreparer:
+    config = pipeline_config(runner.host.settings)
+    preparer = runner._preparer
+    if not isinstance(preparer, RequestPreparer) or preparer.config != config:
+        preparer = RequestPreparer(config, strategy="pipeline")
+        runner._preparer = preparer
+    return preparer
+
+
+async def prepare_request_messages(runner: CompactionRunner, messages: list[AgentMessage]) -> list[AgentMessage]:
+    host = runner.host
+    preparer = preparer_for(runner)
+    prepared = preparer.prepare(messages)
+    for event in prepared.events:
+        host.emit(event)
+    config = preparer.config
+    if prepared.bytes <= config.summary_threshold_bytes or runner.circuit_open:
+        return prepared.messages
+    model = host.current_model()
+    if model is None or not runner.settings_for(model).enabled:
+        return prepared.messages
+    if getattr(runner, "_pipeline_summary_at", None) == len(messages):
+        return prepared.messages  # already tried for exactly this history
+    runner._pipeline_summary_at = len(messages)  # type: ignore[attr-defined]
+    if await _summarize(runner, prepared, config):
+        fresh = list(host.session_manager.build_session_context().messages)
+        runner._replace_messages()
+        again = preparer_for(runner).prepare(fresh)
+        host.emit({
+            "type": "context_reduced", "step": "summary", "bytesBefore": prepared.bytes, "bytesAfter": again.bytes,
+            "tokensBefore": _tokens(prepared), "tokensAfter": _tokens(again),
+            "detail": "earlier history replaced by a JSON summary (compaction entry)",
+        })
+        return again.messages
+    return prepared.messages
+
+
+def _tokens(prepared: Prepared) -> int:
+    return prepared.reduction.tokens_after if prepared.reduction is not None else 0
+
+
+def _reject(runner: CompactionRunner, prepared: Prepared, reason: str) -> bool:
+    runner.host.emit({
+        "type": "context_reduced", "step": "summary_rejected", "bytesBefore": prepared.bytes, "bytesAfter": prepared.bytes,
+        "tokensBefore": _tokens(prepared), "tokensAfter": _tokens(prepared), "detail": reason,
+    })
+    runner.record_failure()
+    return False
+
+
+async def _summarize(runner: CompactionRunner, prepared: Prepared, config: PipelineConfig) -> bool:
+    host = runner.host
+    sm = host.session_manager
+    model = host.current_model()
+    assert model is not None
+    base = runner.settings_for(model)
+    settings = CompactionSettings(reserve_tokens=base.reserve_tokens, keep_recent_tokens=max(1, config.summary_threshold_bytes // 8))
+    path = sm.get_branch()
+    preparation = prepare_compaction(path, settings)
+    if preparation is None or preparation.nothing_to_summarize:
+        return False
+    if sm.session_file is not None and sm.entries_on_disk < len(sm.get_entries()):
+        return _reject(runner, prepared, "the transcript is not on disk yet; no summary requested")
+    units, _ = build_units(preparation.messages_to_summarize + preparation.turn_prefix_messages)
+    summarized = reduce_units(units, PipelineConfig(variant="exact")).messages
+    budget = max(0, model.context_window - SUMMARY_MAX_TOKENS - 1024)
+    prompt = pipeline_summary_prompt(fit_conversation(summarized, budget_tokens=budget), preparation.previous_summary)
+    request = CompletionRequest(
+        model=model, system_prompt=PIPELINE_SUMMARY_SYSTEM_PROMPT, messages=[user_message(prompt)], tools=[],
+        max_tokens=SUMMARY_MAX_TOKENS, reasoning=None, session_id=None, api_key=runner._require_key(model),
+    )
+    runner._busy += 1
+    try:
+        answer = await call_summarizer(host.provider_for(model), request)
+    except Exception as err:  # a broken summarizer must not break the run
+        return _reject(runner, prepared, f"summary failed: {err}")
+    finally:
+        runner._busy -= 1
+    verdict = validate_summary_answer(answer)
+    if not verdict.accepted or verdict.fields is None:
+        return _reject(runner, prepared, f"summary rejected: {verdict.reason}")
+    read_files, modified_files = preparation.file_ops.lists()
+    summary = render_pipeline_summary(verdict.fields) + format_file_operations(read_files, modified_files)
+    before, after = estimate_tokens_now_and_after(path, preparation.first_kept_index, summary)
+    if after >= before:
+        return _reject(runner, prepared, f"summary rejected: it did not make the context smaller ({before} → {after} tokens)")
+    sm.append_compaction(summary, preparation.first_kept_entry_id, preparation.tokens_before,
+                         {"readFiles": read_files, "modifiedFiles": modified_files}, False)
+    runner._failures = 0
+    return True
