@@ -87,7 +87,8 @@ class TreeScreen(ModalScreen[TreeChoice | None]):
         Binding("enter", "choose", "Choose", id="tree.choose"),
         Binding("escape", "clear_search_or_close", "Close", id="tree.cancel"),
         Binding("backspace", "search_backspace", "Delete search char", show=False, id="tree.search_backspace"),
-        Binding("L,shift+l", "edit_label", "Label", id="tree.edit_label"),
+        # priority: shift+l is printable and would otherwise be typed into the search.
+        Binding("L,shift+l", "edit_label", "Label", priority=True, id="tree.edit_label"),
         Binding("ctrl+d", "set_filter('default')", "Default filter", show=False, id="tree.filter.default"),
         Binding("ctrl+t", "toggle_filter('no-tools')", "No tools", show=False, id="tree.filter.no_tools"),
         Binding("ctrl+u", "toggle_filter('user-only')", "User only", show=False, id="tree.filter.user_only"),
@@ -189,7 +190,7 @@ class TreeScreen(ModalScreen[TreeChoice | None]):
         if not self._rows:
             position = "(no entries match)" if query or self._view.filter != "default" else "(empty session)"
         filter_note = "" if self._view.filter == "default" else f"  [{self._view.filter}]"
-        self.query_one("#tree-status", Static).update(f"{position}{filter_note}")
+        self.query_one("#tree-status", Static).update(Content(f"{position}{filter_note}"))
 
     @on(OptionList.OptionHighlighted)
     def _highlight_moved(self) -> None:
