@@ -48,6 +48,8 @@ class PiApp(App[int]):
         self.initial_messages = list(initial_messages)
         self.warm_up = warm_up
         self.first_frame_at: float | None = None
+        self.after_first_frame: list[Callable[[], object]] = []
+        """Hooks run once the first frame is on screen (the demo's tour, benchmarks)."""
         self.chat: ChatScreen | None = None
         self.bridge: SessionBridge | None = None
         if theme and theme in self.available_themes:
@@ -67,6 +69,8 @@ class PiApp(App[int]):
         self.first_frame_at = time.monotonic()
         if self.warm_up is not None:
             self.warm_up()
+        for hook in self.after_first_frame:
+            hook()
         if self.initial_messages and self.chat is not None:
             text = "\n\n".join(self.initial_messages)
             self.initial_messages = []

@@ -51,7 +51,10 @@ class ChatEventRenderer:
         self.steering: list[str] = []
         self.follow_up: list[str] = []
         self._compaction_tokens_before: int | None = None
-        self.user_bash: dict[str, BashOutputBlock] = {}
+        self.context_unknown = False
+        """True after a compaction until the next answer reports real usage (footer shows "unknown")."""
+        self.last_compaction_error: str | None = None
+        """Shown once: the worker that called ``compact`` skips an error the event already showed."""
 
     async def handle(self, event: dict[str, Any]) -> None:
         kind = event.get("type", "")
@@ -103,6 +106,8 @@ class ChatEventRenderer:
         message = event.get("message") or {}
         if message.get("role") == "assistant":
             await self.w.conversation.finish_assistant(message, retries=self.retry_attempts)
+            if message.get("stopReason") not in ("error", "aborted"):
+                self.context_unknown = False
 
     async def _bash_message(self, message: dict[str, Any]) -> None:
         block = BashOutputBlock(message.get("command", ""), message.get("output", ""),
@@ -143,11 +148,13 @@ class ChatEventRenderer:
             await self.w.conversation.add_notice("Compaction cancelled", severity="warning")
             return
         if event.get("errorMessage"):
+            self.last_compaction_error = str(event["errorMessage"])
             await self.w.conversation.add(ErrorBlock(f"Compaction failed: {event['errorMessage']}",
                                                      advice="The conversation is unchanged. /compact retries; "
                                                             "/model can pick a model with a larger window."))
             return
         if isinstance(result, dict):
+            self.context_unknown = True
             await self.w.conversation.add(SummaryBlock(
                 "compaction", str(result.get("summary", "")), tokens_before=result.get("tokensBefore"),
                 tokens_after=event.get("tokensAfter"), reason=str(event.get("reason", "")),

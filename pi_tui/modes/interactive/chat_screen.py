@@ -69,7 +69,9 @@ class ChatScreen(Screen[None]):
             yield EventsTicker("", id="ticker")
             yield QueueView("", id="queue")
             yield CompletionMenu(id="completion")
-            yield PromptEditor(self.keymap, self._complete, id="editor")
+            editor = PromptEditor(self.keymap, self._complete, id="editor")
+            editor.placeholder = "Message · / commands · @ files · !cmd shell · shift+enter/ctrl+j new line"
+            yield editor
             yield StatusFooter(id="footer")
 
     @property
@@ -113,7 +115,9 @@ class ChatScreen(Screen[None]):
         self.query_one(EventsTicker).display = narrow and not show
 
     def refresh_footer(self) -> None:
-        self.query_one(StatusFooter).set_data(footer_data(self.session, self.pi.cwd))
+        renderer = getattr(self, "renderer", None)
+        unknown = renderer is not None and renderer.context_unknown
+        self.query_one(StatusFooter).set_data(footer_data(self.session, self.pi.cwd, context_unknown=unknown))
 
     # ------------------------------------------------------------------ session events
 

@@ -32,7 +32,8 @@ def _compaction_end(event: dict[str, Any]) -> EventLine:
     if event.get("aborted"):
         return EventLine("compaction cancelled", _reason_label(reason), "warning")
     if event.get("errorMessage"):
-        return EventLine("compaction failed", str(event["errorMessage"]), "error")
+        detail = str(event["errorMessage"]).removeprefix("Compaction failed: ")
+        return EventLine("compaction failed", detail, "error")
     result = event.get("result") if isinstance(event.get("result"), dict) else {}
     before = result.get("tokensBefore") if result else None
     after = event.get("tokensAfter")

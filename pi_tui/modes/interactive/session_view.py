@@ -30,7 +30,8 @@ def model_label(model: Any) -> str:
     return f"{model.provider}/{model.id}"
 
 
-def footer_data(session: Any, cwd: Path) -> FooterData:
+def footer_data(session: Any, cwd: Path, *, context_unknown: bool = False) -> FooterData:
+    """What the footer shows; ``context_unknown`` right after a compaction (pi shows ``?``)."""
     data = FooterData(cwd=tilde_path(cwd), branch=git_branch(cwd))
     if session is None:
         return data
@@ -46,10 +47,11 @@ def footer_data(session: Any, cwd: Path) -> FooterData:
         "cacheWrite": totals.cache_write, "cost": totals.cost,
     }
     usage = None
-    try:
-        usage = session.get_context_usage()
-    except Exception:
-        usage = None
+    if not context_unknown:
+        try:
+            usage = session.get_context_usage()
+        except Exception:
+            usage = None
     if usage is not None:
         data.context_tokens = int(usage.tokens)
         data.context_window = int(usage.context_window)

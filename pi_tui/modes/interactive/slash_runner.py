@@ -77,9 +77,13 @@ class SlashRunner:
         self.screen.run_worker(self._compact(args or None), group="agent", exit_on_error=False)
 
     async def _compact(self, instructions: str | None) -> None:
+        self.screen.renderer.last_compaction_error = None
         try:
             await self.session.compact(instructions)
         except Exception as err:
+            shown = self.screen.renderer.last_compaction_error
+            if shown is not None and (str(err) in shown or shown in str(err)):
+                return
             await self.screen.conversation.add(ErrorBlock(f"Compaction failed: {err}",
                                                           advice="The conversation is unchanged."))
         finally:
@@ -138,7 +142,7 @@ class SlashRunner:
         finally:
             if waiting is not None:
                 waiting.finish()
-        if getattr(result, "cancelled", False) or (isinstance(result, dict) and result.get("cancelled")):
+        if getattr(result, "cancelled", False) or getattr(result, "aborted", False):
             await self.notice("Navigation cancelled; the session is unchanged.", "warning")
             return
         self.screen.post_message(SessionReplaced("Moved in the session tree", _editor_text_of(result)))

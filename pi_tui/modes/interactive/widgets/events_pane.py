@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
-from textual.containers import VerticalScroll
+from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
@@ -19,11 +19,28 @@ MAX_ENTRIES = 500
 SEVERITY_STYLE = {"info": "$text", "success": "$success", "warning": "$warning", "error": "$error"}
 
 
-def event_content(line: EventLine, stamp: str) -> Content:
-    text = Content.styled(stamp + " ", "$text-muted").append_text(line.title, f"bold {SEVERITY_STYLE[line.severity]}")
-    if line.detail:
-        text = text.append_text("\n  " + line.detail, "$text-muted")
-    return text
+def event_title(line: EventLine, stamp: str) -> Content:
+    return Content.styled(stamp + " ", "$text-muted").append_text(line.title, f"bold {SEVERITY_STYLE[line.severity]}")
+
+
+class EventEntry(Vertical):
+    """One event: the timestamped title, then the detail indented under it."""
+
+    DEFAULT_CSS = """
+    EventEntry { height: auto; }
+    EventEntry > Static { height: auto; }
+    EventEntry > .event-detail { padding-left: 2; color: $text-muted; }
+    """
+
+    def __init__(self, line: EventLine, stamp: str) -> None:
+        super().__init__(classes=f"event -{line.severity}")
+        self.line = line
+        self.stamp = stamp
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        yield Static(event_title(self.line, self.stamp), classes="event-title")
+        if self.line.detail:
+            yield Static(Content(self.line.detail), classes="event-detail")
 
 
 class EventsPane(VerticalScroll):
@@ -50,7 +67,7 @@ class EventsPane(VerticalScroll):
         self.lines.append(line)
         for empty in self.query(".events-empty"):
             empty.remove()
-        self.mount(Static(event_content(line, stamp), classes=f"event -{line.severity}"))
+        self.mount(EventEntry(line, stamp))
         if len(self.lines) > MAX_ENTRIES:
             self.lines = self.lines[-MAX_ENTRIES:]
             oldest = self.query(".event").first()
