@@ -103,7 +103,7 @@ def parse_gitignore(text: str) -> list[IgnoreRule]:
 
 
 @dataclass(slots=True)
-class _Scope:
+class IgnoreScope:
     base: str
     """Folder of the .gitignore, relative to the walk root, POSIX ('' = root, None-like '..' above)."""
     rules: list[IgnoreRule]
@@ -112,7 +112,7 @@ class _Scope:
 class IgnoreStack:
     """The rules in force at one folder of the walk (parents first, so later rules win)."""
 
-    def __init__(self, scopes: list[_Scope] | None = None) -> None:
+    def __init__(self, scopes: list[IgnoreScope] | None = None) -> None:
         self.scopes = scopes or []
 
     def with_file(self, base: str, gitignore: Path) -> IgnoreStack:
@@ -121,7 +121,7 @@ class IgnoreStack:
         except OSError:
             return self
         rules = parse_gitignore(text)
-        return IgnoreStack([*self.scopes, _Scope(base, rules)]) if rules else self
+        return IgnoreStack([*self.scopes, IgnoreScope(base, rules)]) if rules else self
 
     def ignored(self, rel_path: str, is_dir: bool) -> bool:
         verdict = False
