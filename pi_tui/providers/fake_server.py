@@ -236,7 +236,10 @@ class FakeServer:
     ) -> None:
         self.script, models = _coerce_script(script)
         self._server = _Server(port, self.script, log_path, models)
-        self._thread = threading.Thread(target=self._server.serve_forever, name="fake-openai-server", daemon=True)
+        # a short poll interval: shutdown() waits up to one interval, and tests start many servers
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, name="fake-openai-server", daemon=True
+        )
 
     @property
     def port(self) -> int:
