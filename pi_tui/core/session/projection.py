@@ -12,7 +12,7 @@ from typing import Any, Final
 
 from pi_tui.core.messages import AgentMessage
 from pi_tui.core.session.entries import Entry, ms_from_iso
-from pi_tui.core.session.tree import index_entries, path_to
+from pi_tui.core.session.tree import index_entries
 
 
 class LastEntry:
@@ -81,6 +81,52 @@ def compaction_summary_message(entry: Entry) -> AgentMessage:
     }
 
 
+def _walk_back(index: dict[str, Entry], leaf: Entry) -> tuple[list[Entry], str, ModelRef | None, int]:
+    """Walk from ``leaf`` towards the root, collecting what the context needs.
+
+    Returns the walked entries (leaf first), the thinking level, the model and the position of
+    the latest compaction in that list (-1 if none). The walk stops early once everything is
+    known: the latest compaction, its first kept entry, the model and the thinking level. A
+    100,000-entry session with compactions therefore reads only its last few thousand entries.
+    """
+    walked: list[Entry] = []
+    thinking: str | None = None
+    model: ModelRef | None = None
+    compaction_at = -1
+    first_kept: Any = None
+    kept_found = False
+    limit = len(index) + 1  # a parentId cycle must not loop forever
+    entry: Entry | None = leaf
+    while entry is not None and limit:
+        limit -= 1
+        walked.append(entry)
+        kind = entry.get("type")
+        if kind == "message":
+            if model is None:
+                message = entry.get("message")
+                if isinstance(message, dict) and message.get("role") == "assistant":
+                    model = ModelRef(str(message.get("provider", "")), str(message.get("model", "")))
+        elif kind == "thinking_level_change":
+            if thinking is None:
+                thinking = str(entry.get("thinkingLevel", "off"))
+        elif kind == "model_change":
+            if model is None:
+                model = ModelRef(str(entry.get("provider", "")), str(entry.get("modelId", "")))
+        elif kind == "compaction" and compaction_at < 0:
+            compaction_at = len(walked) - 1
+            first_kept = entry.get("firstKeptEntryId")
+            kept_found = first_kept not in index  # not in the file: nothing to look for
+        if compaction_at >= 0 and compaction_at != len(walked) - 1 and entry.get("id") == first_kept:
+            kept_found = True
+        if kept_found and model is not None and thinking is not None:
+            break
+        parent = entry.get("parentId")
+        entry = index.get(parent) if isinstance(parent, str) and parent != entry.get("id") else None
+    if entry is not None and not limit:  # a cycle: keep each entry once, where first reached
+        walked = list({id(e): e for e in walked}.values())
+    return walked, thinking or "off", model, compaction_at
+
+
 def build_session_context(
     entries: list[Entry],
     leaf_id: str | LastEntry | None = LAST_ENTRY,
@@ -95,42 +141,25 @@ def build_session_context(
     if leaf_id is None or not entries:
         return SessionContext()
     index = by_id if by_id is not None else index_entries(entries)
-    if isinstance(leaf_id, LastEntry) or leaf_id not in index:
-        last = entries[-1]
-        path = path_to(index, last["id"]) if isinstance(last.get("id"), str) else [last]
-    else:
-        path = path_to(index, leaf_id)
-
-    thinking_level = "off"
-    model: ModelRef | None = None
-    compaction_index = -1
-    for position, entry in enumerate(path):
-        kind = entry.get("type")
-        if kind == "message":
-            message = entry.get("message")
-            if isinstance(message, dict) and message.get("role") == "assistant":
-                model = ModelRef(str(message.get("provider", "")), str(message.get("model", "")))
-        elif kind == "thinking_level_change":
-            thinking_level = str(entry.get("thinkingLevel", "off"))
-        elif kind == "model_change":
-            model = ModelRef(str(entry.get("provider", "")), str(entry.get("modelId", "")))
-        elif kind == "compaction":
-            compaction_index = position
+    leaf = index.get(leaf_id) if isinstance(leaf_id, str) else None
+    if leaf is None:
+        leaf = entries[-1]
+    walked, thinking_level, model, compaction_at = _walk_back(index, leaf)
 
     messages: list[AgentMessage] = []
-    append = messages.append
-    if compaction_index < 0:
-        selected: list[Entry] = path
+    if compaction_at < 0:
+        selected = walked[::-1]
     else:
-        compaction = path[compaction_index]
-        append(compaction_summary_message(compaction))
+        compaction = walked[compaction_at]
+        messages.append(compaction_summary_message(compaction))
         first_kept = compaction.get("firstKeptEntryId")
-        start = compaction_index  # not found before the compaction: keep none of them
-        for position in range(compaction_index):
-            if path[position].get("id") == first_kept:
-                start = position
-                break
-        selected = path[start:compaction_index] + path[compaction_index + 1 :]
+        newer = walked[compaction_at - 1 :: -1] if compaction_at > 0 else []
+        older = walked[compaction_at + 1 :]
+        kept_from = next((i for i, e in enumerate(older) if e.get("id") == first_kept), None)
+        # older is leaf-side first: entries from the root side end up to first_kept, in order
+        kept = older[kept_from::-1] if kept_from is not None else []
+        selected = kept + newer
+    append = messages.append
     for entry in selected:
         if entry.get("type") == "message":
             message = entry.get("message")
