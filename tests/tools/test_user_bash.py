@@ -1,0 +1,44 @@
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from pi_tui.tools.user_bash import run_user_bash, sanitize_output
+
+from .helpers import live_processes_in_group
+
+
+def test_sanitize_strips_ansi_controls_and_cr():
+    assert sanitize_output("\x1b[31mred\x1b[0m\r\nok\x07\tx\x1b]0;title\x07") == "red\nok\tx"
+
+
+async def test_output_and_exit_code(tmp_path: Path):
+    result = await run_user_bash("printf '\\033[1mbold\\033[0m\\r\\n'; exit 2", cwd=tmp_path)
+    assert result == {"output": "bold\n", "exitCode": 2, "cancelled": False, "truncated": False, "fullOutputPath": None}
+
+
+async def test_large_output_is_truncated_with_a_full_output_file(tmp_path: Path):
+    result = await run_user_bash("seq 1 100000", cwd=tmp_path, artifact_dir=tmp_path / "arts")
+    assert result["truncated"] is True
+    assert result["output"].endswith("100000\n")
+    full = Path(result["fullOutputPath"])
+    assert full.parent == tmp_path / "arts"
+    assert await asyncio.to_thread(full.read_text) == "".join(f"{i}\n" for i in range(1, 100001))
+
+
+async def test_abort_event_cancels_and_kills_the_group(tmp_path: Path):
+    abort = asyncio.Event()
+    chunks: list[str] = []
+    pid_file = tmp_path / "pid"
+    task = asyncio.create_task(run_user_bash(
+        f"echo $$ > {pid_file}; echo go; sleep 60", cwd=tmp_path, abort=abort, on_chunk=chunks.append
+    ))
+    for _ in range(200):
+        await asyncio.sleep(0.02)
+        if chunks:
+            break
+    abort.set()
+    result = await task
+    assert result["cancelled"] is True and result["exitCode"] is None
+    assert result["output"] == "go\n"
+    assert live_processes_in_group(int(pid_file.read_text())) == []
