@@ -18,7 +18,7 @@ from pi_tui.extensions.loader import load_extensions
 from pi_tui.providers.scripted import ScriptedProvider
 from pi_tui.sdk import create_agent_session
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "extensions"
 
 
 def text_of_request_messages(request: Any) -> list[str]:

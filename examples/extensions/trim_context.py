@@ -4,7 +4,7 @@ Keeps the most recent ``KEEP_RECENT`` messages verbatim and replaces everything 
 one placeholder, so the model knows something was cut. Only the request is trimmed: the session
 file keeps the full history, and the next request is trimmed again from the full history.
 
-Load it with ``pi-tui -e examples/trim_context.py`` or copy it to ``~/.pi/agent/extensions/``.
+Load it with ``pi-tui -e examples/extensions/trim_context.py`` or copy it to ``~/.pi/agent/extensions/``.
 """
 
 from __future__ import annotations
