@@ -121,7 +121,7 @@ class AgentSession(RunConfigMixin, SessionControlMixin):
         self.agent = Agent(context, self._loop_config, steering_mode=steering, follow_up_mode=follow_up)
         self.agent.subscribe(self._on_agent_event)
         self.compaction_runner: Any = self._make_compaction_runner()
-        self.rebuild_system_prompt()
+        self.rebuild_system_prompt(reload=False)  # the resources were just loaded
 
     # ------------------------------------------------------------------ parts and wiring
 

@@ -25,10 +25,10 @@ if TYPE_CHECKING:
 class SessionControlMixin:
     # ------------------------------------------------------------------ system prompt
 
-    def rebuild_system_prompt(self: AgentSession) -> str:
+    def rebuild_system_prompt(self: AgentSession, *, reload: bool = True) -> str:
         """Reload resources from disk (AGENTS.md, SYSTEM.md, skills …) and rebuild the base prompt;
         called before each run and after compaction."""
-        if self._resource_loader is not None:
+        if reload and self._resource_loader is not None:
             try:
                 self.resources = self._resource_loader()
             except Exception as err:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -28,7 +29,7 @@ async def test_tool_round_trip_is_persisted_as_a_chain(make_session, project: Pa
     assert entries[2]["thinkingLevel"] == "medium"  # the settings default, for a reasoning model
     roles = [e["message"]["role"] for e in entries[3:]]
     assert roles == ["user", "assistant", "toolResult", "assistant"]
-    for parent, child in zip(entries[1:], entries[2:], strict=False):
+    for parent, child in itertools.pairwise(entries[1:]):
         assert child["parentId"] == parent["id"]
     assert entries[5]["message"]["content"][0]["text"].startswith("hello file")
     assert provider.requests[0].reasoning == "medium"
@@ -70,7 +71,7 @@ async def test_existing_session_restores_messages_model_and_thinking(make_sessio
 async def test_prompt_while_streaming_needs_a_queue_choice(make_session) -> None:
     import asyncio
 
-    session, provider, events = make_session([
+    session, _, events = make_session([
         {"text": "slow answer here", "chunk_size": 2, "chunk_delay_ms": 15},
         {"text": "steered", "when": {"last_user_contains": "also"}},
     ])
