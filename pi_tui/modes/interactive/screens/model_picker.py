@@ -23,11 +23,11 @@ def model_matches(model: ModelInfo, tokens: Sequence[str]) -> bool:
 
 
 def format_window(tokens: int) -> str:
-    """``128k``, ``1M``, ``8k`` (context windows are round numbers)."""
+    """``128k``, ``131k``, ``1M``, ``1.5M``."""
     if tokens >= 1_000_000:
-        return f"{tokens / 1_000_000:g}M"
+        return f"{tokens / 1_000_000:.1f}".removesuffix(".0") + "M"
     if tokens >= 1000:
-        return f"{tokens / 1000:g}k"
+        return f"{round(tokens / 1000)}k"
     return str(tokens)
 
 

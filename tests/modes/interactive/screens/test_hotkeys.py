@@ -1,0 +1,31 @@
+"""HotkeysScreen: the app's keys plus every full-screen view's, filterable."""
+
+from __future__ import annotations
+
+from textual.widgets import DataTable
+
+from pi_tui.modes.interactive.screens.hotkeys import HotkeyRow, HotkeysScreen, screen_hotkey_rows
+from tests.modes.interactive.screens.builders import ScreenHost
+
+
+def test_screen_rows_come_from_the_screens_bindings():
+    rows = {(row.group, row.description): row.keys for row in screen_hotkey_rows()}
+    assert rows[("/tree", "Fold")] == "ctrl+left, alt+left"
+    assert rows[("/tree", "Label")] == "shift+l"
+    assert rows[("/tree", "Close")] == "esc"
+    assert rows[("/resume", "Delete")] == "ctrl+d"
+    assert rows[("/resume", "All projects")] == "tab"
+
+
+async def test_typing_filters_the_table():
+    app_rows = [HotkeyRow(group="app", keys="ctrl+l", description="Open the model picker")]
+    screen = HotkeysScreen(app_rows)
+    app = ScreenHost(screen)
+    async with app.run_test(size=(120, 40)) as pilot:
+        table = screen.query_one(DataTable)
+        assert table.row_count == len(screen.rows) > 20
+        await pilot.press(*"model picker")
+        assert table.row_count == 1
+        assert [str(cell) for cell in table.get_row_at(0)] == ["app", "ctrl+l", "Open the model picker"]
+        await pilot.press("escape")
+        assert app.results == [None]
