@@ -125,7 +125,7 @@ def _docs_block() -> str:
         "extensions, skills, prompt templates):\n"
         f"- Overview: {root / 'README.md'}\n"
         f"- Reference: {root / 'docs'} (settings.md, extensions.md, skills.md, prompt-templates.md)\n"
-        f"- Extension examples: {root / 'examples'}"
+        f"- Extension examples: {root / 'examples' / 'extensions'}"
     )
 
 
