@@ -1,0 +1,104 @@
+"""Benchmark: the ``bash`` tool running a command that prints 1 GB.
+
+Targets (issue 3): the peak RSS of pi-tui grows by less than 50 MB, and the run takes no more
+than about 2x the time the shell alone needs to write the same output to a file.
+
+Each run is a fresh interpreter: it imports the tool, records its peak RSS (``VmHWM``), runs
+``BashTool.execute`` (which streams the full output to a file in an artifact folder, keeps a
+rolling tail and sends throttled UI updates), then records the peak again. The baseline is the
+same command with its output redirected to a file by the shell. Medians over the runs.
+
+    python bench/bench_bash_output.py [--bytes 1073741824] [--runs 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+
+CHILD = """
+import asyncio, json, sys, time
+from pathlib import Path
+from pi_tui.core.tool import ToolContext
+from pi_tui.tools.bash import BashTool
+
+def peak_kb():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    return 0
+
+command, workdir = sys.argv[1], Path(sys.argv[2])
+updates = []
+ctx = ToolContext(cwd=workdir, artifact_dir=workdir / "artifacts", on_update=lambda r: updates.append(1))
+loop = asyncio.new_event_loop()
+before = peak_kb()
+started = time.perf_counter()
+result = loop.run_until_complete(BashTool().execute("bench", {"command": command}, ctx))
+elapsed = time.perf_counter() - started
+after = peak_kb()
+full = Path(result.details["fullOutputPath"])
+print(json.dumps({"seconds": elapsed, "rss_before_kb": before, "rss_after_kb": after,
+                  "full_output_bytes": full.stat().st_size, "updates": len(updates),
+                  "text_bytes": len(result.content[0]["text"].encode())}))
+full.unlink()
+"""
+
+
+def command_for(size: int) -> str:
+    return f"yes 'The quick brown fox jumps over the lazy dog 0123456789' | head -c {size}"
+
+
+def shell_baseline(command: str, workdir: Path) -> float:
+    target = workdir / "baseline.out"
+    started = time.perf_counter()
+    subprocess.run(["/bin/bash", "-c", f"{command} > {target}"], check=True)
+    elapsed = time.perf_counter() - started
+    target.unlink()
+    return elapsed
+
+
+def tool_run(command: str, workdir: Path) -> dict[str, float]:
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, command, str(workdir)], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bytes", type=int, default=1 << 30)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args(argv)
+    command = command_for(args.bytes)
+    with tempfile.TemporaryDirectory(prefix="pi-tui-bench-bash-") as folder:
+        workdir = Path(folder)
+        baselines, runs = [], []
+        for _ in range(args.runs):
+            baselines.append(shell_baseline(command, workdir))
+            runs.append(tool_run(command, workdir))
+    base = statistics.median(baselines)
+    tool = statistics.median(r["seconds"] for r in runs)
+    growth_mb = statistics.median((r["rss_after_kb"] - r["rss_before_kb"]) / 1024 for r in runs)
+    complete = all(r["full_output_bytes"] == args.bytes for r in runs)
+    print(f"bash output {args.bytes / (1 << 20):.0f} MiB, {args.runs} runs (medians)")
+    print(f"  shell alone to a file : {base:.2f} s")
+    print(f"  bash tool             : {tool:.2f} s   ratio {tool / base:.2f}x   (target <= ~2x)")
+    print(f"  peak RSS growth       : {growth_mb:.1f} MB   (target < 50 MB)")
+    print(f"  full-output file      : {'complete' if complete else 'INCOMPLETE'}; "
+          f"text to model {runs[0]['text_bytes']} bytes; UI updates {runs[0]['updates']}")
+    ok = complete and growth_mb < 50 and tool / base <= 2.5
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
