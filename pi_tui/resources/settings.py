@@ -15,12 +15,9 @@ meanwhile by another process (or by hand) survive.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import json
 import os
-import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -28,6 +25,7 @@ from pi_tui.resources import settings_schema as schema
 from pi_tui.resources.diagnostics import ResourceDiagnostic
 from pi_tui.resources.locations import agent_dir as default_agent_dir
 from pi_tui.resources.locations import expand_home, project_dir
+from pi_tui.resources.settings_io import Scope, SettingsFile, file_lock, read_settings_file
 from pi_tui.resources.settings_schema import (
     DEFAULT_SETTINGS,
     MISSING,
@@ -41,107 +39,19 @@ from pi_tui.resources.settings_schema import (
 )
 
 SETTINGS_FILE = "settings.json"
-LOCK_TRIES = 10
-LOCK_WAIT_S = 0.02
-STALE_LOCK_S = 10.0
-
-Scope = Literal["global", "project"]
 _MERGE_ORDER: tuple[Scope, ...] = ("global", "project")
 _PRIORITY_ORDER: tuple[Scope, ...] = ("project", "global")
-
-
-class _SettingsFile:
-    """One settings file: its raw text as parsed (for writing) and a sanitized copy (for reading)."""
-
-    def __init__(self, path: Path, scope: Scope) -> None:
-        self.path = path
-        self.scope = scope
-        self.raw: JsonDict = {}
-        self.effective: JsonDict = {}
-        self.unparseable = False
-        self.modified: dict[tuple[str, ...], Any] = {}
-
-    def load(self, diagnostics: list[ResourceDiagnostic]) -> None:
-        data, problem = read_settings_file(self.path)
-        self.unparseable = problem is not None
-        if problem is not None:
-            diagnostics.append(ResourceDiagnostic("error", problem, self.path))
-        self.raw = data
-        self.effective = copy.deepcopy(data)
-        schema.migrate(self.effective)
-        for parts, value in self.modified.items():  # unsaved changes survive a reload
-            schema.assign(self.effective, parts, value)
-        for key in schema.EXPECTED_TYPES:
-            parts = schema.split_path(key)
-            value = schema.lookup(self.effective, parts)
-            if value is MISSING:
-                continue
-            why = schema.type_problem(key, value)
-            if why is not None:
-                diagnostics.append(ResourceDiagnostic("warning", f"{why}; using the default", self.path))
-                _remove(self.effective, parts)
-
-
-def _remove(data: JsonDict, parts: tuple[str, ...]) -> None:
-    node = schema.lookup(data, parts[:-1]) if len(parts) > 1 else data
-    if isinstance(node, dict):
-        node.pop(parts[-1], None)
-
-
-def read_settings_file(path: Path) -> tuple[JsonDict, str | None]:
-    """``(data, problem)``: a missing file is ``{}`` with no problem."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}, None
-    except (OSError, UnicodeDecodeError) as exc:
-        return {}, f"cannot read settings: {exc}"
-    if not text.strip():
-        return {}, None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        return {}, f"invalid JSON in settings ({exc.msg} at line {exc.lineno}, column {exc.colno}); using defaults"
-    if not isinstance(data, dict):
-        return {}, f"settings must be a JSON object, got {type(data).__name__}; using defaults"
-    return data, None
-
-
-@contextlib.contextmanager
-def _file_lock(path: Path) -> Iterator[bool]:
-    """Yield True when ``<path>.lock`` was acquired (created exclusively); always cleaned up."""
-    lock = path.with_name(path.name + ".lock")
-    acquired = False
-    for _ in range(LOCK_TRIES):
-        try:
-            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-        except FileExistsError:
-            with contextlib.suppress(OSError):
-                if time.time() - lock.stat().st_mtime > STALE_LOCK_S:
-                    lock.unlink()  # left behind by a crashed process
-                    continue
-            time.sleep(LOCK_WAIT_S)
-            continue
-        os.close(fd)
-        acquired = True
-        break
-    try:
-        yield acquired
-    finally:
-        if acquired:
-            with contextlib.suppress(OSError):
-                lock.unlink()
 
 
 class SettingsManager:
     """The merged view of both files plus typed getters; see the module docstring."""
 
     def __init__(self, global_path: Path | None, project_path: Path | None) -> None:
-        self._files: dict[Scope, _SettingsFile] = {}
+        self._files: dict[Scope, SettingsFile] = {}
         if global_path is not None:
-            self._files["global"] = _SettingsFile(global_path, "global")
+            self._files["global"] = SettingsFile(global_path, "global")
         if project_path is not None:
-            self._files["project"] = _SettingsFile(project_path, "project")
+            self._files["project"] = SettingsFile(project_path, "project")
         self._overrides: JsonDict = {}
         self.diagnostics: list[ResourceDiagnostic] = []
         self._merged: JsonDict = {}
@@ -366,12 +276,12 @@ class SettingsManager:
         self._rebuild()
         return self._flush(file)
 
-    def _flush(self, file: _SettingsFile) -> bool:
+    def _flush(self, file: SettingsFile) -> bool:
         if file.unparseable:
             self._report(file, "not saved: the file could not be parsed at startup; fix it by hand first")
             return False
         file.path.parent.mkdir(parents=True, exist_ok=True)
-        with _file_lock(file.path) as locked:
+        with file_lock(file.path) as locked:
             if not locked:
                 self._report(file, "not saved: the settings file is locked by another process")
                 return False
@@ -387,7 +297,7 @@ class SettingsManager:
             file.raw = current
         return True
 
-    def _report(self, file: _SettingsFile, message: str) -> None:
+    def _report(self, file: SettingsFile, message: str) -> None:
         diagnostic = ResourceDiagnostic("error", message, file.path)
         if diagnostic not in self.diagnostics:
             self.diagnostics.append(diagnostic)
