@@ -1,0 +1,74 @@
+"""Parsing: malformed and torn lines are skipped but always reported (file + line)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pi_tui.core.session.jsonl import dump_line, parse_session_bytes, read_header, read_session_file
+
+HEADER = '{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}'
+ENTRY = '{"type":"custom","customType":"x","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z"}'
+
+
+def parse(text: str):
+    return parse_session_bytes(text.encode(), Path("s.jsonl"))
+
+
+def test_blank_lines_are_skipped_and_crlf_is_tolerated():
+    result = parse(f"\n{HEADER}\r\n\n   \n{ENTRY}\r\n")
+    assert [e["type"] for e in result.entries] == ["session", "custom"]
+    assert result.warnings == []
+
+
+def test_malformed_lines_are_counted_and_reported_with_their_line():
+    result = parse(f"{HEADER}\n{{broken\n42\n{ENTRY}\n[1]\n")
+    assert [e["type"] for e in result.entries] == ["session", "custom"]
+    assert result.malformed_lines == [2, 3, 5]
+    assert result.warnings == [f"s.jsonl:{n}: malformed line skipped (not a JSON object)" for n in (2, 3, 5)]
+    assert not result.torn_last_line
+
+
+def test_a_torn_last_line_is_reported_as_such():
+    result = parse(f"{HEADER}\n{ENTRY}\n{ENTRY[:30]}")
+    assert len(result.entries) == 2
+    assert result.torn_last_line and not result.ends_with_newline
+    assert result.warnings == ["s.jsonl:3: incomplete last line skipped (a write was cut off)"]
+
+
+def test_many_malformed_lines_are_summarized():
+    result = parse(HEADER + "\n" + "nope\n" * 30)
+    assert len(result.malformed_lines) == 30
+    assert len(result.warnings) == 21
+    assert "10 more malformed lines skipped (30 in total)" in result.warnings[-1]
+
+
+def test_a_file_without_valid_header_yields_nothing():
+    assert parse(ENTRY + "\n").entries == []
+    assert parse('{"type":"session","id":5}\n').entries == []
+    assert parse("").entries == [] and not parse("").has_content
+    assert "not a pi session file" in parse("hello\n").warnings[-1]
+
+
+def test_extra_data_after_an_object_is_malformed():
+    result = parse(f'{HEADER}\n{ENTRY} {{"x":1}}\n{ENTRY}  \n')
+    assert result.malformed_lines == [2]
+    assert len(result.entries) == 2
+
+
+def test_dump_line_is_compact_utf8_and_escapes_lone_surrogates():
+    assert dump_line({"a": "é", "b": [1, None]}) == '{"a":"é","b":[1,null]}\n'
+    line = dump_line({"a": "\ud800"})
+    line.encode("utf-8")
+    assert json.loads(line) == {"a": "\ud800"}
+
+
+def test_read_header(tmp_path: Path):
+    good = tmp_path / "a.jsonl"
+    good.write_text(HEADER + "\n" + ENTRY + "\n")
+    assert read_header(good)["id"] == "s1"
+    bad = tmp_path / "b.jsonl"
+    bad.write_text(ENTRY + "\n")
+    assert read_header(bad) is None
+    assert read_header(tmp_path / "missing.jsonl") is None
+    assert read_session_file(good).valid
