@@ -12,8 +12,8 @@ over litellm's body: pi's ``messages`` replace litellm's copy, and ``store``,
 ``max_completion_tokens``, ``tools`` and the reasoning keys arrive verbatim. Measured on the fake
 server: the body equals pi's key for key, in pi's key order
 (``model, messages, stream, stream_options, store, max_completion_tokens, tools, ...``).
-Unavoidable differences: the HTTP headers are the Python SDK's (``User-Agent: AsyncOpenAI/Python``,
-``X-Stainless-Lang: python``, ...), and the body's whitespace/escaping is the SDK's JSON encoder.
+Compact JSON with raw UTF-8, as pi. The unavoidable difference: the HTTP headers are the Python
+SDK's (``User-Agent: AsyncOpenAI/Python``, ``X-Stainless-Lang: python``, ...), not the JS SDK's.
 
 For every other litellm provider (``anthropic/...``, ``gemini/...``, ``ollama/...``) the same
 encoded messages and tools go in as litellm's standard arguments and litellm translates them to
