@@ -34,9 +34,10 @@ def _yaml_error_message(error: yaml.YAMLError) -> str:
     problem = getattr(error, "problem", None) or str(error).splitlines()[0]
     mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
     if mark is not None:
-        # PyYAML marks are 0-based; editors count from 1.
-        return f"{problem} at line {mark.line + 1}, column {mark.column + 1}"
-    return f"{problem} at line 1"
+        # PyYAML marks are 0-based and count from the block's first line, which is the file's
+        # second line (after the opening ``---``): report the line an editor shows.
+        return f"{problem} at line {mark.line + 2}, column {mark.column + 1}"
+    return f"{problem} at line 2"
 
 
 def parse_frontmatter(content: str) -> ParsedMarkdown:

@@ -38,3 +38,8 @@ def test_non_mapping_yaml_is_an_error_and_strip_still_works() -> None:
     with pytest.raises(FrontmatterError):
         parse_frontmatter("---\n- a\n- b\n---\nbody")
     assert strip_frontmatter("---\n: : bad\n---\n  body  ") == "body"
+
+
+def test_error_line_is_the_file_line() -> None:
+    with pytest.raises(FrontmatterError, match="mapping values are not allowed here at line 3, column 5"):
+        parse_frontmatter("---\nname: ok\na: b: c\n---\nbody")

@@ -4,6 +4,8 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pi_tui.resources.prompt_templates import (
     PromptTemplate,
@@ -156,3 +158,19 @@ def test_builtin_templates_load_cleanly(project: Path, agent_dir: Path) -> None:
         assert template.description and not template.description.endswith("...")
         assert template.argument_hint
         assert "$" in template.content  # each one takes arguments
+
+
+_arg = st.text(alphabet=st.sampled_from(list("ab $@{}:-0123456789ARGUMENTS")), max_size=8)
+
+
+@given(st.lists(_arg, max_size=5))
+def test_values_are_never_expanded_again(args: list[str]) -> None:
+    assert substitute_args("$@", args) == " ".join(args)
+    assert substitute_args("[$1]", args) == f"[{args[0] if args else ''}]"
+    assert substitute_args("${1:-$2}", args) == (args[0] if args and args[0] else "$2")
+
+
+@given(st.text(max_size=40))
+def test_parse_command_args_never_yields_empty_or_separator_only_args(text: str) -> None:
+    for arg in parse_command_args(text):
+        assert arg != ""
