@@ -30,6 +30,17 @@ if TYPE_CHECKING:
     from pi_tui.extensions.runner import ExtensionRunner
 
 NotifyLevel = Literal["info", "warning", "error"]
+
+KNOWN_EVENTS = frozenset({
+    "session_start", "session_shutdown", "resources_discover", "session_before_switch",
+    "session_before_fork", "session_before_compact", "session_compact", "session_compact_failed",
+    "session_before_tree", "session_tree", "input", "before_agent_start", "agent_start",
+    "agent_end", "turn_start", "turn_end", "message_start", "message_update", "message_end",
+    "tool_execution_start", "tool_execution_update", "tool_execution_end", "context",
+    "before_provider_request", "after_provider_response", "tool_call", "tool_result",
+    "user_bash", "model_select", "thinking_level_select",
+})
+"""Events pi-tui emits; subscribing to another name still works but earns a warning (typos)."""
 Handler = Callable[..., Any]
 """``(event) -> result`` or ``(event, ctx) -> result``; the result may be awaitable."""
 CommandHandler = Callable[..., Any]
@@ -239,6 +250,8 @@ class ExtensionAPI:
             return decorator
         if not callable(handler):
             raise ExtensionError(f"handler for {event!r} is not callable")
+        if event not in KNOWN_EVENTS:
+            self._runner.notify(f"{self.path}: pi.on({event!r}): no such event; the handler will never run", "warning")
         self._extension.handlers.setdefault(event, []).append(handler)
         return handler
 

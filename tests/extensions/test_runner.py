@@ -383,3 +383,10 @@ async def test_ctx_exposes_the_session(tmp_path: Path) -> None:
     assert seen == {"cwd": tmp_path, "sm": "the session manager", "usage": {"tokens": 10, "contextWindow": 100, "percent": 10.0},
                     "prompt": "BASE PROMPT", "idle": True}
     assert host.aborted == 1 and runner.errors == []
+
+
+async def test_unknown_event_name_warns_once_bound(tmp_path: Path) -> None:
+    runner = make_runner(lambda pi: pi.on("turn_ends", lambda e: None))
+    host = RecordingHost(tmp_path)
+    runner.bind(host)
+    assert host.notes == [("/ext/e0.py: pi.on('turn_ends'): no such event; the handler will never run", "warning")]
