@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Literal
 
 from pi_tui.resources.builtin import builtin_prompts_dir
-from pi_tui.resources.diagnostics import Collision, ResourceDiagnostic
+from pi_tui.resources.diagnostics import ResourceDiagnostic
 from pi_tui.resources.frontmatter import FrontmatterError, parse_frontmatter
 from pi_tui.resources.locations import project_dir
-from pi_tui.resources.scan import list_markdown_files, real_path
+from pi_tui.resources.scan import FirstWins, list_markdown_files
 
 TemplateSource = Literal["path", "project", "user", "settings", "builtin", "extension"]
 DESCRIPTION_FALLBACK_CHARS = 60
@@ -115,32 +115,19 @@ def load_prompt_templates(
         sources.extend((p, "extension", True) for p in extension_paths)
         if include_builtin:
             sources.append((builtin_prompts_dir(), "builtin", False))
-    by_name: dict[str, PromptTemplate] = {}
-    seen: set[Path] = set()
+    collected: FirstWins[PromptTemplate] = FirstWins(
+        "prompt", lambda name: f'name "/{name}" collision', result.diagnostics
+    )
     for location, source, must_exist in sources:
         if not must_exist and not location.is_dir():
             continue
         for file in _template_files(location, result.diagnostics):
-            key = real_path(file)
-            if key in seen:
+            if not collected.first_visit(file):
                 continue
-            seen.add(key)
             template = load_template_file(file, source, result.diagnostics)
-            if template is None:
-                continue
-            winner = by_name.get(template.name)
-            if winner is not None:
-                result.diagnostics.append(
-                    ResourceDiagnostic(
-                        "collision",
-                        f'name "/{template.name}" collision',
-                        file,
-                        Collision("prompt", template.name, winner.file_path, file),
-                    )
-                )
-                continue
-            by_name[template.name] = template
-            result.templates.append(template)
+            if template is not None:
+                collected.add(template.name, file, template)
+    result.templates = collected.items
     return result
 
 

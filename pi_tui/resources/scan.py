@@ -1,11 +1,15 @@
-"""Directory scanning shared by templates and skills: follow symlinks, skip and report broken ones."""
+"""Scanning shared by templates and skills: follow symlinks, report broken ones, first name wins."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Generic, Literal, TypeVar
 
-from pi_tui.resources.diagnostics import ResourceDiagnostic
+from pi_tui.resources.diagnostics import Collision, ResourceDiagnostic
+
+T = TypeVar("T")
 
 
 def list_markdown_files(directory: Path, diagnostics: list[ResourceDiagnostic]) -> list[Path]:
@@ -36,3 +40,37 @@ def real_path(path: Path) -> Path:
         return path.resolve(strict=True)
     except OSError:
         return path.absolute()
+
+
+class FirstWins(Generic[T]):
+    """Collects resources in priority order: a real file is used once (silently), and the first
+    resource of a name wins — a later one becomes a ``collision`` diagnostic naming both files."""
+
+    def __init__(
+        self,
+        resource_type: Literal["skill", "prompt"],
+        collision_message: Callable[[str], str],
+        diagnostics: list[ResourceDiagnostic],
+    ) -> None:
+        self.items: list[T] = []
+        self._resource_type = resource_type
+        self._message = collision_message
+        self._diagnostics = diagnostics
+        self._winners: dict[str, Path] = {}
+        self._seen: set[Path] = set()
+
+    def first_visit(self, file: Path) -> bool:
+        key = real_path(file)
+        if key in self._seen:
+            return False
+        self._seen.add(key)
+        return True
+
+    def add(self, name: str, file: Path, item: T) -> None:
+        winner = self._winners.get(name)
+        if winner is not None:
+            collision = Collision(self._resource_type, name, winner, file)
+            self._diagnostics.append(ResourceDiagnostic("collision", self._message(name), file, collision))
+            return
+        self._winners[name] = file
+        self.items.append(item)

@@ -23,11 +23,11 @@ from typing import Any, Literal
 from xml.sax.saxutils import escape
 
 from pi_tui.resources.builtin import builtin_skills_dir
-from pi_tui.resources.diagnostics import Collision, ResourceDiagnostic
+from pi_tui.resources.diagnostics import ResourceDiagnostic
 from pi_tui.resources.frontmatter import FrontmatterError, parse_frontmatter, strip_frontmatter
 from pi_tui.resources.ignore_rules import IgnoreRules
 from pi_tui.resources.locations import project_dir
-from pi_tui.resources.scan import real_path
+from pi_tui.resources.scan import FirstWins
 
 SkillSource = Literal["path", "project", "user", "settings", "extension", "builtin"]
 MAX_NAME_LENGTH = 64
@@ -188,8 +188,7 @@ def load_skills(
         if include_builtin:
             sources.append((builtin_skills_dir(), "builtin", True, False))
     result = SkillLoadResult()
-    by_name: dict[str, Skill] = {}
-    seen: set[Path] = set()
+    collected: FirstWins[Skill] = FirstWins("skill", lambda name: f'name "{name}" collision', result.diagnostics)
     for location, source, top_level_markdown, must_exist in sources:
         if location.is_dir():
             files = _skill_files(
@@ -202,26 +201,13 @@ def load_skills(
                 result.diagnostics.append(ResourceDiagnostic("warning", "skill path does not exist", location))
             continue
         for file in files:
-            key = real_path(file)
-            if key in seen:
-                continue  # the same file reached twice (symlink, overlapping paths): silently once
-            seen.add(key)
+            # The same file reached twice (symlink, overlapping paths) loads once, silently.
+            if not collected.first_visit(file):
+                continue
             skill = load_skill_file(file, source, result.diagnostics)
-            if skill is None:
-                continue
-            winner = by_name.get(skill.name)
-            if winner is not None:
-                result.diagnostics.append(
-                    ResourceDiagnostic(
-                        "collision",
-                        f'name "{skill.name}" collision',
-                        file,
-                        Collision("skill", skill.name, winner.file_path, file),
-                    )
-                )
-                continue
-            by_name[skill.name] = skill
-            result.skills.append(skill)
+            if skill is not None:
+                collected.add(skill.name, file, skill)
+    result.skills = collected.items
     return result
 
 
