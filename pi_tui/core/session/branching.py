@@ -44,7 +44,7 @@ def create_branched_session(manager: SessionManager, leaf_id: str) -> Path | Non
     path = manager.get_branch(leaf_id)
     if not path:
         raise EntryNotFoundError(leaf_id)
-    kept = [entry for entry in path if entry.get("type") != "label"]
+    kept = _without_labels(path)
     ids = {entry["id"] for entry in kept}
     label_entries: list[Entry] = []
     parent_id = kept[-1]["id"] if kept else None
@@ -63,6 +63,29 @@ def create_branched_session(manager: SessionManager, leaf_id: str) -> Path | Non
     manager._install(header, kept + label_entries)
     manager._persistence.flush(manager._header, manager._entries)
     return manager.session_file
+
+
+def _without_labels(path: list[Entry]) -> list[Entry]:
+    """The path minus its label entries, re-linked past them.
+
+    Label entries sit on the path (they advance the leaf), so dropping one would leave its child
+    pointing at a missing parent; pi does exactly that, and its branched session then projects
+    only from the orphan onwards. Here such a child gets a shallow copy whose ``parentId`` is the
+    nearest kept ancestor (same keys, same order; the original entry is not touched).
+    """
+    kept: list[Entry] = []
+    previous: str | None = None
+    dropped = False
+    for entry in path:
+        if entry.get("type") == "label":
+            dropped = True
+            continue
+        if dropped and entry.get("parentId") != previous:
+            entry = {**entry, "parentId": previous}
+        kept.append(entry)
+        previous = entry.get("id")
+        dropped = False
+    return kept
 
 
 def fork(manager: SessionManager, entry_id: str, position: ForkPosition) -> ForkResult:
