@@ -6,7 +6,12 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pi_tui.core.session.listing import find_most_recent_session, list_all_sessions, list_sessions, session_info
+from pi_tui.core.session.listing import (
+    find_most_recent_session,
+    list_all_sessions,
+    list_sessions,
+    session_info,
+)
 from pi_tui.core.session.manager import SessionManager
 
 from .builders import assistant, user, write_objects
