@@ -4,7 +4,7 @@
 Why it exists: ``import litellm`` costs ~3.5 s and ~200 MB here, more than pi's whole round
 trip (1.28 s). For an endpoint that already speaks pi's wire format there is nothing for litellm
 to translate, so this client posts pi's exact body (``openai_encode.build_request_body``) with
-httpx and feeds the SSE chunks through the same ``StreamAssembler`` as the litellm adapter:
+a small stdlib HTTP client (``http_stream.py``) and feeds the SSE chunks through the same ``StreamAssembler`` as the litellm adapter:
 same events, same final message, same error texts (§14.2), same classification. Anything else
 (``anthropic/...``, ``gemini/...``) goes through ``LiteLLMProvider``.
 
@@ -13,7 +13,6 @@ No HTTP-level retries: retries are the session's, with visible events (§7.5).
 
 from __future__ import annotations
 
-import asyncio
 import email.utils
 import json
 import math
@@ -24,6 +23,13 @@ from typing import Any
 from pi_tui import __version__
 from pi_tui.core.provider import AssistantMessageEvent, CompletionRequest
 from pi_tui.providers.classify import classify_http_error
+from pi_tui.providers.http_stream import (
+    ConnectFailed,
+    ReadTimeout,
+    StreamCut,
+    StreamResponse,
+    post_stream,
+)
 from pi_tui.providers.openai_encode import (
     build_request_body,
     effective_base_url,
@@ -38,28 +44,12 @@ DEFAULT_TIMEOUT_S = 600.0
 
 
 class OpenAIHttpProvider:
-    """Streams one reply from ``<baseUrl>/chat/completions``. One instance keeps one
-    connection pool; it is cheap to create."""
+    """Streams one reply from ``<baseUrl>/chat/completions``; stateless and cheap to create."""
 
     def __init__(self, *, timeout: float = DEFAULT_TIMEOUT_S) -> None:
         self.timeout = timeout
-        self._client: Any = None
-
-    def _http(self) -> Any:
-        if self._client is None:
-            import httpx  # 0.14 s; only when a request is actually made
-
-            self._client = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout, connect=30.0))
-        return self._client
-
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
 
     async def stream(self, request: CompletionRequest) -> AsyncIterator[AssistantMessageEvent]:
-        import httpx
-
         assembler = StreamAssembler(request.model)
         compat = model_compat(request.model)
         body = build_request_body(request, compat)
@@ -77,44 +67,47 @@ class OpenAIHttpProvider:
         headers.update(request_headers(request, compat))
         url = effective_base_url(request.model).rstrip("/") + "/chat/completions"
         payload = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-        started = False
+        response: StreamResponse | None = None
         try:
-            async with self._http().stream("POST", url, content=payload, headers=headers) as response:
-                if response.status_code >= 400:
-                    raw = (await response.aread()).decode("utf-8", errors="replace")
-                    text, code = error_text(response.status_code, raw)
-                    kind = classify_http_error(response.status_code, text, code)
-                    for event in assembler.fail(text, kind, retry_after_ms=retry_after_ms(response.headers)):
+            response = await post_stream(url, payload, headers, timeout=self.timeout)
+            if response.status >= 400:
+                raw = (await response.read()).decode("utf-8", errors="replace")
+                text, code = error_text(response.status, raw)
+                kind = classify_http_error(response.status, text, code)
+                for event in assembler.fail(text, kind, retry_after_ms=retry_after_ms(response.headers)):
+                    yield event
+                return
+            yield assembler.start()
+            async for data in _sse_data(response):
+                if data == "[DONE]":
+                    break
+                try:
+                    chunk = json.loads(data)
+                except ValueError:
+                    continue
+                if isinstance(chunk, dict) and isinstance(chunk.get("error"), dict):
+                    message = str(chunk["error"].get("message") or json.dumps(chunk["error"]))
+                    for event in assembler.fail(message, classify_http_error(None, message, chunk["error"].get("code"))):
                         yield event
                     return
-                yield assembler.start()
-                started = True
-                async for data in _sse_data(response):
-                    if data == "[DONE]":
-                        break
-                    try:
-                        chunk = json.loads(data)
-                    except ValueError:
-                        continue
-                    if isinstance(chunk, dict) and isinstance(chunk.get("error"), dict):
-                        message = str(chunk["error"].get("message") or json.dumps(chunk["error"]))
-                        for event in assembler.fail(message, classify_http_error(None, message, chunk["error"].get("code"))):
-                            yield event
-                        return
-                    if isinstance(chunk, dict):
-                        for event in assembler.feed(chunk):
-                            yield event
-        except asyncio.CancelledError:
-            raise
-        except httpx.TimeoutException:
+                if isinstance(chunk, dict):
+                    for event in assembler.feed(chunk):
+                        yield event
+        except ReadTimeout:
             for event in assembler.fail(TIMEOUT_MESSAGE, "transient"):
                 yield event
             return
-        except httpx.HTTPError:
-            message = CONNECTION_CUT_MESSAGE if started else CONNECTION_ERROR_MESSAGE
-            for event in assembler.fail(message, "transient"):
+        except StreamCut:
+            for event in assembler.fail(CONNECTION_CUT_MESSAGE, "transient"):
                 yield event
             return
+        except ConnectFailed:
+            for event in assembler.fail(CONNECTION_ERROR_MESSAGE, "transient"):
+                yield event
+            return
+        finally:
+            if response is not None:
+                await response.close()
         for event in assembler.finish():
             yield event
 
@@ -122,7 +115,7 @@ class OpenAIHttpProvider:
 async def _sse_data(response: Any) -> AsyncIterator[str]:
     """The payload of each SSE ``data:`` field (multi-line data joined with newlines)."""
     lines: list[str] = []
-    async for line in response.aiter_lines():
+    async for line in response.iter_lines():
         if not line:
             if lines:
                 yield "\n".join(lines)

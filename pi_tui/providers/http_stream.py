@@ -1,0 +1,157 @@
+"""A minimal asyncio HTTP/1.1 client for one streamed POST (stdlib only).
+
+Why not httpx: importing httpx here also imports httpcore, h2 and (through its CLI) rich —
+about 0.3–0.5 s, a third of pi's whole round trip. A chat-completions call needs one POST with
+a streamed body (chunked transfer encoding or a plain body), over TCP or TLS; that is all this
+does. One connection per request (``Connection: close``), no proxies, no redirects.
+
+Failures raise ``HttpStreamError`` subclasses: ``ConnectFailed`` (nothing was sent or no
+response came), ``StreamCut`` (the body ended early), ``ReadTimeout`` (no data for
+``timeout`` seconds).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+
+class HttpStreamError(Exception):
+    pass
+
+
+class ConnectFailed(HttpStreamError):
+    pass
+
+
+class StreamCut(HttpStreamError):
+    pass
+
+
+class ReadTimeout(HttpStreamError):
+    pass
+
+
+@dataclass(slots=True)
+class StreamResponse:
+    status: int
+    headers: dict[str, str]
+    _reader: asyncio.StreamReader
+    _writer: asyncio.StreamWriter
+    _timeout: float
+    _chunked: bool = False
+    _remaining: int | None = None
+    _done: bool = False
+    _pending: bytes = field(default=b"")
+
+    async def _read(self, call: object) -> bytes:
+        try:
+            return await asyncio.wait_for(call, self._timeout)  # type: ignore[arg-type]
+        except TimeoutError as err:
+            raise ReadTimeout(f"no data for {self._timeout:g} s") from err
+        except asyncio.IncompleteReadError as err:
+            raise StreamCut("the connection closed before the body was complete") from err
+        except (ConnectionError, OSError) as err:
+            raise StreamCut(str(err) or type(err).__name__) from err
+
+    async def iter_bytes(self) -> AsyncIterator[bytes]:
+        while not self._done:
+            if self._chunked:
+                line = await self._read(self._reader.readuntil(b"\r\n"))
+                size = int(line.split(b";", 1)[0].strip() or b"0", 16)
+                if size == 0:
+                    while (await self._read(self._reader.readuntil(b"\r\n"))) != b"\r\n":
+                        pass  # trailers
+                    self._done = True
+                    return
+                data = await self._read(self._reader.readexactly(size + 2))
+                yield data[:-2]
+            elif self._remaining is not None:
+                if self._remaining == 0:
+                    self._done = True
+                    return
+                data = await self._read(self._reader.read(min(65536, self._remaining)))
+                if not data:
+                    raise StreamCut("the connection closed before the body was complete")
+                self._remaining -= len(data)
+                yield data
+            else:
+                data = await self._read(self._reader.read(65536))
+                if not data:
+                    self._done = True
+                    return
+                yield data
+
+    async def iter_lines(self) -> AsyncIterator[str]:
+        buffer = b""
+        async for data in self.iter_bytes():
+            buffer += data
+            while b"\n" in buffer:
+                line, buffer = buffer.split(b"\n", 1)
+                yield line.rstrip(b"\r").decode("utf-8", errors="replace")
+        if buffer:
+            yield buffer.rstrip(b"\r").decode("utf-8", errors="replace")
+
+    async def read(self) -> bytes:
+        return b"".join([part async for part in self.iter_bytes()])
+
+    async def close(self) -> None:
+        self._writer.close()
+        try:
+            await self._writer.wait_closed()
+        except (ConnectionError, OSError):
+            pass
+
+
+async def post_stream(url: str, body: bytes, headers: dict[str, str], *, timeout: float,  # noqa: ASYNC109 (a per-read timeout, not a deadline)
+                      connect_timeout: float = 30.0) -> StreamResponse:
+    """Send the POST and read the status line and headers; the body is read by the caller."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConnectFailed(f"unsupported URL {url!r}")
+    secure = parts.scheme == "https"
+    port = parts.port or (443 if secure else 80)
+    try:
+        reader, writer = await asyncio.wait_for(
+            asyncio.open_connection(parts.hostname, port, ssl=ssl.create_default_context() if secure else None,
+                                    limit=1 << 20),
+            connect_timeout,
+        )
+    except (TimeoutError, OSError) as err:
+        raise ConnectFailed(str(err) or type(err).__name__) from err
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    host = parts.hostname if parts.port is None else f"{parts.hostname}:{parts.port}"
+    lines = [f"POST {target} HTTP/1.1", f"Host: {host}", f"Content-Length: {len(body)}", "Connection: close"]
+    lines += [f"{name}: {value}" for name, value in headers.items()]
+    try:
+        writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body)
+        await writer.drain()
+        status_line = await asyncio.wait_for(reader.readuntil(b"\r\n"), timeout)
+        received: dict[str, str] = {}
+        while True:
+            line = await asyncio.wait_for(reader.readuntil(b"\r\n"), timeout)
+            if line == b"\r\n":
+                break
+            name, _, value = line.decode("latin-1").partition(":")
+            received[name.strip().lower()] = value.strip()
+    except (TimeoutError, OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError) as err:
+        writer.close()
+        raise ConnectFailed(str(err) or type(err).__name__) from err
+    try:
+        status = int(status_line.split(b" ", 2)[1])
+    except (IndexError, ValueError) as err:
+        writer.close()
+        raise ConnectFailed(f"not an HTTP response: {status_line[:80]!r}") from err
+    length = received.get("content-length")
+    return StreamResponse(
+        status=status,
+        headers=received,
+        _reader=reader,
+        _writer=writer,
+        _timeout=timeout,
+        _chunked="chunked" in received.get("transfer-encoding", "").lower(),
+        _remaining=int(length) if length and length.isdigit() else None,
+    )
