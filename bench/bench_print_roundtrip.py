@@ -51,7 +51,7 @@ def measure(label: str, args: list[str], env: dict[str, str], cwd: Path, runs: i
     for _ in range(runs):
         with FakeServer(SCRIPT * turns) as server:
             (Path(env["PI_CODING_AGENT_DIR"]) / "models.json").write_text(json.dumps(_models(server.base_url)))
-            elapsed, peak, out = one_run(args, env, cwd)
+            elapsed, peak, _ = one_run(args, env, cwd)
         times.append(elapsed)
         rss.append(peak)
     result = {"median_s": statistics.median(times), "min_s": min(times), "max_s": max(times),
