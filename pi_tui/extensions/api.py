@@ -15,6 +15,7 @@ extensions are being loaded no host is bound yet: action methods then raise
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -200,7 +201,20 @@ class ExecResult:
 
 
 def accepts_context(handler: Callable[..., Any]) -> bool:
-    """Whether ``handler`` takes a second positional argument (``ctx``)."""
+    """Whether ``handler`` takes a second positional argument (``ctx``). Cached: it runs for every
+    handler call, streaming ``message_update`` events included."""
+    try:
+        return _accepts_context_cached(handler)
+    except TypeError:  # an unhashable callable object
+        return _accepts_context(handler)
+
+
+@functools.lru_cache(maxsize=1024)
+def _accepts_context_cached(handler: Callable[..., Any]) -> bool:
+    return _accepts_context(handler)
+
+
+def _accepts_context(handler: Callable[..., Any]) -> bool:
     try:
         params = list(inspect.signature(handler).parameters.values())
     except (TypeError, ValueError):
