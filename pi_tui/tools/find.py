@@ -58,12 +58,7 @@ def python_find(root: Path, pattern: str, limit: int) -> list[str]:
     return results
 
 
-async def run_fd(fd: str, root: Path, pattern: str, limit: int) -> list[str]:
-    command = [fd, "--glob", "--color=never", "--hidden", "--no-require-git", "--max-results", str(limit)]
-    full = full_path_pattern(pattern)
-    if full is not None:
-        command.append("--full-path")
-    command += ["--", full or pattern, str(root)]
+async def _fd_output(command: list[str]) -> tuple[int, str, str]:
     try:
         process = await asyncio.create_subprocess_exec(
             *command, stdin=asyncio.subprocess.DEVNULL,
@@ -76,10 +71,23 @@ async def run_fd(fd: str, root: Path, pattern: str, limit: int) -> list[str]:
     except asyncio.CancelledError:
         process.kill()
         raise
-    lines = [line for line in stdout.decode("utf-8", "replace").splitlines() if line.strip()]
-    if process.returncode != 0 and not lines:
-        message = stderr.decode("utf-8", "replace").strip()
-        raise ToolError(message or f"fd exited with code {process.returncode}")
+    code = process.returncode if process.returncode is not None else -1
+    return code, stdout.decode("utf-8", "replace"), stderr.decode("utf-8", "replace")
+
+
+async def run_fd(fd: str, root: Path, pattern: str, limit: int) -> list[str]:
+    flags = ["--glob", "--color=never", "--hidden", "--no-require-git", "--max-results", str(limit)]
+    full = full_path_pattern(pattern)
+    if full is not None:
+        flags.append("--full-path")
+    tail = ["--", full or pattern, str(root)]
+    code, stdout, stderr = await _fd_output([fd, *flags, *tail])
+    if code != 0 and "--no-require-git" in stderr:
+        # fd < 9 has no such flag and ignores .gitignore outside a git repo: use the walker
+        return await asyncio.to_thread(python_find, root, pattern, limit)
+    lines = [line for line in stdout.splitlines() if line.strip()]
+    if code != 0 and not lines:
+        raise ToolError(stderr.strip() or f"fd exited with code {code}")
     prefix = str(root).rstrip(os.sep) + os.sep
     results: list[str] = []
     for line in lines:
