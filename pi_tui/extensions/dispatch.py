@@ -154,7 +154,9 @@ class HandlerDispatcher:
         try:
             result = handler(event, ctx) if accepts_context(handler) else handler(event)
             if inspect.isawaitable(result):
-                result = await asyncio.wait_for(result, self.timeout_s)
+                # asyncio.timeout cancels the awaited handler in place (no extra task per call).
+                async with asyncio.timeout(self.timeout_s):
+                    result = await result
             return result
         except TimeoutError:
             self.report(ext.path, name, f"handler timed out after {self.timeout_s:g}s")
