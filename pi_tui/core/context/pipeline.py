@@ -239,11 +239,19 @@ class Reduction:
     tokens_after: int = 0
 
 
-def reduce_units(units: Sequence[Unit], config: PipelineConfig, *, micro_before: int | None = None) -> Reduction:
+def reduce_units(
+    units: Sequence[Unit],
+    config: PipelineConfig,
+    *,
+    micro_before: int | None = None,
+    totals: tuple[int, int] | None = None,
+) -> Reduction:
     """Snip, then micro, over whole units.
 
     ``micro_before`` (cache-aware) replaces the results of tool groups whose unit index is below
     it; without it the exact rule applies to the snipped request: all but the 3 newest groups.
+    ``totals`` are the ``(bytes, tokens)`` of all units when the caller keeps them incrementally
+    (otherwise they are summed here, which is O(units)).
     """
     snip = plan_snip(len(units), config)
     if snip.dropped:
@@ -251,9 +259,10 @@ def reduce_units(units: Sequence[Unit], config: PipelineConfig, *, micro_before:
     else:
         kept = list(range(len(units)))
     reduction = Reduction(messages=[])
-    for size in (u.size() for u in units):
-        reduction.bytes_before += size[0]
-        reduction.tokens_before += size[1]
+    if totals is None:
+        sizes_all = [u.size() for u in units]
+        totals = (sum(s[0] for s in sizes_all), sum(s[1] for s in sizes_all))
+    reduction.bytes_before, reduction.tokens_before = totals
     kept_units = [units[i] for i in kept]
     reduction.snipped_units = snip.dropped
     marker: AgentMessage | None = None
