@@ -42,7 +42,7 @@ Strategy = Literal["pi", "pipeline"]
 
 def result_text(result: ToolResultMessage) -> str:
     """The result's text blocks joined with newlines (what an artifact file holds)."""
-    return "\n".join(block["text"] for block in result.get("content", []) if block.get("type") == "text")
+    return "\n".join(str(block.get("text", "")) for block in result.get("content", []) if block.get("type") == "text")
 
 
 def text_bytes(result: ToolResultMessage) -> int:

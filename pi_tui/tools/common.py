@@ -69,7 +69,7 @@ def optional_bool(args: dict[str, JsonValue], key: str, tool: str) -> bool | Non
     if isinstance(value, bool):
         return value
     if value in ("true", "false"):
-        return value == "true"
+        return bool(value == "true")
     raise _invalid(tool, key, "must be boolean")
 
 
