@@ -90,7 +90,7 @@ class LiteLLMProvider:
     async def stream(self, request: CompletionRequest) -> AsyncIterator[AssistantMessageEvent]:
         assembler = StreamAssembler(request.model)
         try:
-            litellm = _litellm or await asyncio.to_thread(load_litellm)
+            litellm: Any = _litellm or await asyncio.to_thread(load_litellm)
             body = encoded_body(request)
             kwargs = completion_kwargs(request, body, timeout=self.timeout)
             response = await litellm.acompletion(**kwargs)

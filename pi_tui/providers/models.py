@@ -87,7 +87,7 @@ def parse_model_ref(ref: str) -> tuple[str, ThinkingLevel | None]:
     """Split an optional ``:thinking`` suffix off a ``--model`` value (``openai/gpt-4o:high``)."""
     head, sep, tail = ref.rpartition(":")
     if sep and tail in THINKING_LEVELS:
-        return head, tail  # type: ignore[return-value]
+        return head, tail
     return ref, None
 
 

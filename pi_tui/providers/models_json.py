@@ -131,6 +131,10 @@ def load_models_file(path: Path | None) -> ModelsFile:
     return result
 
 
+def _dict(value: Any) -> dict[str, Any]:
+    return dict(value) if isinstance(value, dict) else {}
+
+
 def _str_dict(value: Any, where: str, diagnostics: list[str]) -> dict[str, str]:
     if value is None:
         return {}
@@ -155,7 +159,7 @@ def _provider(name: str, raw: dict[str, Any], where: str, diagnostics: list[str]
         api=api,
         api_key=raw.get("apiKey"),
         headers=_str_dict(raw.get("headers"), f'{where}: "headers"', diagnostics),
-        compat=raw.get("compat") if isinstance(raw.get("compat"), dict) else {},
+        compat=_dict(raw.get("compat")),
         auth_header=bool(raw.get("authHeader")),
     )
     models = raw.get("models", [])
@@ -216,6 +220,6 @@ def _model(raw: Any, where: str, diagnostics: list[str], *, require_id: bool) ->
         context_window=numbers["contextWindow"],
         max_tokens=numbers["maxTokens"],
         headers=_str_dict(raw.get("headers"), f'{where}: "headers"', diagnostics),
-        compat=raw.get("compat") if isinstance(raw.get("compat"), dict) else {},
-        thinking_level_map=raw.get("thinkingLevelMap") if isinstance(raw.get("thinkingLevelMap"), dict) else {},
+        compat=_dict(raw.get("compat")),
+        thinking_level_map=_dict(raw.get("thinkingLevelMap")),
     )

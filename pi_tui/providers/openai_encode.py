@@ -130,8 +130,8 @@ def encode_messages(request: CompletionRequest, compat: Compat) -> list[dict[str
     model = request.model
     wire: list[dict[str, Any]] = []
     if request.system_prompt:
-        role = "developer" if model.reasoning and compat.supports_developer_role else "system"
-        wire.append({"role": role, "content": sanitize(request.system_prompt)})
+        system_role = "developer" if model.reasoning and compat.supports_developer_role else "system"
+        wire.append({"role": system_role, "content": sanitize(request.system_prompt)})
     bridge = compat.requires_assistant_after_tool_result
     messages = transform_for_replay(request.messages, model)
     after_tools = False  # "directly after a tool-result run", judged on what was emitted (§14.11)

@@ -36,7 +36,8 @@ def usage_from_openai(raw: dict[str, Any], model: ModelInfo) -> Usage:
     inp = max(0, int(raw.get("prompt_tokens") or 0) - cache_read - cache_write)
     out = int(raw.get("completion_tokens") or 0)
     usage = empty_usage()
-    usage.update(input=inp, output=out, cacheRead=cache_read, cacheWrite=cache_write)
+    usage["input"], usage["output"] = inp, out
+    usage["cacheRead"], usage["cacheWrite"] = cache_read, cache_write
     usage["totalTokens"] = inp + out + cache_read + cache_write
     prices = model.cost
     cost = usage["cost"]
