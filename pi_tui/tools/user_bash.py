@@ -13,9 +13,9 @@ import asyncio
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypedDict
+from typing import Any
 
-from pi_tui.core.messages import JsonValue
+from pi_tui.core.messages import BashExecutionMessage, JsonValue, now_ms
 from pi_tui.tools.common import output_dir
 from pi_tui.tools.output import OutputAccumulator
 from pi_tui.tools.shell import run_shell
@@ -23,14 +23,6 @@ from pi_tui.tools.truncate import truncate_tail
 
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-
-
-class UserBashResult(TypedDict):
-    output: str
-    exitCode: int | None
-    cancelled: bool
-    truncated: bool
-    fullOutputPath: str | None
 
 
 def sanitize_output(text: str) -> str:
@@ -42,13 +34,20 @@ async def run_user_bash(
     command: str,
     *,
     cwd: Path,
-    settings: dict[str, JsonValue] | None = None,
+    settings: dict[str, JsonValue] | Any = None,
     artifact_dir: Path | None = None,
     abort: asyncio.Event | None = None,
     on_chunk: Callable[[str], None] | None = None,
-) -> UserBashResult:
-    """Run ``command`` for the user; ``on_chunk`` receives sanitized text as it arrives."""
+    exclude_from_context: bool = False,
+) -> BashExecutionMessage:
+    """Run ``command`` for the user and return the ``bashExecution`` message (pi's fields:
+    output, exitCode, cancelled, truncated, fullOutputPath when the output was saved).
+
+    ``settings`` is the merged settings dict or anything with ``as_dict()`` (SettingsManager).
+    ``on_chunk`` receives sanitized text as it arrives.
+    """
     acc = OutputAccumulator(output_dir(artifact_dir))
+    settings_dict = _settings_dict(settings)
 
     def on_output(chunk: bytes) -> None:
         acc.feed(chunk)
@@ -56,16 +55,32 @@ async def run_user_bash(
             on_chunk(sanitize_output(chunk.decode("utf-8", "replace")))
 
     try:
-        outcome = await run_shell(command, cwd=cwd, settings=settings or {}, on_output=on_output, abort=abort)
+        outcome = await run_shell(command, cwd=cwd, settings=settings_dict, on_output=on_output, abort=abort)
     finally:
         acc.finish()
     truncation = truncate_tail(sanitize_output(acc.tail_text()))
     truncated = truncation.truncated or acc.over_limits
     cancelled = outcome.exit_code is None
-    return {
+    message: BashExecutionMessage = {
+        "role": "bashExecution",
+        "command": command,
         "output": truncation.content,
         "exitCode": None if cancelled else outcome.exit_code,
         "cancelled": cancelled,
         "truncated": truncated,
-        "fullOutputPath": str(acc.full_output_path) if acc.full_output_path is not None else None,
+        "timestamp": now_ms(),
     }
+    if acc.full_output_path is not None:
+        message["fullOutputPath"] = str(acc.full_output_path)
+    if exclude_from_context:
+        message["excludeFromContext"] = True
+    return message
+
+
+def _settings_dict(settings: Any) -> dict[str, JsonValue]:
+    if settings is None:
+        return {}
+    if isinstance(settings, dict):
+        return settings
+    as_dict = getattr(settings, "as_dict", None)
+    return dict(as_dict()) if callable(as_dict) else {}

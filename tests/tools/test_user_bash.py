@@ -14,7 +14,19 @@ def test_sanitize_strips_ansi_controls_and_cr():
 
 async def test_output_and_exit_code(tmp_path: Path):
     result = await run_user_bash("printf '\\033[1mbold\\033[0m\\r\\n'; exit 2", cwd=tmp_path)
-    assert result == {"output": "bold\n", "exitCode": 2, "cancelled": False, "truncated": False, "fullOutputPath": None}
+    timestamp = result.pop("timestamp")
+    assert isinstance(timestamp, int)
+    assert result == {"role": "bashExecution", "command": "printf '\\033[1mbold\\033[0m\\r\\n'; exit 2",
+                      "output": "bold\n", "exitCode": 2, "cancelled": False, "truncated": False}
+
+
+async def test_settings_object_and_exclude_flag(tmp_path: Path):
+    class Settings:
+        def as_dict(self):
+            return {"shellCommandPrefix": "X=42"}
+
+    result = await run_user_bash("echo $X", cwd=tmp_path, settings=Settings(), exclude_from_context=True)
+    assert result["output"] == "42\n" and result["excludeFromContext"] is True
 
 
 async def test_large_output_is_truncated_with_a_full_output_file(tmp_path: Path):
