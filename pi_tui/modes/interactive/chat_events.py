@@ -149,7 +149,8 @@ class ChatEventRenderer:
             return
         if event.get("errorMessage"):
             self.last_compaction_error = str(event["errorMessage"])
-            await self.w.conversation.add(ErrorBlock(f"Compaction failed: {event['errorMessage']}",
+            error = self.last_compaction_error.removeprefix("Compaction failed: ")
+            await self.w.conversation.add(ErrorBlock(f"Compaction failed: {error}",
                                                      advice="The conversation is unchanged. /compact retries; "
                                                             "/model can pick a model with a larger window."))
             return

@@ -92,7 +92,7 @@ def skill_commands(skills: Iterable[Any]) -> list[SlashCommand]:
 def extension_commands(commands: Iterable[Any]) -> list[SlashCommand]:
     out: list[SlashCommand] = []
     for c in commands:
-        name = _attr(c, "name")
+        name = _attr(c, "invocation_name", "name")
         if name:
             out.append(SlashCommand(str(name), _one_line(_attr(c, "description")), "", "extension"))
     return out

@@ -81,13 +81,17 @@ class SlashRunner:
         try:
             await self.session.compact(instructions)
         except Exception as err:
-            shown = self.screen.renderer.last_compaction_error
-            if shown is not None and (str(err) in shown or shown in str(err)):
-                return
-            await self.screen.conversation.add(ErrorBlock(f"Compaction failed: {err}",
-                                                          advice="The conversation is unchanged."))
+            # The compaction_end event (posted earlier, handled first) usually shows this already.
+            self.screen.call_later(self._report_compaction_error, str(err))
         finally:
             self.screen.refresh_footer()
+
+    async def _report_compaction_error(self, error: str) -> None:
+        shown = self.screen.renderer.last_compaction_error
+        if shown is not None and (error in shown or shown in error):
+            return
+        await self.screen.conversation.add(ErrorBlock(f"Compaction failed: {error.removeprefix('Compaction failed: ')}",
+                                                      advice="The conversation is unchanged."))
 
     async def _cmd_context(self, args: str) -> None:
         screen = _screen_class("context_view", "ContextScreen")

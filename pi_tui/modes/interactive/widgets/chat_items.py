@@ -11,10 +11,11 @@ import re
 
 from textual.containers import Vertical
 from textual.content import Content
-from textual.widgets import Markdown, Static
+from textual.widgets import Static
 
 from pi_tui.modes.interactive.formatting import format_thousands
 from pi_tui.modes.interactive.tool_views.common import tail_preview
+from pi_tui.modes.interactive.widgets.markdown_stream import new_markdown
 
 SKILL_BLOCK = re.compile(r'^<skill name="([^"]*)" location="([^"]*)">\n(.*?)\n</skill>(?:\n\n(.*))?$', re.S)
 
@@ -119,7 +120,7 @@ class SummaryBlock(Vertical):
 
     def compose(self):  # type: ignore[no-untyped-def]
         yield Static(self.headline(), classes="summary-headline")
-        yield Markdown(self.summary)
+        yield new_markdown(self.summary)
 
     def set_expanded(self, expanded: bool) -> None:
         self.set_class(expanded, "-expanded")

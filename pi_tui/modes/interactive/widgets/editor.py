@@ -85,9 +85,16 @@ class PromptEditor(TextArea):
                 self._consume(event)
                 self.menu.move(1)
                 return
-            if km.matches("tui.input.tab", key) or km.matches("tui.select.confirm", key):
+            if km.matches("tui.input.tab", key):
                 self._consume(event)
                 self._accept_completion()
+                return
+            if km.matches("tui.select.confirm", key):
+                # Enter on a command whose arguments are optional completes it and sends it at once.
+                self._consume(event)
+                item = self._accept_completion()
+                if item is not None and item.source in ("builtin", "extension") and not item.hint.startswith("<"):
+                    self.post_message(self.Submitted(self.text, follow_up=False))
                 return
             if km.matches("tui.select.cancel", key):
                 self._consume(event)
@@ -162,11 +169,12 @@ class PromptEditor(TextArea):
         self._completion_start = start
         self.menu.show_items(items)
 
-    def _accept_completion(self) -> None:
+    def _accept_completion(self) -> CompletionItem | None:
         assert self.menu is not None
         item = self.menu.selected()
         self.menu.hide()
         if item is None:
-            return
+            return None
         row, column = self.cursor_location
         self.replace(item.replacement, (row, self._completion_start), (row, column))
+        return item
