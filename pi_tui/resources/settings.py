@@ -21,6 +21,7 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
+from pi_tui.core.errors import ConfigError
 from pi_tui.resources import settings_schema as schema
 from pi_tui.resources.diagnostics import ResourceDiagnostic
 from pi_tui.resources.locations import agent_dir as default_agent_dir
@@ -253,7 +254,8 @@ class SettingsManager:
     # ------------------------------------------------------------------ writing
 
     def set_global(self, path: str | tuple[str, ...], value: Any) -> bool:
-        """Change a key in ``<agentDir>/settings.json``; True when it reached the disk."""
+        """Change a key in ``<agentDir>/settings.json``; True when it reached the disk. A value of
+        the wrong type for a known key raises ``ConfigError`` (nothing changes)."""
         return self._set("global", path, value)
 
     def set_project(self, path: str | tuple[str, ...], value: Any) -> bool:
@@ -265,7 +267,10 @@ class SettingsManager:
     def _set(self, scope: Scope, path: str | tuple[str, ...], value: Any) -> bool:
         parts = schema.split_path(path)
         if not parts:
-            raise ValueError("settings path must not be empty")
+            raise ConfigError("settings path must not be empty")
+        problem = schema.type_problem(".".join(parts), value)
+        if problem is not None:
+            raise ConfigError(f"cannot set {problem}")
         file = self._files.get(scope)
         if file is None:
             schema.assign(self._overrides, parts, value)

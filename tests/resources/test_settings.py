@@ -177,3 +177,17 @@ def test_in_memory_and_pipeline_knobs() -> None:
     p = s.pipeline_settings()
     assert (p.variant, p.micro_keep_recent, p.snip_max_groups) == ("cache-aware", 5, 50)
     assert s.set_global("theme", "x") is False and s.get("theme") == "x"
+
+
+def test_set_rejects_wrong_types_for_known_keys(project: Path, agent_dir: Path) -> None:
+    import pytest
+
+    from pi_tui.core.errors import ConfigError
+
+    s = load_settings(project, agent_dir)
+    with pytest.raises(ConfigError, match=r"cannot set compaction\.reserveTokens: expected a non-negative integer, got str"):
+        s.set_global("compaction.reserveTokens", "lots")
+    with pytest.raises(ConfigError, match="not one of pi, pipeline"):
+        s.set_project("context.strategy", "other")
+    assert not (agent_dir / "settings.json").exists()
+    assert s.compaction_settings().reserve_tokens == 16384
