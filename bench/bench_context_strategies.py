@@ -99,9 +99,10 @@ class _Agent:
 
 
 class BenchHost:
-    def __init__(self, cwd: Path, strategy: str, variant: str, window: int) -> None:
+    def __init__(self, cwd: Path, strategy: str, variant: str, window: int, threshold: int) -> None:
         self.session_manager = SessionManager.in_memory(cwd)
-        self.settings = SettingsManager.in_memory({"context": {"strategy": strategy, "pipeline": {"variant": variant}}})
+        pipeline = {"variant": variant, "summaryThresholdBytes": threshold}
+        self.settings = SettingsManager.in_memory({"context": {"strategy": strategy, "pipeline": pipeline}})
         self.extensions = None
         self.thinking_level = "off"
         self.model = ModelInfo(provider="sim", id="sim-model", context_window=window)
@@ -131,10 +132,10 @@ class BenchHost:
         self.agent.messages.append(message)
 
 
-async def run_session(strategy: str, variant: str, turns: int, window: int) -> dict[str, Any]:
+async def run_session(strategy: str, variant: str, turns: int, window: int, threshold: int = 50_000) -> dict[str, Any]:
     rng = random.Random(7)
     with tempfile.TemporaryDirectory() as tmp:
-        host = BenchHost(Path(tmp), strategy, variant, window)
+        host = BenchHost(Path(tmp), strategy, variant, window, threshold)
         sent = 0
         reused = 0
         previous: list[str] = []
@@ -226,9 +227,12 @@ def main() -> None:
     args = parser.parse_args()
     print(f"scripted session: {args.turns} turns, tool outputs 2–12 KB, window {args.window} tokens")
     print(f"{'strategy':<24}{'requests':>9}{'tokens sent':>13}{'summarizer':>12}{'compactions':>13}{'prefix reuse':>14}")
-    for label, strategy, variant in (("pi", "pi", "exact"), ("pipeline (exact)", "pipeline", "exact"),
-                                     ("pipeline (cache-aware)", "pipeline", "cache-aware")):
-        r = asyncio.run(run_session(strategy, variant, args.turns, args.window))
+    runs = (("pi", "pi", "exact", 50_000), ("pipeline (exact)", "pipeline", "exact", 50_000),
+            ("pipeline (cache-aware)", "pipeline", "cache-aware", 50_000),
+            ("  exact, no summary", "pipeline", "exact", 10**12),
+            ("  cache-aware, no sum.", "pipeline", "cache-aware", 10**12))
+    for label, strategy, variant, threshold in runs:
+        r = asyncio.run(run_session(strategy, variant, args.turns, args.window, threshold))
         print(f"{label:<24}{r['requests']:>9}{r['tokens_sent']:>13,}{r['summary_tokens']:>12,}{r['compactions']:>13}{r['prefix_reuse']:>13.1%}")
     print("\nrequest preparation (ms): first / incremental after appending one tool group (median of 30)")
     for label, strategy, variant in (("pi", "pi", "exact"), ("pipeline (exact)", "pipeline", "exact"),
