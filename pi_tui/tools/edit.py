@@ -122,6 +122,10 @@ class EditTool:
     )
     execution_mode: Literal["parallel", "sequential"] = "parallel"
 
+    def prepare_arguments(self, args: dict[str, JsonValue]) -> dict[str, JsonValue]:
+        """Run by the agent loop before schema validation (pi's argument shim)."""
+        return prepare_edit_arguments(args)
+
     async def execute(self, call_id: str, args: dict[str, JsonValue], ctx: ToolContext) -> ToolResult:
         args = prepare_edit_arguments(args)
         display_path = require_str(args, "path", self.name)

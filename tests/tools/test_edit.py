@@ -42,6 +42,12 @@ def test_argument_shim_parses_string_edits_and_appends_legacy_pair():
     assert prepared == {"path": "x", "edits": [{"oldText": "a", "newText": "b"}, {"oldText": "c", "newText": "d"}]}
 
 
+def test_the_loop_hook_is_the_shim():
+    assert EditTool().prepare_arguments({"path": "p", "oldText": "a", "newText": "b"}) == {
+        "path": "p", "edits": [{"oldText": "a", "newText": "b"}],
+    }
+
+
 async def test_several_disjoint_edits_match_the_original(ctx):
     (ctx.cwd / "m.txt").write_text("alpha\nbeta\ngamma\n")
     # the second oldText would not exist after an incremental application of the first
