@@ -1,0 +1,84 @@
+"""Compaction through AgentSession on the scripted provider: the exact requests the model gets."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from pi_tui.core.context.compaction_prompts import SUMMARIZATION_SYSTEM_PROMPT
+from pi_tui.core.context.convert import convert_to_llm
+from pi_tui.core.messages import text_of
+from pi_tui.core.provider import ModelInfo
+from pi_tui.core.session import SessionManager
+from pi_tui.resources.settings import SettingsManager
+
+SMALL = ModelInfo(provider="fake", id="fake-model", context_window=8192, max_tokens=1000)
+SETTINGS = {"compaction": {"reserveTokens": 2000, "keepRecentTokens": 1000}}
+SUMMARY_WRAPPER = "The conversation history before this point was compacted into the following summary:\n\n<summary>\n"
+
+
+def summary(text: str = "## Goal\nSUMMARY") -> dict[str, Any]:
+    return {"text": text, "when": {"system_contains": "summarize conversations"}}
+
+
+async def test_loading_pi_fixture_and_prompting_sends_what_pi_sent(make_session: Any, project: Path, pi_fixtures: Path) -> None:
+    source = pi_fixtures / "v3-compact-manual.jsonl"
+    path = project / "copy.jsonl"
+    shutil.copy(source, path)
+    manager = SessionManager.open(path, cwd=project)
+    session, provider, _ = make_session([{"text": "turn 8 answer"}], session_manager=manager, model=SMALL)
+    await session.prompt("Turn 8: one more")
+    request = provider.requests[0]
+    entries = [json.loads(line) for line in source.read_text().splitlines()[1:]]
+    by_id = {e["id"]: e for e in entries}
+    compaction = by_id["e0978ebb"]
+    kept = ["49cf868a", "b6845fcf", "7f73ed6c", "d856995f", "473c2e6b", "69f3e69e", "fa9f10a7", "98014f97", "e948c599", "fd9ceca3"]
+    assert text_of(request.messages[0]["content"]) == SUMMARY_WRAPPER + compaction["summary"] + "\n</summary>"
+    assert request.messages[1:-1] == convert_to_llm([by_id[i]["message"] for i in kept])
+    assert text_of(request.messages[-1]["content"]) == "Turn 8: one more"
+
+
+async def test_overflow_compacts_and_retries_without_the_failed_answer(make_session: Any) -> None:
+    turns = [
+        {"text": "first answer", "usage": {"prompt_tokens": 1500, "completion_tokens": 10}},
+        {"text": "middle answer", "usage": {"prompt_tokens": 3000, "completion_tokens": 10}},
+        {"error": {"status": 400, "code": "context_length_exceeded"}, "when": {"last_user_contains": "second"}},
+        summary("## Goal\nOVERFLOW-SUMMARY"),
+        {"text": "recovered", "usage": {"prompt_tokens": 900, "completion_tokens": 10}},
+    ]
+    session, provider, events = make_session(turns, model=SMALL, settings=SettingsManager.in_memory(SETTINGS))
+    await session.prompt("first " + "f" * 6000)
+    await session.prompt("middle " + "m" * 6000)
+    await session.prompt("second question")
+    kinds = [e["type"] for e in events if e["type"].startswith("compaction")]
+    assert kinds == ["compaction_start", "compaction_end"]
+    end = next(e for e in events if e["type"] == "compaction_end")
+    assert end["reason"] == "overflow" and end["willRetry"] is True and end["result"] is not None
+    summarizer, retry = provider.requests[3], provider.requests[4]
+    assert summarizer.system_prompt == SUMMARIZATION_SYSTEM_PROMPT and summarizer.max_tokens == 1600
+    assert text_of(summarizer.messages[0]["content"]).startswith("<conversation>\n[User]: first ")
+    assert text_of(retry.messages[0]["content"]).startswith(SUMMARY_WRAPPER + "## Goal\nOVERFLOW-SUMMARY")
+    # kept: the middle turn and the new prompt; the failed answer is not replayed
+    assert [m["role"] for m in retry.messages[1:]] == ["user", "assistant", "user"]
+    assert text_of(retry.messages[-1]["content"]) == "second question"
+    assert session.agent.messages[-1]["content"][0]["text"] == "recovered"
+
+
+async def test_threshold_compaction_after_a_run_then_the_next_request(make_session: Any) -> None:
+    turns = [
+        {"text": "answer one", "usage": {"prompt_tokens": 1000, "completion_tokens": 10}},
+        {"text": "answer two", "usage": {"prompt_tokens": 6500, "completion_tokens": 10}},  # > 8192 − 2000
+        summary("## Goal\nTHRESHOLD-SUMMARY"),
+        {"text": "answer three"},
+    ]
+    session, provider, events = make_session(turns, model=SMALL, settings=SettingsManager.in_memory(SETTINGS))
+    await session.prompt("one " + "o" * 6000)
+    await session.prompt("two " + "t" * 6000)
+    end = next(e for e in events if e["type"] == "compaction_end")
+    assert end["reason"] == "threshold" and end["willRetry"] is False
+    await session.prompt("three")
+    last = provider.requests[-1]
+    assert text_of(last.messages[0]["content"]).startswith(SUMMARY_WRAPPER + "## Goal\nTHRESHOLD-SUMMARY")
+    assert [text_of(m["content"])[:3] for m in last.messages[1:] if m["role"] == "user"] == ["two", "thr"]
