@@ -177,3 +177,16 @@ def test_sessions_lists_this_directory_or_all(project: Path, agent_dir: Path, ca
     assert {"id", "cwd", "name", "created", "modified", "messageCount", "firstMessage"} <= set(data[0])
     code, out, _ = run(capsys, "sessions", "--session-dir", str(project / "none"))
     assert code == 0 and out == "(no sessions)\n"
+
+
+def test_the_examples_in_docs_sessions_md_match_real_output(pi_fixtures: Path, capsys):
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "sessions.md").read_text()
+    path = pi_fixtures / "v3-compact-threshold.jsonl"
+    _, tree_out, _ = run(capsys, "tree", str(path))
+    _, context_out, _ = run(capsys, "context", str(path))
+    block = doc.split("$ pi-tui tree ../shared/fixtures/pi-sessions/v3-compact-threshold.jsonl\n", 1)[1]
+    tree_lines = [line for line in block.split("```", 1)[0].splitlines() if line.startswith(("*", "session"))]
+    assert tree_lines and all(line in tree_out.splitlines() for line in tree_lines)
+    block = doc.split("$ pi-tui context ../shared/fixtures/pi-sessions/v3-compact-threshold.jsonl\n", 1)[1]
+    shown = [line for line in block.split("```", 1)[0].splitlines() if line.startswith(("===", "session", "6 messages"))]
+    assert len(shown) == 4 and all(line in context_out.splitlines() for line in shown)
