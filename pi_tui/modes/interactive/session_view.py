@@ -65,3 +65,33 @@ def footer_data(session: Any, cwd: Path, *, context_unknown: bool = False) -> Fo
     except Exception:
         data.auto_compaction = True
     return data
+
+
+def context_preview(session: Any) -> Any:
+    """The /context view's data: the next request part by part (``core.context.preview``).
+
+    The session supplies the system prompt, tools and model of the next call; the parts are built
+    from its current context messages so compaction summaries and artifact references keep their
+    notes. Prefix reuse is computed when the session exposes its last request.
+    """
+    from pi_tui.core.context.preview import build_request_preview, request_fingerprints
+
+    request = session.preview_request()
+    messages = list(getattr(session, "messages", None) or history_messages(session))
+    last_request = getattr(session, "last_request", None)
+    previous = request_fingerprints(last_request) if last_request is not None else None
+    cache_read = None
+    for message in reversed(messages):
+        if message.get("role") == "assistant":
+            cache_read = int((message.get("usage") or {}).get("cacheRead", 0))
+            break
+    model = request.model
+    return build_request_preview(
+        system_prompt=request.system_prompt,
+        tools=request.tools,
+        messages=messages,
+        previous=previous,
+        model_ref=model_label(model) if model is not None else None,
+        context_window=getattr(model, "context_window", None),
+        last_cache_read_tokens=cache_read,
+    )

@@ -98,7 +98,14 @@ class SlashRunner:
         if screen is None:
             await self.notice("/context is not available in this build.", "warning")
             return
-        await self.screen.app.push_screen(screen(self.session.preview_request()))
+        from pi_tui.modes.interactive.session_view import context_preview
+
+        try:
+            preview = context_preview(self.session)
+        except Exception as err:
+            await self.screen.conversation.add(ErrorBlock(f"Cannot build the request preview: {err}"))
+            return
+        await self.screen.app.push_screen(screen(preview))
 
     # ------------------------------------------------------------------ tree, fork, sessions
 

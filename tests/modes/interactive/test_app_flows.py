@@ -290,3 +290,87 @@ async def test_history_recalls_sent_messages(make_app):
         assert app.screen.query_one(PromptEditor).text == "first"
         await pilot.press("down", "down")
         assert app.screen.query_one(PromptEditor).text == ""
+
+
+async def test_tree_navigates_back_without_a_summary(make_app):
+    app, session = make_app([{"text": "first answer"}, {"text": "second answer"}])
+    async with app.run_test(size=SIZE) as pilot:
+        for text in ("first question", "second question"):
+            await _type(pilot, text)
+            await pilot.press("enter")
+            await settle(app, pilot)
+        await pilot.press("escape", "escape")  # Esc twice on an empty editor opens /tree
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "TreeScreen")
+        await pilot.press("up")  # from the leaf (second answer) to "second question"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "SummarizeChoiceScreen")
+        await pilot.press("enter")  # "No summary" is first
+        await settle(app, pilot)
+        assert type(app.screen).__name__ == "ChatScreen"
+        assert app.screen.query_one(PromptEditor).text == "second question"
+        assert [u.text for u in app.screen.query(UserMessageView)] == ["first question"]
+        assert [m["role"] for m in session.messages] == ["user", "assistant"]
+
+
+async def test_tree_navigation_with_a_summary_shows_the_branch_block(make_app):
+    app, _session = make_app([
+        {"text": "first answer"}, {"text": "second answer"},
+        {"when": {"last_user_contains": "<conversation>"}, "text": "## Goal\nWhat the branch did."},
+    ])
+    async with app.run_test(size=SIZE) as pilot:
+        for text in ("first question", "second question"):
+            await _type(pilot, text)
+            await pilot.press("enter")
+            await settle(app, pilot)
+        await _type(pilot, "/tree")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "TreeScreen")
+        await pilot.press("up", "enter")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "SummarizeChoiceScreen")
+        await pilot.press("down", "enter")  # "Summarize"
+        await wait_for(pilot, lambda: bool(app.screen.query(SummaryBlock)) if type(app.screen).__name__ == "ChatScreen"
+                       else False)
+        await settle(app, pilot)
+        block = app.screen.query_one(SummaryBlock)
+        assert block.kind == "branch" and "What the branch did." in block.summary
+        assert app.screen.query_one(PromptEditor).text == "second question"
+
+
+async def test_resume_opens_another_session(make_app, project, agent_dir):
+    from pi_tui.providers.scripted import ScriptedProvider
+    from pi_tui.sdk import create_agent_session
+
+    earlier = create_agent_session(cwd=project, agent_dir=agent_dir, settings={}, load_extensions=False,
+                                   provider=ScriptedProvider([{"text": "old answer"}]))
+    await earlier.prompt("an old question")
+    old_file = earlier.state.session_file
+    assert old_file is not None and old_file.exists()
+    earlier.session_manager.close()  # release the file lock, as the other process would on exit
+    app, session = make_app([])
+    async with app.run_test(size=SIZE) as pilot:
+        await _type(pilot, "/resume")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "SessionPickerScreen")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "ChatScreen" and bool(app.screen.query(UserMessageView)))
+        await settle(app, pilot)
+        assert session.state.session_file == old_file
+        assert [u.text for u in app.screen.query(UserMessageView)] == ["an old question"]
+        assert app.screen.query_one(StreamedMarkdown).text == "old answer"
+
+
+async def test_context_shows_the_parts_of_the_next_request(make_app):
+    app, _ = make_app([{"text": "an answer"}])
+    async with app.run_test(size=SIZE) as pilot:
+        await _type(pilot, "a question")
+        await pilot.press("enter")
+        await settle(app, pilot)
+        await _type(pilot, "/context")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "ContextScreen")
+        preview = app.screen.preview
+        names = [p.name for p in preview.parts]
+        assert names[0] == "System prompt" and any(n.startswith("Tools") for n in names)
+        assert [p.kind for p in preview.parts].count("message") == 2
+        await pilot.press("escape")
+        assert type(app.screen).__name__ == "ChatScreen"
