@@ -94,6 +94,7 @@ class CompactionRunner:
         self._busy = 0
         self._cancel_requested = False
         self._preparer: Any = None
+        self._own_lock: asyncio.Lock | None = None
         subscribe = getattr(host, "subscribe", None)
         if callable(subscribe):
             subscribe(self.observe)
@@ -102,11 +103,13 @@ class CompactionRunner:
 
     @property
     def lock(self) -> asyncio.Lock:
+        """The host's lock (``operation_lock``, or AgentSession's ``lock``); our own without one."""
         lock = getattr(self.host, "operation_lock", None) or getattr(self.host, "lock", None)
-        if lock is None:
-            lock = asyncio.Lock()
-            self.host.operation_lock = lock  # type: ignore[attr-defined]
-        return lock  # type: ignore[no-any-return]
+        if isinstance(lock, asyncio.Lock):
+            return lock
+        if self._own_lock is None:
+            self._own_lock = asyncio.Lock()
+        return self._own_lock
 
     @property
     def is_compacting(self) -> bool:
@@ -186,7 +189,8 @@ class CompactionRunner:
         messages = list(getattr(agent, "messages", None) or self.host.session_manager.build_session_context().messages)
         for message in reversed(messages):
             if message.get("role") == "assistant":
-                return message  # type: ignore[return-value]
+                found: AssistantMessage = message
+                return found
         return None
 
     async def _check(self, message: AssistantMessage, *, skip_aborted: bool) -> bool:

@@ -22,9 +22,10 @@ from pi_tui.core.context.compaction_prompts import (
     SUMMARIZATION_SYSTEM_PROMPT,
     branch_summary_prompt_text,
 )
-from pi_tui.core.context.cut_point import Entry, entry_message
+from pi_tui.core.context.cut_point import entry_message
 from pi_tui.core.context.file_ops import FileOps, format_file_operations
 from pi_tui.core.messages import AgentMessage
+from pi_tui.core.session.entries import Entry
 from pi_tui.core.tokens import estimate_tokens
 
 BRANCH_SUMMARY_MAX_TOKENS = 2048

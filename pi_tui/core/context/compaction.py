@@ -34,10 +34,11 @@ from pi_tui.core.context.compaction_prompts import (
     turn_prefix_prompt_text,
 )
 from pi_tui.core.context.convert import convert_to_llm
-from pi_tui.core.context.cut_point import Entry, entry_message, find_cut_point
+from pi_tui.core.context.cut_point import entry_message, find_cut_point
 from pi_tui.core.context.file_ops import FileOps, format_file_operations
 from pi_tui.core.context.serialize import TOOL_RESULT_MAX_CHARS, serialize_conversation
 from pi_tui.core.messages import AgentMessage
+from pi_tui.core.session.entries import Entry
 from pi_tui.core.session.projection import build_session_context
 from pi_tui.core.tokens import estimate_context_tokens, estimate_tokens
 

@@ -11,16 +11,13 @@ the kept part always starts at a user-like message or an assistant message.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from pi_tui.core.messages import AgentMessage
+from pi_tui.core.session.entries import Entry
 from pi_tui.core.session.projection import compaction_summary_message, entry_to_message
 from pi_tui.core.tokens import estimate_tokens
-
-Entry = Mapping[str, Any]
-"""A session entry as loaded from the JSONL file."""
 
 _CUTTABLE_ROLES = frozenset({"user", "assistant", "bashExecution", "custom", "branchSummary", "compactionSummary"})
 _TURN_START_ROLES = frozenset({"user", "bashExecution"})
