@@ -142,11 +142,12 @@ def _initial_model(model: ModelInfo | str | None, provider_name: str | None, pro
     if isinstance(model, ModelInfo):
         return model
     try:
-        return registry.initial_model(
+        found: ModelInfo = registry.initial_model(
             model, provider_name,
             default_provider=getattr(settings, "default_provider", None),
             default_model=getattr(settings, "default_model", None),
         )
+        return found
     except ProviderSetupError:
         if model is not None or provider is None:
             if model is not None:
@@ -159,9 +160,10 @@ def _resolve_stored(registry: Any, chosen: ModelInfo | None, provider: str, mode
     if chosen is not None and (chosen.provider, chosen.id) == (provider, model_id):
         return chosen
     try:
-        return registry.resolve(f"{provider}/{model_id}", provider)
+        found: ModelInfo = registry.resolve(f"{provider}/{model_id}", provider)
     except (ProviderSetupError, ConfigError):
         return None
+    return found
 
 
 def _provider_factory(provider: Any) -> Callable[[ModelInfo], Provider]:
@@ -181,7 +183,7 @@ def default_provider_for(model: ModelInfo) -> Provider:
         return OpenAIHttpProvider()
     from pi_tui.providers.litellm_provider import LiteLLMProvider
 
-    return LiteLLMProvider()  # type: ignore[no-any-return]
+    return LiteLLMProvider()
 
 
 def _builtin_tools() -> list[Tool]:

@@ -31,6 +31,11 @@ class AbortSignal:
         for callback in self._callbacks:
             callback()
 
+    def is_aborted(self) -> bool:
+        """``aborted`` as a call: it changes while the caller awaits (type checkers narrow
+        attributes, not calls)."""
+        return self.aborted
+
     def on_abort(self, callback: Callable[[], None]) -> None:
         self._callbacks.append(callback)
 

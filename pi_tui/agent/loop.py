@@ -174,24 +174,24 @@ async def stream_assistant_reply(
     """Stream one reply into a partial message kept at the end of the history; return the
     final message (which replaces the partial). Never raises for provider failures."""
     if signal.aborted:
-        final = failed_assistant(config, "aborted", ABORTED_MESSAGE)
-        return await _add_final(final, context, config, emit, started=False)
+        return await _add_final(failed_assistant(config, "aborted", ABORTED_MESSAGE), context, config, emit, started=False)
     request = await build_request(context, config, turn_index)
     state: dict[str, Any] = {"partial": None, "final": None}
 
     async def consume() -> None:
-        async for event in config.provider.stream(request):
+        async for raw in config.provider.stream(request):
+            event: dict[str, Any] = dict(raw)
             kind = event["type"]
             if kind == "start":
                 state["partial"] = event["partial"]
                 context.messages.append(event["partial"])
                 await _emit(emit, {"type": "message_start", "message": event["partial"]})
             elif kind == "done":
-                state["final"] = event["message"]  # type: ignore[typeddict-item]
+                state["final"] = event["message"]
             elif kind == "error":
-                state["final"] = event["error"]  # type: ignore[typeddict-item]
+                state["final"] = event["error"]
             else:
-                partial = event["partial"]  # type: ignore[typeddict-item]
+                partial = event["partial"]
                 if state["partial"] is not None:
                     context.messages[-1] = partial
                 state["partial"] = partial
@@ -200,15 +200,18 @@ async def stream_assistant_reply(
     task = signal.spawn(consume())
     await signal.wait_all([task])
     started = state["partial"] is not None
-    final: AssistantMessage | None = state["final"]
-    if task.cancelled() or (signal.aborted and final is None):
+    received: AssistantMessage | None = state["final"]
+    failure = None if task.cancelled() else task.exception()
+    if task.cancelled() or (signal.is_aborted() and received is None):
         final = _aborted_from(state["partial"], config)
-    elif task.exception() is not None:
-        final = failed_assistant(config, "error", str(task.exception()) or type(task.exception()).__name__)
+    elif failure is not None:
+        final = failed_assistant(config, "error", str(failure) or type(failure).__name__)
         if started:
             final["content"] = copy.deepcopy(state["partial"]["content"])
-    elif final is None:
+    elif received is None:
         final = failed_assistant(config, "error", "Provider stream ended without a final message")
+    else:
+        final = received
     return await _add_final(final, context, config, emit, started=started)
 
 

@@ -196,7 +196,7 @@ async def _execute(item: _Call, config: AgentLoopConfig, emit: Emit) -> ToolResu
     base = config.tool_context() if config.tool_context is not None else ToolContext(cwd=Path.cwd())
     ctx = dataclasses.replace(base, on_update=on_update)
     try:
-        result = await item.tool.execute(call["id"], item.args, ctx)
+        result: Any = await item.tool.execute(call["id"], item.args, ctx)
     except asyncio.CancelledError:
         raise
     except Exception as err:

@@ -169,7 +169,8 @@ def _check(value: Any, schema: Any, path: list[str], problems: list[tuple[str, s
 
 
 def _check_object(value: dict[str, Any], schema: dict[str, Any], path: list[str], problems: list[tuple[str, str]]) -> None:
-    props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+    raw_props = schema.get("properties")
+    props: dict[str, Any] = raw_props if isinstance(raw_props, dict) else {}
     for name in schema.get("required", []) or []:
         if name not in value:
             problems.append((_path_text([*path, name]), f"must have required properties {name}"))
@@ -207,14 +208,12 @@ def _check_bounds(
 
 def _check_number(value: float, schema: dict[str, Any], path: list[str], problems: list[tuple[str, str]]) -> None:
     where = _path_text(path)
-    for key, op, ok in (
-        ("minimum", ">=", lambda v, b: v >= b),
-        ("maximum", "<=", lambda v, b: v <= b),
-        ("exclusiveMinimum", ">", lambda v, b: v > b),
-        ("exclusiveMaximum", "<", lambda v, b: v < b),
-    ):
+    for key, op in (("minimum", ">="), ("maximum", "<="), ("exclusiveMinimum", ">"), ("exclusiveMaximum", "<")):
         bound = schema.get(key)
-        if isinstance(bound, int | float) and not isinstance(bound, bool) and not ok(value, bound):
+        if not isinstance(bound, int | float) or isinstance(bound, bool):
+            continue
+        holds = {">=": value >= bound, "<=": value <= bound, ">": value > bound, "<": value < bound}[op]
+        if not holds:
             problems.append((where, f"must be {op} {_js_number_text(bound)}"))
 
 

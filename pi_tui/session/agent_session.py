@@ -20,7 +20,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pi_tui.agent.agent import Agent
 from pi_tui.agent.queues import QueueMode
@@ -135,7 +135,7 @@ class AgentSession(RunConfigMixin, SessionControlMixin):
             from pi_tui.session.compaction_runner import CompactionRunner
         except ImportError:
             return None
-        return CompactionRunner(self)
+        return CompactionRunner(cast(Any, self))  # it sets nothing on the host; its Protocol is stricter
 
     def provider_for(self, model: ModelInfo) -> Provider:
         key = (model.provider, model.id, model.api)
@@ -146,7 +146,8 @@ class AgentSession(RunConfigMixin, SessionControlMixin):
     def api_key_for(self, model: ModelInfo) -> str | None:
         if self.model_registry is None:
             return self._api_key_override
-        return self.model_registry.api_key_for(model, self._api_key_override)
+        key: str | None = self.model_registry.api_key_for(model, self._api_key_override)
+        return key
 
     def current_model(self) -> ModelInfo | None:
         return self._model
@@ -336,8 +337,6 @@ class AgentSession(RunConfigMixin, SessionControlMixin):
             sleeper.cancel()
             cancel.cancel()
             self._retrying = False
-        self._abort_requested = False
-        self._background: set[asyncio.Future[Any]] = set()
         return not self._retry_cancel.is_set()
 
     def _last_assistant(self) -> AssistantMessage | None:

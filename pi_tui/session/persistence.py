@@ -19,11 +19,9 @@ from pi_tui.core.session.manager import SessionManager
 def persist_message(manager: SessionManager, message: AgentMessage) -> str | None:
     role = message.get("role")
     if role == "custom":
+        custom: dict[str, Any] = dict(message)
         return manager.append_custom_message_entry(
-            message["customType"],  # type: ignore[typeddict-item]
-            message["content"],
-            bool(message.get("display", True)),
-            message.get("details"),
+            custom["customType"], custom["content"], bool(custom.get("display", True)), custom.get("details")
         )
     if role in ("user", "assistant", "toolResult"):
         return manager.append_message(message)

@@ -22,7 +22,7 @@ def clamp_thinking_level(level: str, model: ModelInfo | None) -> ThinkingLevel:
     """pi 0.73.1 ``clampThinkingLevel``: off only for non-reasoning models; ``xhigh`` only when
     the model's map defines it; a level mapped to None is unsupported; an unsupported level moves
     up to the next supported one, else down."""
-    wanted: ThinkingLevel = level if level in THINKING_LEVELS else "medium"  # type: ignore[assignment]
+    wanted: ThinkingLevel = next((lvl for lvl in THINKING_LEVELS if lvl == level), "medium")
     if model is None:
         return wanted
     if not model.reasoning:

@@ -11,7 +11,7 @@ results) and the extension ``message_end`` hook before it is recorded.
 from __future__ import annotations
 
 import inspect
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pi_tui.agent.types import (
     AfterToolCallResult,
@@ -23,9 +23,7 @@ from pi_tui.core.context.convert import convert_to_llm
 from pi_tui.core.messages import AgentMessage, LlmMessage, ToolResultMessage
 from pi_tui.core.tool import ToolContext, ToolResult
 from pi_tui.session.persistence import apply_artifacts_to_results
-
-if TYPE_CHECKING:
-    from pi_tui.session.agent_session import AgentSession
+from pi_tui.session.session_base import SessionBase
 
 
 def _apply(result: ToolResult, change: AfterToolCallResult | None) -> ToolResult:
@@ -39,8 +37,8 @@ def _apply(result: ToolResult, change: AfterToolCallResult | None) -> ToolResult
     )
 
 
-class RunConfigMixin:
-    def _loop_config(self: AgentSession) -> AgentLoopConfig:
+class RunConfigMixin(SessionBase):
+    def _loop_config(self) -> AgentLoopConfig:
         model = self._require_model()
         execution = self.settings.get("toolExecution") if self.settings is not None else None
         runner = self.compaction_runner
@@ -66,17 +64,17 @@ class RunConfigMixin:
             tool_context=self._tool_context,
         )
 
-    def _context_strategy(self: AgentSession) -> str:
+    def _context_strategy(self) -> str:
         getter = getattr(self.settings, "context_strategy", None)
         return str(getter()) if callable(getter) else "pi"
 
-    async def _reduce_with_runner(self: AgentSession, messages: list[AgentMessage]) -> list[AgentMessage]:
+    async def _reduce_with_runner(self, messages: list[AgentMessage]) -> list[AgentMessage]:
         result = self.compaction_runner.prepare_request_messages(messages)
         if inspect.isawaitable(result):
             result = await result
         return list(result)
 
-    def _convert_for_request(self: AgentSession, messages: list[AgentMessage]) -> list[LlmMessage]:
+    def _convert_for_request(self, messages: list[AgentMessage]) -> list[LlmMessage]:
         if self.convert_to_llm is not None:
             return list(self.convert_to_llm(messages))
         block = False
@@ -85,14 +83,14 @@ class RunConfigMixin:
             block = bool(images().block_images)
         return convert_to_llm(messages, block_images=block)
 
-    async def _transform_for_request(self: AgentSession, messages: list[AgentMessage]) -> list[AgentMessage]:
+    async def _transform_for_request(self, messages: list[AgentMessage]) -> list[AgentMessage]:
         if self._hooks is not None:
             messages = await self._hooks.transform_context(messages)
         if self.transform_context is not None:
             messages = await self.transform_context(messages)
         return messages
 
-    async def _before_tool_call(self: AgentSession, info: ToolCallInfo) -> BeforeToolCallResult | None:
+    async def _before_tool_call(self, info: ToolCallInfo) -> BeforeToolCallResult | None:
         if self._hooks is not None:
             verdict = await self._hooks.before_tool_call(info)
             if verdict is not None and verdict.block:
@@ -101,7 +99,7 @@ class RunConfigMixin:
             return await self.before_tool_call(info)
         return None
 
-    async def _after_tool_call(self: AgentSession, info: ToolCallInfo, result: ToolResult) -> AfterToolCallResult | None:
+    async def _after_tool_call(self, info: ToolCallInfo, result: ToolResult) -> AfterToolCallResult | None:
         original = result
         if self._hooks is not None:
             result = _apply(result, await self._hooks.after_tool_call(info, result))
@@ -112,7 +110,7 @@ class RunConfigMixin:
         return AfterToolCallResult(content=result.content, details=result.details, replace_details=True,
                                    is_error=result.is_error)
 
-    async def _tool_results_to_artifacts(self: AgentSession, messages: list[ToolResultMessage]) -> list[ToolResultMessage]:
+    async def _tool_results_to_artifacts(self, messages: list[ToolResultMessage]) -> list[ToolResultMessage]:
         artifact_dir = self.session_manager.artifact_dir if self.session_manager.session_file is not None else None
         results, events = apply_artifacts_to_results(messages, artifact_dir=artifact_dir,
                                                      strategy=self._context_strategy())
@@ -120,12 +118,12 @@ class RunConfigMixin:
             self.emit(event)
         return results
 
-    async def _finalize_message(self: AgentSession, message: AgentMessage) -> AgentMessage:
+    async def _finalize_message(self, message: AgentMessage) -> AgentMessage:
         if self._hooks is not None:
             message = await self._hooks.finalize_message(message)
         return message
 
-    def _tool_context(self: AgentSession) -> ToolContext:
+    def _tool_context(self) -> ToolContext:
         settings: dict[str, Any] = {}
         if self.settings is not None and hasattr(self.settings, "as_dict"):
             settings = self.settings.as_dict()

@@ -8,7 +8,7 @@ new file and applies the start-up restore rules again (§13.1).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, cast
 
 from pi_tui.core.errors import PiError
 from pi_tui.core.messages import THINKING_LEVELS, AgentMessage, ThinkingLevel, now_ms
@@ -16,16 +16,14 @@ from pi_tui.core.provider import ModelInfo, ToolSpec
 from pi_tui.core.session.manager import SessionManager
 from pi_tui.core.tokens import estimate_context_tokens
 from pi_tui.session.restore import clamp_thinking_level, restore_model_and_thinking
+from pi_tui.session.session_base import SessionBase
 from pi_tui.session.state import ContextUsage, RequestPreview, SessionState, usage_totals
 
-if TYPE_CHECKING:
-    from pi_tui.session.agent_session import AgentSession
 
-
-class SessionControlMixin:
+class SessionControlMixin(SessionBase):
     # ------------------------------------------------------------------ system prompt
 
-    def rebuild_system_prompt(self: AgentSession, *, reload: bool = True) -> str:
+    def rebuild_system_prompt(self, *, reload: bool = True) -> str:
         """Reload resources from disk (AGENTS.md, SYSTEM.md, skills …) and rebuild the base prompt;
         called before each run and after compaction."""
         if reload and self._resource_loader is not None:
@@ -39,12 +37,12 @@ class SessionControlMixin:
             self.base_system_prompt = self.resources.build_system_prompt(self.active_tools)
         return self.base_system_prompt
 
-    def get_system_prompt(self: AgentSession) -> str:
+    def get_system_prompt(self) -> str:
         return self._run_system_prompt or self.base_system_prompt
 
     # ------------------------------------------------------------------ model and thinking
 
-    def set_model(self: AgentSession, model: ModelInfo) -> None:
+    def set_model(self, model: ModelInfo) -> None:
         self._model = model
         self.session_manager.append_model_change(model.provider, model.id)
         self.emit({"type": "model_changed", "provider": model.provider, "modelId": model.id})
@@ -56,7 +54,7 @@ class SessionControlMixin:
         if clamped != self._thinking_level:
             self.set_thinking_level(clamped)
 
-    def set_thinking_level(self: AgentSession, level: str) -> None:
+    def set_thinking_level(self, level: str) -> None:
         clamped = clamp_thinking_level(level, self._model)
         if clamped == self._thinking_level:
             return
@@ -64,7 +62,7 @@ class SessionControlMixin:
         self.session_manager.append_thinking_level_change(clamped)
         self.emit({"type": "thinking_level_changed", "level": clamped})
 
-    def cycle_thinking_level(self: AgentSession) -> ThinkingLevel:
+    def cycle_thinking_level(self) -> ThinkingLevel:
         levels = [lvl for lvl in THINKING_LEVELS if clamp_thinking_level(lvl, self._model) == lvl]
         if len(levels) <= 1:
             return self._thinking_level
@@ -72,63 +70,64 @@ class SessionControlMixin:
         self.set_thinking_level(levels[(index + 1) % len(levels)])
         return self._thinking_level
 
-    def set_session_name(self: AgentSession, name: str) -> None:
+    def set_session_name(self, name: str) -> None:
         self.session_manager.append_session_info(name)
         self.emit({"type": "session_info_changed", "name": self.session_manager.session_name})
 
-    def get_session_name(self: AgentSession) -> str | None:
+    def get_session_name(self) -> str | None:
         return self.session_manager.session_name
 
     # ------------------------------------------------------------------ tools
 
-    def get_active_tools(self: AgentSession) -> list[str]:
+    def get_active_tools(self) -> list[str]:
         return [t.name for t in self.active_tools]
 
-    def get_all_tools(self: AgentSession) -> list[str]:
+    def get_all_tools(self) -> list[str]:
         return list(self._all_tools)
 
-    def set_active_tools(self: AgentSession, names: list[str]) -> None:
+    def set_active_tools(self, names: list[str]) -> None:
         self._active_tool_names = [n for n in names if n in self._all_tools]
         self.agent.context.tools = self.active_tools
         self.rebuild_system_prompt()
 
     # ------------------------------------------------------------------ messages for extensions
 
-    def replace_messages(self: AgentSession, messages: list[AgentMessage]) -> None:
+    def replace_messages(self, messages: list[AgentMessage]) -> None:
         """Rebuild the agent's history (after compaction or tree navigation)."""
         self.agent.context.messages[:] = list(messages)
         self.rebuild_system_prompt()
 
-    def append_entry(self: AgentSession, custom_type: str, data: Any) -> str:
+    def append_entry(self, custom_type: str, data: Any) -> str:
         return self.session_manager.append_custom_entry(custom_type, data)
 
-    def set_label(self: AgentSession, entry_id: str, label: str | None) -> None:
+    def set_label(self, entry_id: str, label: str | None) -> None:
         self.session_manager.append_label_change(entry_id, label)
 
-    def notify(self: AgentSession, message: str, level: str = "info") -> None:
+    def notify(self, message: str, level: str = "info") -> None:
         self.emit({"type": "notify", "message": message, "level": level})
 
-    def send_message(self: AgentSession, message: dict[str, Any], *, trigger_turn: bool = False) -> None:
-        custom: AgentMessage = {"role": "custom", "display": True, "timestamp": now_ms(), **message}  # type: ignore[typeddict-item]
+    def send_message(self, message: dict[str, Any], *, trigger_turn: bool = False) -> None:
+        fields: dict[str, Any] = {"role": "custom", "display": True, "timestamp": now_ms(), **message}
+        custom = cast(AgentMessage, fields)
         if self.is_streaming:
             self.agent.steering.push(custom)
             return
         self.emit({"type": "message_start", "message": custom})
         self.agent.messages.append(custom)
         self.session_manager.append_custom_message_entry(
-            custom["customType"], custom["content"], bool(custom.get("display", True)), custom.get("details")  # type: ignore[typeddict-item]
+            fields["customType"], fields["content"], bool(fields.get("display", True)), fields.get("details")
         )
         self.emit({"type": "message_end", "message": custom})
         if trigger_turn:
             self._schedule(self.continue_())
 
-    def send_user_message(self: AgentSession, text: str) -> None:
+    def send_user_message(self, text: str) -> None:
         if self.is_streaming:
             self.follow_up(text)
         else:
             self._schedule(self.prompt(text))
 
-    def _schedule(self: AgentSession, coro: Any) -> None:
+    def _schedule(self, coro: Any) -> None:
         import asyncio
 
         task = asyncio.ensure_future(coro)
@@ -138,7 +137,7 @@ class SessionControlMixin:
     # ------------------------------------------------------------------ views
 
     @property
-    def state(self: AgentSession) -> SessionState:
+    def state(self) -> SessionState:
         return SessionState(
             model=self._model,
             thinking_level=self._thinking_level,
@@ -155,10 +154,10 @@ class SessionControlMixin:
         )
 
     @property
-    def messages(self: AgentSession) -> list[AgentMessage]:
+    def messages(self) -> list[AgentMessage]:
         return self.agent.messages
 
-    def get_context_usage(self: AgentSession) -> ContextUsage | None:
+    def get_context_usage(self) -> ContextUsage | None:
         if self._model is None:
             return None
         estimate = estimate_context_tokens(self.agent.messages)
@@ -170,7 +169,7 @@ class SessionControlMixin:
             estimated=estimate.trailing_tokens > 0 or estimate.usage_tokens == 0,
         )
 
-    def preview_request(self: AgentSession) -> RequestPreview:
+    def preview_request(self) -> RequestPreview:
         self.rebuild_system_prompt()
         return RequestPreview(
             system_prompt=self.get_system_prompt(),
@@ -181,7 +180,7 @@ class SessionControlMixin:
 
     # ------------------------------------------------------------------ compaction and tree
 
-    async def compact(self: AgentSession, custom_instructions: str | None = None) -> Any:
+    async def compact(self, custom_instructions: str | None = None) -> Any:
         runner = self.compaction_runner
         if runner is None:
             raise PiError("Compaction is not available in this build")
@@ -190,7 +189,7 @@ class SessionControlMixin:
         return await runner.compact(custom_instructions)
 
     async def navigate_tree(
-        self: AgentSession, target_id: str, *, summarize: bool = False, custom_instructions: str | None = None,
+        self, target_id: str, *, summarize: bool = False, custom_instructions: str | None = None,
         replace_instructions: bool = False, label: str | None = None,
     ) -> Any:
         runner = self.compaction_runner
@@ -206,7 +205,7 @@ class SessionControlMixin:
 
     # ------------------------------------------------------------------ replacing the session
 
-    def _adopt(self: AgentSession, manager: SessionManager, *, explicit_model: bool = False) -> None:
+    def _adopt(self, manager: SessionManager, *, explicit_model: bool = False) -> None:
         if manager is not self.session_manager:
             self.session_manager.close()
         self.session_manager = manager
@@ -220,36 +219,37 @@ class SessionControlMixin:
         self.clear_queues()
         self.replace_messages(manager.build_session_context().messages)
 
-    def _resolve_model(self: AgentSession, provider: str, model_id: str) -> ModelInfo | None:
+    def _resolve_model(self, provider: str, model_id: str) -> ModelInfo | None:
         if self._model is not None and (self._model.provider, self._model.id) == (provider, model_id):
             return self._model
         if self.model_registry is None:
             return None
         try:
-            return self.model_registry.resolve(f"{provider}/{model_id}", provider)
+            found: ModelInfo = self.model_registry.resolve(f"{provider}/{model_id}", provider)
         except PiError:
             return None
+        return found
 
-    async def new_session(self: AgentSession) -> None:
+    async def new_session(self) -> None:
         await self.abort()
         previous = self.session_manager.session_file
         async with self.lock:
             self.session_manager.new_session(parent_session=str(previous) if previous else None)
             self._adopt(self.session_manager)
 
-    async def switch_session(self: AgentSession, path: Path) -> None:
+    async def switch_session(self, path: Path) -> None:
         await self.abort()
         async with self.lock:
             self._adopt(SessionManager.open(Path(path), cwd=self.cwd))
 
-    async def fork(self: AgentSession, entry_id: str, position: str = "before") -> str | None:
+    async def fork(self, entry_id: str, position: str = "before") -> str | None:
         await self.abort()
         async with self.lock:
             result = self.session_manager.fork(entry_id, position)  # type: ignore[arg-type]
             self._adopt(self.session_manager)
         return result.selected_text
 
-    async def run_user_bash(self: AgentSession, command: str, *, exclude_from_context: bool = False) -> Any:
+    async def run_user_bash(self, command: str, *, exclude_from_context: bool = False) -> Any:
         from pi_tui.tools.user_bash import run_user_bash
 
         message = await run_user_bash(command, cwd=self.cwd, exclude_from_context=exclude_from_context,

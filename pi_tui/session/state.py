@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pi_tui.core.messages import AgentMessage, LlmMessage
 from pi_tui.core.provider import ModelInfo, ToolSpec
@@ -26,10 +27,11 @@ def usage_totals(messages: list[AgentMessage]) -> UsageTotals:
     """Sums over every assistant message (errors and aborts included: they were paid for)."""
     inp = out = read = write = 0
     cost = 0.0
-    for message in messages:
+    for raw in messages:
+        message: dict[str, Any] = dict(raw)
         if message.get("role") != "assistant":
             continue
-        usage = message.get("usage") or {}
+        usage: dict[str, Any] = message.get("usage") or {}
         inp += int(usage.get("input", 0))
         out += int(usage.get("output", 0))
         read += int(usage.get("cacheRead", 0))
