@@ -110,11 +110,18 @@ async def test_extension_cancel_and_replacement(tmp_path: Path) -> None:
     async def cancel(event: dict[str, Any]) -> dict[str, Any]:
         return {"cancel": True}
 
-    host = FakeHost(tmp_path, [], handlers={"session_before_compact": [cancel]})
+    failures: list[dict[str, Any]] = []
+
+    async def failed(event: dict[str, Any]) -> None:
+        failures.append(event)
+
+    host = FakeHost(tmp_path, [], handlers={"session_before_compact": [cancel], "session_compact_failed": [failed]})
     seed(host)
     with pytest.raises(PiError, match="Compaction cancelled"):
         await host.runner.compact()
     assert host.events[-1] == {"type": "compaction_end", "reason": "manual", "result": None, "aborted": True, "willRetry": False}
+    assert failures[0]["reason"] == "manual" and failures[0]["aborted"] is True
+    assert host.provider.requests == []
 
     seen: list[dict[str, Any]] = []
 
