@@ -7,6 +7,7 @@ note on what compaction, pruning or artifacts replaced; the highlighted part's t
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -59,7 +60,7 @@ class ContextScreen(ModalScreen[None]):
         table = self.query_one("#context-parts", DataTable)
         table.add_column("#", key="index", width=3)
         table.add_column("part", key="part", width=PART_NAME_WIDTH)
-        table.add_column("   tokens", key="tokens", width=9)
+        table.add_column(Text("tokens", justify="right"), key="tokens", width=9)
         table.add_column("share", key="share", width=SHARE_BAR_WIDTH + 7)
         note_width = max(MIN_NOTE_WIDTH, self.app.size.width - FIXED_COLUMNS_WIDTH)
         table.add_column("replaced / note", key="note", width=note_width)
@@ -72,7 +73,7 @@ class ContextScreen(ModalScreen[None]):
             table.add_row(
                 str(number) if part.kind in ("message", "summary") else "",
                 _clip(part.name, PART_NAME_WIDTH),
-                f"{part.tokens:>9,}",
+                Text(f"{part.tokens:,}", justify="right"),
                 _share_cell(part.tokens, total, largest),
                 Content.styled(_clip(part.note, note_width), "$text-warning") if part.note else "",
                 key=str(index),
@@ -87,9 +88,9 @@ class ContextScreen(ModalScreen[None]):
         used = f"{total:,} of {window:,} tokens ({100 * total / window:.1f}%)" if window else f"{total:,} tokens"
         return Content.assemble(
             ("Context", "bold $text-primary"),
-            ("  next request to ", "$text-muted"),
+            ("  next request to ", "$foreground-muted"),
             (preview.model_ref or "no model", "bold"),
-            ("  ·  ", "$text-muted"),
+            ("  ·  ", "$foreground-muted"),
             (used, "bold"),
         )
 
@@ -103,20 +104,20 @@ class ContextScreen(ModalScreen[None]):
         )
         replaced = sum(bool(p.note) for p in parts)
         note = f"  ·  {replaced} part{'s' if replaced != 1 else ''} replaced or shortened" if replaced else ""
-        return Content.assemble((breakdown, "$text-muted"), (note, "$text-warning"))
+        return Content.assemble((breakdown, "$foreground-muted"), (note, "$text-warning"))
 
     def _cache_line(self) -> Content:
         preview = self._preview
-        pieces: list[tuple[str, str]] = [("Prompt cache: ", "$text-muted")]
+        pieces: list[tuple[str, str]] = [("Prompt cache: ", "$foreground-muted")]
         if preview.prefix_reuse_tokens is None:
-            pieces.append(("no earlier request in this session to reuse", "$text-muted"))
+            pieces.append(("no earlier request in this session to reuse", "$foreground-muted"))
         else:
             percent = preview.prefix_reuse_percent or 0.0
             pieces.append((f"{preview.prefix_reuse_tokens:,} tokens ({percent:.1f}%)", "bold $text-success"))
-            pieces.append((" are an unchanged prefix of the last request", "$text-muted"))
+            pieces.append((" are an unchanged prefix of the last request", "$foreground-muted"))
         if preview.last_cache_read_tokens is not None:
-            pieces.append((f"  ·  last reply read {preview.last_cache_read_tokens:,} from cache", "$text-muted"))
-        pieces.extend((f"  ·  {note}", "$text-muted") for note in preview.notes)
+            pieces.append((f"  ·  last reply read {preview.last_cache_read_tokens:,} from cache", "$foreground-muted"))
+        pieces.extend((f"  ·  {note}", "$foreground-muted") for note in preview.notes)
         return Content.assemble(*pieces)
 
     @on(DataTable.RowHighlighted, "#context-parts")
@@ -137,7 +138,7 @@ class ContextScreen(ModalScreen[None]):
 
 
 def _detail_title(part: RequestPart) -> Content:
-    pieces: list[tuple[str, str]] = [(part.name, "bold"), (f"  {part.tokens:,} tokens", "$text-muted")]
+    pieces: list[tuple[str, str]] = [(part.name, "bold"), (f"  {part.tokens:,} tokens", "$foreground-muted")]
     if part.note:
         pieces.append((f"  ·  {part.note}", "$text-warning"))
     return Content.assemble(*pieces)
@@ -148,7 +149,7 @@ def _share_cell(tokens: int, total: int, largest: int) -> Content:
         return Content("")
     eighths = round(SHARE_BAR_WIDTH * 8 * tokens / largest)
     bar = "█" * (eighths // 8) + (_EIGHTHS[eighths % 8] if eighths % 8 else "")
-    return Content.assemble((bar.ljust(SHARE_BAR_WIDTH), "$accent"), (f" {100 * tokens / total:4.1f}%", "$text-muted"))
+    return Content.assemble((bar.ljust(SHARE_BAR_WIDTH), "$accent"), (f" {100 * tokens / total:4.1f}%", "$foreground-muted"))
 
 
 def _clip(text: str, limit: int) -> str:

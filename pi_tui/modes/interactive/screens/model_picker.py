@@ -80,13 +80,13 @@ class ModelPickerScreen(ModalScreen[ModelInfo | None]):
         rows.add_options([Option(self._row(model, id_width), id=model.ref) for model in self._shown])
         if not self._shown:
             hint = "No model matches." if tokens else "No models available: set an API key or add models.json."
-            rows.add_option(Option(Content.styled(hint, "$text-muted"), disabled=True))
+            rows.add_option(Option(Content.styled(hint, "$foreground-muted"), disabled=True))
         refs = [model.ref for model in self._shown]
         rows.highlighted = refs.index(keep) if keep in refs else (0 if refs else None)
         self.query_one("#models-title", Static).update(
             Content.assemble(
                 ("Select model", "bold $text-primary"),
-                (f"  {len(self._shown)} of {len(self._models)}", "$text-muted"),
+                (f"  {len(self._shown)} of {len(self._models)}", "$foreground-muted"),
             )
         )
 
@@ -98,8 +98,8 @@ class ModelPickerScreen(ModalScreen[ModelInfo | None]):
             ("✓ " if is_current else "  ", "$text-success"),
             (model.ref.ljust(id_width), "bold" if is_current else ""),
             (f"  {format_window(model.context_window):>5} ctx", "$text-accent"),
-            (f"  {' · '.join(traits)}".ljust(22), "$text-muted"),
-            (name, "$text-muted"),
+            (f"  {' · '.join(traits)}".ljust(22), "$foreground-muted"),
+            (name, "$foreground-muted"),
         )
 
     @on(Input.Changed, "#models-search")

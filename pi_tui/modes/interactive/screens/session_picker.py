@@ -147,27 +147,31 @@ class SessionPickerScreen(ModalScreen[Path | None]):
         now = self._now()
         rows.add_options([Option(self._row(info, width, now), id=str(info.path)) for info in self._shown])
         if infos is None:
-            rows.add_option(Option(Content.styled("Loading sessions…", "$text-muted"), disabled=True))
+            rows.add_option(Option(Content.styled("Loading sessions…", "$foreground-muted"), disabled=True))
         elif not self._shown:
             empty = "No sessions match." if tokens or self._named_only else "No sessions yet."
-            rows.add_option(Option(Content.styled(empty, "$text-muted"), disabled=True))
+            rows.add_option(Option(Content.styled(empty, "$foreground-muted"), disabled=True))
         paths = [info.path for info in self._shown]
         rows.highlighted = paths.index(keep) if keep in paths else (0 if paths else None)
         self._refresh_title()
 
     def _row(self, info: SessionInfo, width: int, now: datetime) -> Content:
         marker = ("● ", "$accent") if info.path == self._current else ("  ", "")
-        title = " ".join((info.name or info.first_message).split())
         count = f"{info.message_count} msg" + ("s" if info.message_count != 1 else "")
         where = f"  {_home_relative(info.cwd)}" if self._all_projects else ""
         room = width - 2 - AGE_WIDTH - COUNT_WIDTH - 2 - len(where)
-        title = title if len(title) <= room else title[: max(1, room - 1)] + "…"
+        first = " ".join(info.first_message.split())
+        # A named session shows its name, then its first message dimmed.
+        title, rest = (info.name, f"  {first}") if info.name else (first, "")
+        title = _fit(title, room)
+        rest = _fit(rest, room - len(title)) if rest and room - len(title) > 4 else ""
         return Content.assemble(
             marker,
-            (title.ljust(room), "bold" if info.name else ""),
-            (where, "$text-muted"),
-            (f"  {format_age(info.modified, now):>{AGE_WIDTH}}", "$text-muted"),
-            (f"{count:>{COUNT_WIDTH}}", "$text-muted"),
+            (title, "bold" if info.name else ""),
+            (rest.ljust(room - len(title)), "$foreground-muted"),
+            (where, "$foreground-muted"),
+            (f"  {format_age(info.modified, now):>{AGE_WIDTH}}", "$foreground-muted"),
+            (f"{count:>{COUNT_WIDTH}}", "$foreground-muted"),
         )
 
     def _refresh_title(self) -> None:
@@ -175,7 +179,7 @@ class SessionPickerScreen(ModalScreen[Path | None]):
         named = " · named only" if self._named_only else ""
         count = f" · {len(self._shown)}" if self._all_projects in self._loaded else ""
         self.query_one("#picker-title", Static).update(
-            Content.assemble(("Resume session", "bold $text-primary"), (f"  {scope}{named}{count}", "$text-muted"))
+            Content.assemble(("Resume session", "bold $text-primary"), (f"  {scope}{named}{count}", "$foreground-muted"))
         )
 
     @on(Input.Changed, "#picker-search")
@@ -254,6 +258,10 @@ class SessionPickerScreen(ModalScreen[Path | None]):
             self._loaded[scope] = [info for info in infos if info.path != path]
         self._render_rows()
         self.app.notify(f"Deleted {path.name}")
+
+
+def _fit(text: str, room: int) -> str:
+    return text if len(text) <= room else text[: max(1, room - 1)] + "…"
 
 
 def _home_relative(cwd: str) -> str:

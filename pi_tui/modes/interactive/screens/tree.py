@@ -18,9 +18,9 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.events import Key
 from textual.screen import ModalScreen
-from textual.widgets import OptionList, Static
-from textual.widgets.option_list import Option
+from textual.widgets import Static
 
+from pi_tui.modes.interactive.screens.row_list import RowList
 from pi_tui.modes.interactive.screens.tree_dialogs import (
     CustomInstructionsScreen,
     LabelEditScreen,
@@ -30,6 +30,7 @@ from pi_tui.modes.interactive.screens.tree_dialogs import (
 from pi_tui.modes.interactive.screens.tree_rows import (
     TREE_FILTERS,
     TreeFilter,
+    TreeIndex,
     TreeRow,
     TreeView,
     as_tree_nodes,
@@ -66,10 +67,10 @@ class TreeChoice:
 _KIND_STYLE = {
     "user": "$text-primary",
     "assistant": "$text",
-    "tool": "$text-muted",
+    "tool": "$foreground-muted",
     "error": "$text-error",
-    "summary": "$text-secondary",
-    "meta": "$text-muted italic",
+    "summary": "italic $text-secondary",
+    "meta": "$foreground-muted italic",
 }
 
 
@@ -105,6 +106,7 @@ class TreeScreen(ModalScreen[TreeChoice | None]):
         skip_summary_prompt: bool = False,
         initial_filter: TreeFilter = "default",
         set_label: Callable[[str, str | None], object] | None = None,
+        select_id: str | None = None,
     ) -> None:
         """Args:
         source: the session's tree (re-read after a label change).
@@ -112,6 +114,7 @@ class TreeScreen(ModalScreen[TreeChoice | None]):
         initial_filter: the ``treeFilterMode`` setting.
         set_label: how to set (str) or clear (None) a label; defaults to the source's
             ``append_label_change``.
+        select_id: the entry to start on (reopening after a cancelled summary); default the leaf.
         """
         super().__init__()
         self._source = source
@@ -119,7 +122,10 @@ class TreeScreen(ModalScreen[TreeChoice | None]):
         self._set_label = set_label or source.append_label_change
         self._view = TreeView(filter=initial_filter if initial_filter in TREE_FILTERS else "default")
         self._rows: list[TreeRow] = []
-        self._roots = as_tree_nodes(source.get_tree())
+        self._index = TreeIndex(as_tree_nodes(source.get_tree()), source.leaf_id)
+        self._initial_selection = select_id
+        self._typed_search = ""
+        self._search_scheduled = False
 
     # ------------------------------------------------------------------ layout
 
@@ -128,16 +134,15 @@ class TreeScreen(ModalScreen[TreeChoice | None]):
             yield Static("Session Tree", id="tree-title")
             yield Static(HELP_TEXT, id="tree-help")
             yield Static("", id="tree-search")
-            yield OptionList(id="tree-rows")
+            yield RowList(self._row_content, id="tree-rows")
             yield Static("", id="tree-status")
 
     def on_mount(self) -> None:
-        self._rows_widget.can_focus = False
-        self._rebuild(keep=self._source.leaf_id)
+        self._rebuild(keep=self._initial_selection or self._source.leaf_id)
 
     @property
-    def _rows_widget(self) -> OptionList:
-        return self.query_one("#tree-rows", OptionList)
+    def _rows_widget(self) -> RowList:
+        return self.query_one("#tree-rows", RowList)
 
     @property
     def rows(self) -> list[TreeRow]:
@@ -150,16 +155,13 @@ class TreeScreen(ModalScreen[TreeChoice | None]):
 
     @property
     def selected(self) -> TreeRow | None:
-        index = self._rows_widget.highlighted
+        index = self._rows_widget.cursor
         return self._rows[index] if index is not None and 0 <= index < len(self._rows) else None
 
     def _rebuild(self, *, keep: str | None) -> None:
         leaf_id = self._source.leaf_id
-        self._rows = build_rows(self._roots, leaf_id=leaf_id, view=self._view)
-        widget = self._rows_widget
-        widget.clear_options()
-        widget.add_options([Option(self._render_row(row), id=row.entry_id) for row in self._rows])
-        widget.highlighted = self._index_for(keep)
+        self._rows = build_rows(self._index, leaf_id=leaf_id, view=self._view)
+        self._rows_widget.set_rows(len(self._rows), cursor=self._index_for(keep))
         self._refresh_header()
 
     def _index_for(self, entry_id: str | None) -> int | None:
@@ -171,8 +173,11 @@ class TreeScreen(ModalScreen[TreeChoice | None]):
         position = next((i for i, row in enumerate(self._rows) if row.is_position), None)
         return position if position is not None else len(self._rows) - 1
 
+    def _row_content(self, index: int) -> Content:
+        return self._render_row(self._rows[index])
+
     def _render_row(self, row: TreeRow) -> Content:
-        parts: list[Content | str | tuple[str, str]] = [(row.prefix, "$text-muted")]
+        parts: list[Content | str | tuple[str, str]] = [(row.prefix, "$foreground-muted")]
         parts.append(("• ", "$accent") if row.on_active_path else "  ")
         if row.label:
             parts.append((f"[{row.label}] ", "$text-warning"))
@@ -184,41 +189,34 @@ class TreeScreen(ModalScreen[TreeChoice | None]):
     def _refresh_header(self) -> None:
         query = self._view.search
         search = self.query_one("#tree-search", Static)
-        search.update(Content.assemble(("Type to search: ", "$text-muted"), (query, "bold")))
-        index = self._rows_widget.highlighted
+        search.update(Content.assemble(("Type to search: ", "$foreground-muted"), (query, "bold")))
+        index = self._rows_widget.cursor
         position = f"({(index or 0) + 1}/{len(self._rows)})" if self._rows else "(0/0)"
         if not self._rows:
             position = "(no entries match)" if query or self._view.filter != "default" else "(empty session)"
         filter_note = "" if self._view.filter == "default" else f"  [{self._view.filter}]"
         self.query_one("#tree-status", Static).update(Content(f"{position}{filter_note}"))
 
-    @on(OptionList.OptionHighlighted)
+    @on(RowList.Highlighted)
     def _highlight_moved(self) -> None:
         self._refresh_header()
 
-    @on(OptionList.OptionSelected)
-    def _row_clicked(self, event: OptionList.OptionSelected) -> None:
+    @on(RowList.Selected)
+    def _row_clicked(self, event: RowList.Selected) -> None:
         event.stop()
         self.action_choose()
 
     # ------------------------------------------------------------------ navigation
 
     def action_move(self, delta: int) -> None:
-        widget = self._rows_widget
-        if delta < 0:
-            widget.action_cursor_up()
-        else:
-            widget.action_cursor_down()
+        self._rows_widget.move_by(delta)
 
     def action_page(self, delta: int) -> None:
         widget = self._rows_widget
-        if delta < 0:
-            widget.action_page_up()  # type: ignore[no-untyped-call]
-        else:
-            widget.action_page_down()  # type: ignore[no-untyped-call]
+        widget.move_by(delta * widget.page_size)
 
     def action_fold_or_up(self) -> None:
-        row, index = self.selected, self._rows_widget.highlighted
+        row, index = self.selected, self._rows_widget.cursor
         if row is None or index is None:
             return
         if row.foldable and not row.folded:
@@ -226,17 +224,17 @@ class TreeScreen(ModalScreen[TreeChoice | None]):
             return
         starts = [i for i in range(index) if self._rows[i].segment_start]
         if starts:
-            self._rows_widget.highlighted = starts[-1]
+            self._rows_widget.move_to(starts[-1])
 
     def action_unfold_or_down(self) -> None:
-        row, index = self.selected, self._rows_widget.highlighted
+        row, index = self.selected, self._rows_widget.cursor
         if row is None or index is None:
             return
         if row.folded:
             self._set_folded(row.entry_id, folded=False)
             return
         later = [i for i in range(index + 1, len(self._rows)) if self._rows[i].segment_start]
-        self._rows_widget.highlighted = later[0] if later else len(self._rows) - 1
+        self._rows_widget.move_to(later[0] if later else len(self._rows) - 1)
 
     def _set_folded(self, entry_id: str, *, folded: bool) -> None:
         ids = set(self._view.folded)
@@ -260,11 +258,11 @@ class TreeScreen(ModalScreen[TreeChoice | None]):
         self._apply_view(filter_name=TREE_FILTERS[(index + step) % len(TREE_FILTERS)], search=self._view.search)
 
     def action_search_backspace(self) -> None:
-        if self._view.search:
-            self._apply_view(filter_name=self._view.filter, search=self._view.search[:-1])
+        if self._typed_search:
+            self._queue_search(self._typed_search[:-1])
 
     def action_clear_search_or_close(self) -> None:
-        if self._view.search:
+        if self._typed_search or self._view.search:
             self._apply_view(filter_name=self._view.filter, search="")
         else:
             self.dismiss(None)
@@ -273,13 +271,29 @@ class TreeScreen(ModalScreen[TreeChoice | None]):
         # Type-to-search takes every printable character no binding claimed.
         if event.is_printable and event.character:
             event.stop()
-            self._apply_view(filter_name=self._view.filter, search=self._view.search + event.character)
+            self._queue_search(self._typed_search + event.character)
+
+    def _queue_search(self, text: str) -> None:
+        """Show the typed text at once; filter once per burst of queued keys (big trees)."""
+        self._typed_search = text
+        self.query_one("#tree-search", Static).update(
+            Content.assemble(("Type to search: ", "$foreground-muted"), (text, "bold"))
+        )
+        if not self._search_scheduled:
+            self._search_scheduled = True
+            self.call_later(self._apply_typed_search)
+
+    def _apply_typed_search(self) -> None:
+        self._search_scheduled = False
+        if self._typed_search != self._view.search:
+            self._apply_view(filter_name=self._view.filter, search=self._typed_search)
 
     def _apply_view(self, *, filter_name: str, search: str) -> None:
         keep = self.selected.entry_id if self.selected else self._source.leaf_id
         chosen: TreeFilter = next((f for f in TREE_FILTERS if f == filter_name), "default")
         # Filter and search changes reset the folds (§8.4).
         self._view = TreeView(filter=chosen, search=search)
+        self._typed_search = search
         self._rebuild(keep=keep)
 
     # ------------------------------------------------------------------ labels
@@ -294,7 +308,7 @@ class TreeScreen(ModalScreen[TreeChoice | None]):
             if label is None:
                 return
             self._set_label(target, label.strip() or None)
-            self._roots = as_tree_nodes(self._source.get_tree())
+            self._index = TreeIndex(as_tree_nodes(self._source.get_tree()), self._source.leaf_id)
             self._rebuild(keep=target)
 
         self.app.push_screen(LabelEditScreen(current=row.label or ""), apply)

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any, Literal, TypeAlias
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, TypeAlias
 
 TreeFilter: TypeAlias = Literal["default", "no-tools", "user-only", "labeled-only", "all"]
 TREE_FILTERS: tuple[TreeFilter, ...] = ("default", "no-tools", "user-only", "labeled-only", "all")
@@ -39,46 +39,29 @@ FOLD_OPEN = "⊟"
 FOLD_CLOSED = "⊞"
 
 
-@dataclass(frozen=True, slots=True)
-class TreeNode:
-    """One node of ``SessionManager.get_tree()``, in a shape this module can rely on."""
-
-    entry: Mapping[str, Any]
-    children: tuple[TreeNode, ...]
-    label: str | None = None
+class TreeNode(Protocol):
+    """A node of ``SessionManager.get_tree()`` (``core/session/tree.py``'s ``TreeNode`` fits)."""
 
     @property
-    def entry_id(self) -> str:
-        return str(self.entry["id"])
+    def entry(self) -> Mapping[str, Any]: ...
+
+    @property
+    def children(self) -> Sequence[TreeNode]: ...
+
+    @property
+    def label(self) -> str | None: ...
 
 
 def as_tree_nodes(raw_roots: Iterable[Any]) -> list[TreeNode]:
-    """Adapt the store's tree nodes (objects with ``entry/children/label`` or dicts) without recursion."""
-    converted: dict[int, TreeNode] = {}
-    roots = list(raw_roots)
-    stack: list[tuple[Any, bool]] = [(node, False) for node in reversed(roots)]
-    while stack:
-        node, expanded = stack.pop()
-        children = _field(node, "children") or []
-        if not expanded:
-            stack.append((node, True))
-            stack.extend((child, False) for child in children)
-            continue
-        converted[id(node)] = TreeNode(
-            entry=_field(node, "entry"),
-            children=tuple(converted[id(child)] for child in children),
-            label=_field(node, "label") or None,
-        )
-    return [converted[id(node)] for node in roots]
+    """The store's root nodes, used as they are (no copy: a copy of 10,000 nodes costs ~0.1 s)."""
+    return list(raw_roots)
 
 
-def _field(node: Any, name: str) -> Any:
-    if isinstance(node, Mapping):
-        return node.get(name)
-    return getattr(node, name, None)
+def _id(node: TreeNode) -> str:
+    return str(node.entry["id"])
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class TreeRow:
     """One visible line of the navigator."""
 
@@ -119,117 +102,162 @@ class TreeView:
     folded: frozenset[str] = frozenset()
 
 
-def build_rows(roots: Sequence[TreeNode], *, leaf_id: str | None, view: TreeView) -> list[TreeRow]:
-    """The rows to show for ``roots`` under ``view`` (filter, search tokens, folded ids)."""
-    active = active_path_ids(roots, leaf_id)
-    tool_calls = _tool_calls_by_id(roots)
+@dataclass(frozen=True, slots=True)
+class _NodeFacts:
+    """What filtering and searching need of one node, computed once per tree."""
+
+    text: str
+    kind: RowKind
+    haystack: str
+    entry_type: str
+    is_user: bool
+    tool_call_only: bool
+
+
+class TreeIndex:
+    """A session tree prepared once for one leaf: pre-order, parent links and per-node facts.
+
+    The pre-order lists the child on the active path first. Filter, search and fold changes then
+    only re-run the linear pass of ``build_rows``.
+    """
+
+    def __init__(self, roots: Sequence[TreeNode], leaf_id: str | None) -> None:
+        self.leaf_id = leaf_id
+        parent_of: dict[str, str | None] = {}
+        stack: list[tuple[TreeNode, str | None]] = [(root, None) for root in roots]
+        while stack:
+            node, parent = stack.pop()
+            entry_id = _id(node)
+            parent_of[entry_id] = parent
+            stack.extend((child, entry_id) for child in node.children)
+        self.parent_of = parent_of
+        self.active = self.active_path(leaf_id)
+        self.nodes: list[TreeNode] = []
+        self.ids: list[str] = []
+        self.parents: list[int] = []
+        """Position of each node's parent in the pre-order (-1 for roots)."""
+        walk: list[tuple[TreeNode, int]] = [(root, -1) for root in reversed(_ordered(roots, self.active))]
+        while walk:
+            node, parent_pos = walk.pop()
+            position = len(self.nodes)
+            self.nodes.append(node)
+            self.ids.append(_id(node))
+            self.parents.append(parent_pos)
+            children = node.children
+            if len(children) == 1:
+                walk.append((children[0], position))
+            elif children:
+                walk.extend((child, position) for child in reversed(_ordered(children, self.active)))
+        tool_calls = _tool_calls_by_id(self.nodes)
+        self.facts = [_facts_of(node, tool_calls) for node in self.nodes]
+
+    def active_path(self, leaf_id: str | None) -> frozenset[str]:
+        """Ids on the path root → leaf."""
+        path: set[str] = set()
+        current = leaf_id if leaf_id in self.parent_of else None
+        while current is not None and current not in path:
+            path.add(current)
+            current = self.parent_of.get(current)
+        return frozenset(path)
+
+
+def _facts_of(node: TreeNode, tool_calls: Mapping[str, Mapping[str, Any]]) -> _NodeFacts:
+    entry = node.entry
+    text, kind = describe_entry(entry, tool_calls)
+    message = entry.get("message")
+    role = message.get("role") if isinstance(message, dict) else None
+    return _NodeFacts(
+        text=text,
+        kind=kind,
+        haystack=f"{node.label or ''} {text}".lower(),
+        entry_type=str(entry.get("type")),
+        is_user=entry.get("type") == "message" and role == "user",
+        tool_call_only=_is_tool_call_only_assistant(entry),
+    )
+
+
+def build_rows(tree: TreeIndex | Sequence[TreeNode], *, leaf_id: str | None, view: TreeView) -> list[TreeRow]:
+    """The rows to show for ``tree`` under ``view`` (filter, search tokens, folded ids)."""
+    if isinstance(tree, TreeIndex) and tree.leaf_id == leaf_id:
+        index = tree
+    else:
+        index = TreeIndex(_roots_of(tree), leaf_id)
     tokens = view.search.lower().split()
-    forest = _visible_forest(roots, active=active, leaf_id=leaf_id, view=view, tokens=tokens, tool_calls=tool_calls)
-    rows = _layout(forest, active=active, leaf_id=leaf_id, folded=view.folded)
+    forest = _visible_forest(index, view=view, tokens=tokens)
+    rows = _layout(forest, active=index.active, leaf_id=leaf_id, folded=view.folded)
     position = next((i for i, row in enumerate(rows) if row.is_leaf), None)
     if position is None:
         position = next((i for i in range(len(rows) - 1, -1, -1) if rows[i].on_active_path), None)
     if position is not None:
-        rows[position] = replace(rows[position], is_position=True)
+        rows[position].is_position = True
     return rows
+
+
+def _roots_of(tree: TreeIndex | Sequence[TreeNode]) -> Sequence[TreeNode]:
+    if isinstance(tree, TreeIndex):
+        return [node for node, parent in zip(tree.nodes, tree.parents, strict=True) if parent < 0]
+    return tree
 
 
 def active_path_ids(roots: Sequence[TreeNode], leaf_id: str | None) -> frozenset[str]:
     """Ids on the path root → leaf."""
-    if leaf_id is None:
-        return frozenset()
-    parent_of: dict[str, str | None] = {}
-    stack: list[tuple[TreeNode, str | None]] = [(root, None) for root in roots]
-    while stack:
-        node, parent = stack.pop()
-        parent_of[node.entry_id] = parent
-        stack.extend((child, node.entry_id) for child in node.children)
-    path: set[str] = set()
-    current: str | None = leaf_id if leaf_id in parent_of else None
-    while current is not None and current not in path:
-        path.add(current)
-        current = parent_of.get(current)
-    return frozenset(path)
+    return TreeIndex(roots, leaf_id).active
 
 
-def _tool_calls_by_id(roots: Sequence[TreeNode]) -> dict[str, Mapping[str, Any]]:
+def _tool_calls_by_id(nodes: Iterable[TreeNode]) -> dict[str, Mapping[str, Any]]:
     calls: dict[str, Mapping[str, Any]] = {}
-    stack = list(roots)
-    while stack:
-        node = stack.pop()
+    for node in nodes:
         message = node.entry.get("message") if node.entry.get("type") == "message" else None
-        if isinstance(message, Mapping) and message.get("role") == "assistant":
+        if isinstance(message, dict) and message.get("role") == "assistant":
             for block in message.get("content") or []:
-                if isinstance(block, Mapping) and block.get("type") == "toolCall":
+                if isinstance(block, dict) and block.get("type") == "toolCall":
                     calls[str(block.get("id"))] = block
-        stack.extend(node.children)
     return calls
 
 
-def _visible_forest(
-    roots: Sequence[TreeNode],
-    *,
-    active: frozenset[str],
-    leaf_id: str | None,
-    view: TreeView,
-    tokens: list[str],
-    tool_calls: Mapping[str, Mapping[str, Any]],
-) -> list[_Visible]:
+def _visible_forest(index: TreeIndex, *, view: TreeView, tokens: list[str]) -> list[_Visible]:
+    """One linear pass over the pre-order; hidden nodes pass their visible ancestor down."""
     forest: list[_Visible] = []
-    # Pre-order walk carrying the nearest visible ancestor; children pushed in reverse so the
-    # active child (listed first) is visited first.
-    stack: list[tuple[TreeNode, _Visible | None]] = [(root, None) for root in reversed(_ordered(roots, active))]
-    while stack:
-        node, visible_parent = stack.pop()
-        text, kind = describe_entry(node.entry, tool_calls)
-        shown = _passes_filter(node, kind, view.filter, is_leaf=node.entry_id == leaf_id) and _matches(
-            f"{node.label or ''} {text}".lower(), tokens
-        )
-        carrier = visible_parent
-        if shown:
-            item = _Visible(node=node, text=text, kind=kind)
-            (visible_parent.children if visible_parent else forest).append(item)
+    tree_filter = view.filter
+    leaf_id = index.leaf_id
+    carriers: list[_Visible | None] = []
+    for node, entry_id, parent_pos, fact in zip(index.nodes, index.ids, index.parents, index.facts, strict=True):
+        carrier = carriers[parent_pos] if parent_pos >= 0 else None
+        if _passes_filter(node, fact, tree_filter, is_leaf=entry_id == leaf_id) and (
+            not tokens or all(token in fact.haystack for token in tokens)
+        ):
+            item = _Visible(node=node, text=fact.text, kind=fact.kind)
+            (carrier.children if carrier is not None else forest).append(item)
             carrier = item
-        stack.extend((child, carrier) for child in reversed(_ordered(node.children, active)))
+        carriers.append(carrier)
     return forest
 
 
 def _ordered(nodes: Sequence[TreeNode], active: frozenset[str]) -> list[TreeNode]:
-    return sorted(nodes, key=lambda node: node.entry_id not in active)
+    return sorted(nodes, key=lambda node: _id(node) not in active)
 
 
-def _matches(haystack: str, tokens: list[str]) -> bool:
-    return all(token in haystack for token in tokens)
-
-
-def _passes_filter(node: TreeNode, kind: RowKind, tree_filter: TreeFilter, *, is_leaf: bool) -> bool:
-    entry = node.entry
-    entry_type = entry.get("type")
+def _passes_filter(node: TreeNode, fact: _NodeFacts, tree_filter: TreeFilter, *, is_leaf: bool) -> bool:
     if tree_filter == "all":
         return True
     if tree_filter == "labeled-only":
         return node.label is not None
     if tree_filter == "user-only":
-        return entry_type == "message" and _role(entry) == "user"
-    if entry_type in _HIDDEN_BY_DEFAULT:
+        return fact.is_user
+    if fact.entry_type in _HIDDEN_BY_DEFAULT:
         return False
-    if _is_tool_call_only_assistant(entry) and not is_leaf:
+    if fact.tool_call_only and not is_leaf:
         return False
-    return not (tree_filter == "no-tools" and kind == "tool")
-
-
-def _role(entry: Mapping[str, Any]) -> str | None:
-    message = entry.get("message")
-    return str(message.get("role")) if isinstance(message, Mapping) else None
+    return not (tree_filter == "no-tools" and fact.kind == "tool")
 
 
 def _is_tool_call_only_assistant(entry: Mapping[str, Any]) -> bool:
     message = entry.get("message")
-    if entry.get("type") != "message" or not isinstance(message, Mapping) or message.get("role") != "assistant":
+    if entry.get("type") != "message" or not isinstance(message, dict) or message.get("role") != "assistant":
         return False
     if message.get("stopReason") in ("error", "aborted"):
         return False
-    blocks = [b for b in message.get("content") or [] if isinstance(b, Mapping)]
+    blocks = [b for b in message.get("content") or [] if isinstance(b, dict)]
     has_call = any(b.get("type") == "toolCall" for b in blocks)
     has_text = any(b.get("type") == "text" and str(b.get("text", "")).strip() for b in blocks)
     return has_call and not has_text
@@ -249,7 +277,7 @@ def _layout(
         stack.append((forest[index], "", rail, connector, True))
     while stack:
         item, own_prefix, child_prefix, connector, segment_start = stack.pop()
-        entry_id = item.node.entry_id
+        entry_id = _id(item.node)
         foldable = bool(connector) and bool(item.children)
         is_folded = foldable and entry_id in folded
         glyph = (FOLD_CLOSED if is_folded else FOLD_OPEN) if foldable else ("─" if connector else "")
@@ -293,7 +321,7 @@ def _layout(
 def describe_entry(entry: Mapping[str, Any], tool_calls: Mapping[str, Mapping[str, Any]]) -> tuple[str, RowKind]:
     """The row text of an entry and the kind that colours it."""
     entry_type = entry.get("type")
-    if entry_type == "message" and isinstance(entry.get("message"), Mapping):
+    if entry_type == "message" and isinstance(entry.get("message"), dict):
         return _describe_message(entry["message"], tool_calls)
     if entry_type == "compaction":
         return f"[compaction: {round(int(entry.get('tokensBefore') or 0) / 1000)}k tokens]", "summary"
@@ -334,7 +362,7 @@ def _describe_message(message: Mapping[str, Any], tool_calls: Mapping[str, Mappi
 
 
 def _describe_assistant(message: Mapping[str, Any]) -> tuple[str, RowKind]:
-    blocks = [b for b in message.get("content") or [] if isinstance(b, Mapping)]
+    blocks = [b for b in message.get("content") or [] if isinstance(b, dict)]
     text = " ".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text").strip()
     if text:
         return _clip(f"assistant: {text}"), "assistant"
@@ -354,7 +382,7 @@ _MAIN_ARGUMENT = {"bash": "command", "read": "path", "edit": "path", "write": "p
 
 def format_tool_call(name: str, arguments: Any) -> str:
     """``[bash: echo hello]``, ``[read: src/app.py]``, or the arguments as compact JSON."""
-    if not isinstance(arguments, Mapping):
+    if not isinstance(arguments, dict):
         return f"[{name}]"
     main = _MAIN_ARGUMENT.get(name)
     if main and isinstance(arguments.get(main), str):
@@ -380,7 +408,7 @@ def _text_of(content: Any) -> str:
     if isinstance(content, str):
         return _flatten(content)
     if isinstance(content, list):
-        return _flatten(" ".join(str(b.get("text", "")) for b in content if isinstance(b, Mapping) and b.get("type") == "text"))
+        return _flatten(" ".join(str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text"))
     return ""
 
 

@@ -213,3 +213,9 @@ async def test_summarizing_screen_reports_cancel_or_finish():
         loader.finish()
         await pilot.pause()
         assert app.results == [False]
+
+
+async def test_reopens_on_a_given_entry(branched: BranchedSession):
+    screen = TreeScreen(branched.manager, select_id=branched.old_answer)
+    async with ScreenHost(screen).run_test(size=SIZE):
+        assert _selected_id(screen) == branched.old_answer
