@@ -26,6 +26,8 @@ from pi_tui.core.messages import JsonValue
 READ_CHUNK_BYTES = 1 << 20
 _PIPE_BUFFER_LIMIT = 4 << 20
 _PIPE_SIZE_BYTES = 1 << 20
+AFTER_EXIT_GRACE_SECONDS = 1.0
+_EXIT_POLL_SECONDS = 0.01
 _AGENT_DIR_ENV = "PI_CODING_AGENT_DIR"
 
 
@@ -110,10 +112,30 @@ async def run_shell(
     assert stdout is not None
     _widen_pipe(process)
 
-    async def pump() -> None:
+    async def read_all() -> None:
         while chunk := await stdout.read(READ_CHUNK_BYTES):
             on_output(chunk)
-        await process.wait()
+
+    async def pump() -> None:
+        # Output ends when the pipe closes, but a background job (`server &`) keeps it open
+        # long after the shell exited: then read on for a short grace and stop waiting (the
+        # job keeps running, as the user asked for with `&`).
+        reader = asyncio.ensure_future(read_all())
+        exited = asyncio.ensure_future(_exit_code(process))
+        try:
+            done, _ = await asyncio.wait({reader, exited}, return_when=asyncio.FIRST_COMPLETED)
+            if reader not in done:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(reader), AFTER_EXIT_GRACE_SECONDS)
+            await exited
+        finally:
+            for task in (reader, exited):
+                if not task.done():
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
+        if not reader.cancelled() and reader.exception() is not None:
+            raise reader.exception()  # type: ignore[misc]
 
     async def pump_until_abort() -> bool:
         """True when finished, False when aborted first."""
@@ -153,7 +175,7 @@ async def run_shell(
         if process.returncode is None or not finished:
             kill_process_group(process.pid)
             with contextlib.suppress(BaseException):
-                await asyncio.wait_for(process.wait(), 5)
+                await asyncio.wait_for(_exit_code(process), 5)
         transport = getattr(process, "_transport", None)
         if transport is not None:
             transport.close()
@@ -179,7 +201,15 @@ def _require_cwd(cwd: Path) -> None:
         raise ToolError(f"Working directory does not exist: {cwd}\nCannot execute bash commands.")
 
 
+async def _exit_code(process: asyncio.subprocess.Process) -> int:
+    """Wait for the process to exit. Unlike ``process.wait()`` (Python 3.11), this does not also
+    wait for every holder of the output pipe to close it."""
+    while process.returncode is None:  # noqa: ASYNC110 - 3.11 has no exit-only event to await
+        await asyncio.sleep(_EXIT_POLL_SECONDS)
+    return process.returncode
+
+
 async def _reap(process: asyncio.subprocess.Process) -> None:
     kill_process_group(process.pid)
     with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(process.wait(), 5)
+        await asyncio.wait_for(_exit_code(process), 5)

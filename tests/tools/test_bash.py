@@ -98,6 +98,17 @@ async def test_abort_kills_the_tree_and_reports_output(tmp_path):
     assert live_processes_in_group(int(pid_file.read_text())) == []
 
 
+async def test_a_background_job_does_not_hold_the_call(ctx):
+    pid_file = ctx.cwd / "pid"
+    started = time.monotonic()
+    result = await bash(ctx, f"echo $$ > {pid_file}; sleep 30 & echo done")
+    assert time.monotonic() - started < 5
+    assert text(result) == "done\n"
+    pgid = int(pid_file.read_text())
+    assert live_processes_in_group(pgid) != []  # the job still runs, as `&` asked
+    os.killpg(pgid, 9)
+
+
 async def test_updates_start_empty_and_are_throttled(tmp_path):
     updates: list[ToolResult] = []
     ctx = ToolContext(cwd=tmp_path, on_update=updates.append)
