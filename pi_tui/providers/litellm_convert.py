@@ -22,6 +22,7 @@ that provider's API; unknown OpenAI-only keys (``store``) are not sent.
 
 from __future__ import annotations
 
+import ast
 import email.utils
 import json
 import math
@@ -161,12 +162,28 @@ def _response_of(exc: BaseException) -> Any:
     return response
 
 
-def _error_text(status: int, response: Any, exc: BaseException) -> tuple[str, str | None]:
-    """pi's error text (§14.2) from the HTTP body, and the error ``code`` when there is one."""
+def _raw_body(response: Any, exc: BaseException) -> str | None:
+    """The HTTP error body as text: from the response when litellm kept it, else from the
+    exception text (litellm's non-OpenAI handlers embed the body there, sometimes as ``b'...'``)."""
     try:
         raw = response.text if response is not None else None
     except Exception:  # a streamed response whose body was not read
         raw = None
+    if raw:
+        return str(raw)
+    tail = _strip_litellm_prefix(str(exc)).strip()
+    if tail.startswith(("b'", 'b"')):
+        try:
+            value = ast.literal_eval(tail)
+        except (ValueError, SyntaxError):
+            return tail
+        return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+    return tail if tail.startswith("{") else None
+
+
+def _error_text(status: int, response: Any, exc: BaseException) -> tuple[str, str | None]:
+    """pi's error text (§14.2) from the HTTP body, and the error ``code`` when there is one."""
+    raw = _raw_body(response, exc)
     if raw is None:
         body = getattr(exc, "body", None)
         if isinstance(body, dict):
@@ -230,6 +247,21 @@ def retry_after_ms(exc: BaseException) -> int | None:
     return max(0, math.ceil((when.timestamp() - time.time()) * 1000))
 
 
+_CONNECTION_ERRORS = ("APIConnectionError", "ConnectError", "RemoteProtocolError", "ReadError", "ConnectionError")
+
+
+def _is_connection_failure(exc: BaseException) -> bool:
+    """Whether no HTTP answer arrived at all (refused, reset, DNS...)."""
+    seen: BaseException | None = exc
+    for _ in range(6):
+        if seen is None:
+            break
+        if type(seen).__name__ in _CONNECTION_ERRORS or isinstance(seen, ConnectionError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return _strip_litellm_prefix(str(exc)).strip() == CONNECTION_ERROR_MESSAGE
+
+
 def classify_exception(exc: BaseException) -> tuple[str, ErrorKind, int | None]:
     """(errorMessage, errorKind, retryAfterMs) for anything litellm raised."""
     name = type(exc).__name__
@@ -240,10 +272,10 @@ def classify_exception(exc: BaseException) -> tuple[str, ErrorKind, int | None]:
         return CONNECTION_CUT_MESSAGE, "transient", None
     if name in ("Timeout", "APITimeoutError") or isinstance(exc, TimeoutError):
         return TIMEOUT_MESSAGE, "transient", None
+    if _is_connection_failure(exc):  # litellm dresses these up as a 500 with a synthetic response
+        return CONNECTION_ERROR_MESSAGE, "transient", None
     status = getattr(exc, "status_code", None)
     response = _response_of(exc)
-    if name in ("APIConnectionError", "InternalServerError") and response is None:
-        return CONNECTION_ERROR_MESSAGE, "transient", None
     if not isinstance(status, int):
         return f"{name}: {_strip_litellm_prefix(str(exc))}", "unknown", None
     text, code = _error_text(status, response, exc)

@@ -19,6 +19,7 @@ Calls pass ``max_retries=0``: retries are the session's job, with visible events
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import threading
 from collections.abc import AsyncIterator
@@ -62,6 +63,10 @@ def load_litellm() -> ModuleType:
 
             litellm.suppress_debug_info = True
             litellm.telemetry = False
+            # litellm logs warnings (e.g. dropped params) to stderr, which would corrupt the TUI;
+            # everything that matters reaches the user as the reply's errorMessage instead.
+            for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):
+                logging.getLogger(name).setLevel(logging.CRITICAL)
             _litellm = litellm
     return _litellm
 
