@@ -15,11 +15,17 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
-from pi_tui.core.context.convert import convert_message
+from pi_tui.core.context.convert import (
+    BRANCH_SUMMARY_PREFIX,
+    COMPACTION_SUMMARY_PREFIX,
+    convert_message,
+)
+from pi_tui.core.context.pipeline import MICRO_PLACEHOLDER
 from pi_tui.core.messages import AgentMessage, LlmMessage
 from pi_tui.core.provider import CompletionRequest, ToolSpec
 from pi_tui.core.tokens import IMAGE_CHARS, count_tokens_exact
@@ -27,8 +33,8 @@ from pi_tui.core.tokens import IMAGE_CHARS, count_tokens_exact
 PartKind: TypeAlias = Literal["system", "tools", "summary", "message"]
 TokenCounter: TypeAlias = Callable[[str], int]
 
-MICRO_PLACEHOLDER = "[Earlier tool result compacted. Re-run if needed.]"
-"""The text the pipeline's micro step leaves in an old tool result (context-pipeline.md step 3)."""
+SNIP_MARKER = re.compile(r"^\[Compacted: (\d+) earlier message groups were omitted from this request\.\]$")
+"""The pipeline's snip marker message (``core/context/pipeline.snip_marker``)."""
 EXACT_COUNT_MAX_CHARS = 2_000_000
 """Above this many characters in one part, tiktoken is skipped for the chars/4 estimate."""
 _WIRE_KEYS = ("role", "content", "toolCallId", "toolName", "isError")
@@ -185,11 +191,21 @@ def _message_part(message: AgentMessage, counter: TokenCounter, extra_note: str)
         return None
     text, images = _wire_text(llm)
     role = str(message.get("role"))
+    name = _part_name(message)
+    auto_note = _auto_note(message)
+    if role == "user":
+        # Already-converted summaries (a request's LLM messages) are recognised by their wrappers.
+        if text.startswith(COMPACTION_SUMMARY_PREFIX):
+            role, name, auto_note = "compactionSummary", "compaction summary", "compaction: replaces earlier history"
+        elif text.startswith(BRANCH_SUMMARY_PREFIX):
+            role, name, auto_note = "branchSummary", "branch summary", "summary of a branch left behind"
+        elif match := SNIP_MARKER.match(text):
+            name, auto_note = "snip marker", f"snip: {match.group(1)} earlier message groups omitted from this request"
     kind: PartKind = "summary" if role in ("compactionSummary", "branchSummary") else "message"
-    note = "; ".join(n for n in (_auto_note(message), extra_note) if n)
+    note = "; ".join(n for n in (auto_note, extra_note) if n)
     wire = {key: llm.get(key) for key in _WIRE_KEYS if key in llm}
     return RequestPart(
-        name=_part_name(message),
+        name=name,
         kind=kind,
         tokens=counter(text) + math.ceil(images * IMAGE_CHARS / 4),
         text=text,

@@ -86,3 +86,16 @@ def test_micro_placeholder_artifacts_and_extra_notes(tmp_path: Path):
         "micro: the tool result's text was cleared from the request",
         "artifact: 84,000 bytes saved to s.artifacts/c2.txt; head/tail preview sent",
     ]
+
+
+def test_converted_request_messages_are_recognised(tmp_path: Path):
+    """The request's own (LLM) messages: summaries and the snip marker still get their names."""
+    from pi_tui.core.context.pipeline import snip_marker
+
+    messages = _compacted_session(tmp_path).build_session_context().messages
+    llm = [*convert_to_llm(messages[:1]), snip_marker(7, 1), *convert_to_llm(messages[1:])]
+    preview = build_request_preview(system_prompt=SYSTEM, tools=[], messages=llm)
+    assert [(p.kind, p.name, p.note) for p in preview.parts[1:3]] == [
+        ("summary", "compaction summary", "compaction: replaces earlier history"),
+        ("message", "snip marker", "snip: 7 earlier message groups omitted from this request"),
+    ]
