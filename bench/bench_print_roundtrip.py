@@ -3,7 +3,8 @@
 Setup like pi's reference measurement (notes/stack-facts.md): an agent dir whose models.json
 defines the fake server as an ``openai-completions`` provider, ``PI_CODING_AGENT_DIR`` pointing
 at it, a session file written as usual. Each run is a fresh process; the wall time covers
-interpreter start → answer printed → process gone. Peak RSS is the child's ``ru_maxrss``
+interpreter start → answer printed → process gone; CPU is the child's user+system time (less
+sensitive to a busy machine than the wall time). Peak RSS is the child's ``ru_maxrss``
 (``os.wait4``). Variants: text mode, ``--mode json``, and the litellm path
 (``PI_TUI_FORCE_LITELLM=1``) for comparison.
 
@@ -33,31 +34,32 @@ from pi_tui.providers.fake_server import FakeServer  # noqa: E402
 SCRIPT = [{"text": "Hello! How can I help you today?", "usage": {"prompt_tokens": 1200, "completion_tokens": 9}}]
 
 
-def one_run(args: list[str], env: dict[str, str], cwd: Path) -> tuple[float, int, str]:
+def one_run(args: list[str], env: dict[str, str], cwd: Path) -> tuple[float, int, float]:
     started = time.perf_counter()
     process = subprocess.Popen([sys.executable, "-m", "pi_tui", *args], cwd=cwd, env=env,
                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(process.pid, 0)
     elapsed = time.perf_counter() - started
-    out = process.stdout.read().decode() if process.stdout else ""
     err = process.stderr.read().decode() if process.stderr else ""
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"run failed: {err.strip()}")
-    return elapsed, usage.ru_maxrss // 1024, out
+    return elapsed, usage.ru_maxrss // 1024, usage.ru_utime + usage.ru_stime
 
 
 def measure(label: str, args: list[str], env: dict[str, str], cwd: Path, runs: int, turns: int) -> dict[str, float]:
-    times, rss = [], []
+    times, rss, cpu = [], [], []
     for _ in range(runs):
         with FakeServer(SCRIPT * turns) as server:
             (Path(env["PI_CODING_AGENT_DIR"]) / "models.json").write_text(json.dumps(_models(server.base_url)))
-            elapsed, peak, _ = one_run(args, env, cwd)
+            elapsed, peak, cpu_s = one_run(args, env, cwd)
         times.append(elapsed)
         rss.append(peak)
+        cpu.append(cpu_s)
     result = {"median_s": statistics.median(times), "min_s": min(times), "max_s": max(times),
-              "peak_rss_mb": max(rss)}
+              "cpu_s": statistics.median(cpu), "peak_rss_mb": max(rss)}
     print(f"{label:<28} median {result['median_s']:.3f} s  (min {result['min_s']:.3f}, max {result['max_s']:.3f}, "
-          f"n={runs})  peak RSS {result['peak_rss_mb']} MB", flush=True)
+          f"n={runs})  CPU {result['cpu_s']:.3f} s  peak RSS {result['peak_rss_mb']} MB  "
+          f"(load {os.getloadavg()[0]:.1f})", flush=True)
     return result
 
 

@@ -13,7 +13,6 @@ response came), ``StreamCut`` (the body ended early), ``ReadTimeout`` (no data f
 from __future__ import annotations
 
 import asyncio
-import ssl
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
@@ -114,10 +113,14 @@ async def post_stream(url: str, body: bytes, headers: dict[str, str], *, timeout
         raise ConnectFailed(f"unsupported URL {url!r}")
     secure = parts.scheme == "https"
     port = parts.port or (443 if secure else 80)
+    context = None
+    if secure:
+        import ssl  # 25 ms; local servers speak plain HTTP
+
+        context = ssl.create_default_context()
     try:
         reader, writer = await asyncio.wait_for(
-            asyncio.open_connection(parts.hostname, port, ssl=ssl.create_default_context() if secure else None,
-                                    limit=1 << 20),
+            asyncio.open_connection(parts.hostname, port, ssl=context, limit=1 << 20),
             connect_timeout,
         )
     except (TimeoutError, OSError) as err:

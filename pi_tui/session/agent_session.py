@@ -20,7 +20,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from pi_tui.agent.agent import Agent
 from pi_tui.agent.queues import QueueMode
@@ -43,14 +43,15 @@ from pi_tui.core.messages import (
 from pi_tui.core.provider import ModelInfo, Provider
 from pi_tui.core.session.manager import SessionManager
 from pi_tui.core.tool import Tool
-from pi_tui.extensions.agent_hooks import AgentHooks
-from pi_tui.extensions.runner import ExtensionRunner
 from pi_tui.session.persistence import persist_message
 from pi_tui.session.prompting import expand_prompt_text
 from pi_tui.session.queue_mirror import QueueMirror
 from pi_tui.session.retry import Clock, RetryState, SystemClock
 from pi_tui.session.run_config import RunConfigMixin
 from pi_tui.session.session_control import SessionControlMixin
+
+if TYPE_CHECKING:
+    from pi_tui.extensions.runner import ExtensionRunner
 
 BUSY_TEXT = "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
 Listener = Callable[[dict[str, Any]], None]
@@ -101,7 +102,11 @@ class AgentSession(RunConfigMixin, SessionControlMixin):
         self._system_prompt_builder = system_prompt_builder
         self._listeners: list[Listener] = []
         self.extensions = extensions
-        self._hooks = AgentHooks(extensions) if extensions is not None else None
+        self._hooks = None
+        if extensions is not None:  # imported only when there are extensions (start-up time)
+            from pi_tui.extensions.agent_hooks import AgentHooks
+
+            self._hooks = AgentHooks(extensions)
         self._queue = QueueMirror(self._notify_listeners)
         self._retry = RetryState()
         self._retry_cancel = asyncio.Event()
