@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-WORDS = (
+WORDS = (  # noqa: SIM905 - prose reads better than a 46-item list
     "the session tree keeps every entry append only and the leaf moves when we branch so the "
     "context projection walks from the leaf to the root collecting messages compaction replaces "
     "older turns with a summary while kept messages follow tool results can be large files code"

@@ -48,8 +48,8 @@ def is_valid_header(obj: Any) -> bool:
 def _make_scanner() -> Any:
     """The C JSON scanner, called directly on the whole text at each line start: no per-line
     string copies and none of ``json.loads``' per-call Python overhead (about a third faster)."""
-    maker = getattr(json.scanner, "c_make_scanner", None) or json.scanner.py_make_scanner
-    return maker(json.JSONDecoder())
+    factory: Any = json.scanner.make_scanner  # c_make_scanner when the C extension is there
+    return factory(json.JSONDecoder())
 
 
 def _parse_at(scan: Any, text: str, start: int, stop: int) -> Any:
