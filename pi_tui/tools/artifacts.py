@@ -7,8 +7,9 @@ session's artifact folder and the result keeps a reference and two previews inst
 * strategy ``"pipeline"``: a result strictly larger than 30,000 UTF-8 bytes is saved; then, if
   the results still inline total more than 200,000 bytes, the largest are saved, largest first,
   until the inline total is within 200,000;
-* strategy ``"pi"`` (the default context strategy): only results beyond pi's own limits are
-  caught (the built-ins already cut at 50 KB, so this stops e.g. an extension returning 5 MB).
+* strategy ``"pi"`` (the default context strategy): only results beyond pi's own limits
+  (2,000 lines / 50 KB, plus a small allowance for the tools' own notices) are caught; the
+  built-ins already cut their output, so this stops e.g. an extension returning 5 MB.
 
 Previews are at most 2,000 bytes each, cut on whole UTF-8 characters. The reference — the path
 relative to the artifact folder and ``original_bytes`` — is in the result text and in
@@ -28,7 +29,7 @@ from typing import Literal
 
 from pi_tui.core.events import ArtifactSavedEvent
 from pi_tui.core.messages import JsonValue, ToolResultMessage, UserContent
-from pi_tui.tools.truncate import DEFAULT_MAX_BYTES
+from pi_tui.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES
 
 ARTIFACT_THRESHOLD_BYTES = 30_000
 TURN_BUDGET_BYTES = 200_000
@@ -36,6 +37,8 @@ PREVIEW_BYTES = 2_000
 PI_NOTICE_ALLOWANCE_BYTES = 2_048
 """Room for the tools' own notices (``[Showing lines …]``) on top of their 50 KB output."""
 PI_STRATEGY_THRESHOLD_BYTES = DEFAULT_MAX_BYTES + PI_NOTICE_ALLOWANCE_BYTES
+PI_NOTICE_ALLOWANCE_LINES = 5
+PI_STRATEGY_THRESHOLD_LINES = DEFAULT_MAX_LINES + PI_NOTICE_ALLOWANCE_LINES
 
 Strategy = Literal["pi", "pipeline"]
 
@@ -121,6 +124,12 @@ def _already_artifact(result: ToolResultMessage) -> bool:
     return isinstance(details, dict) and isinstance(details.get("artifact"), dict)
 
 
+def _beyond_pi_limits(result: ToolResultMessage, size: int) -> bool:
+    if size > PI_STRATEGY_THRESHOLD_BYTES:
+        return True
+    return result_text(result).count("\n") + 1 > PI_STRATEGY_THRESHOLD_LINES
+
+
 def apply_artifacts(
     results: Sequence[ToolResultMessage],
     *,
@@ -132,8 +141,10 @@ def apply_artifacts(
     The input is not modified. ``artifact_dir`` None (``--no-session``) uses a temp folder.
     """
     sizes = [0 if _already_artifact(r) else text_bytes(r) for r in results]
-    threshold = ARTIFACT_THRESHOLD_BYTES if strategy == "pipeline" else PI_STRATEGY_THRESHOLD_BYTES
-    chosen = {i for i, size in enumerate(sizes) if size > threshold}
+    if strategy == "pipeline":
+        chosen = {i for i, size in enumerate(sizes) if size > ARTIFACT_THRESHOLD_BYTES}
+    else:
+        chosen = {i for i, size in enumerate(sizes) if size > 0 and _beyond_pi_limits(results[i], size)}
     if strategy == "pipeline":
         inline_total = sum(size for i, size in enumerate(sizes) if i not in chosen)
         by_size = sorted((i for i in range(len(results)) if i not in chosen and sizes[i] > 0), key=lambda i: (-sizes[i], i))

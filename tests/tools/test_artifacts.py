@@ -95,9 +95,11 @@ def test_pi_strategy_catches_only_what_exceeds_pi_limits(tmp_path: Path):
     builtin_sized = result("read", "r" * 51_200 + "\n\n[Showing lines 1-900 of 5000. Use offset=901 to continue.]")
     huge = result("ext", "e" * 5_000_000)
     medium = result("mid", "m" * 40_000)
-    out, events = apply_artifacts([builtin_sized, huge, medium], artifact_dir=tmp_path, strategy="pi")
-    assert [e["toolCallId"] for e in events] == ["ext"]
-    assert out[0] is builtin_sized and out[2] is medium
+    bash_sized = result("bash", "\n".join("l" for _ in range(2000)) + "\n\n[Showing lines 1-2000 of 9000. Full output: x]")
+    many_lines = result("lines", "\n".join("l" for _ in range(2006)))
+    out, events = apply_artifacts([builtin_sized, huge, medium, bash_sized, many_lines], artifact_dir=tmp_path, strategy="pi")
+    assert [e["toolCallId"] for e in events] == ["ext", "lines"]
+    assert out[0] is builtin_sized and out[2] is medium and out[3] is bash_sized
 
 
 def test_images_are_kept_and_only_text_is_saved(tmp_path: Path):
