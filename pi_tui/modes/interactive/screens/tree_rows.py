@@ -35,6 +35,9 @@ ERROR_TEXT_LIMIT = 80
 
 _HIDDEN_BY_DEFAULT = frozenset({"label", "custom", "model_change", "thinking_level_change"})
 
+_CALL_SEARCH_DEPTH = 64
+"""How far up a tool result looks for the assistant message that called it."""
+
 FOLD_OPEN = "⊟"
 FOLD_CLOSED = "⊞"
 
@@ -148,8 +151,23 @@ class TreeIndex:
                 walk.append((children[0], position))
             elif children:
                 walk.extend((child, position) for child in reversed(_ordered(children, self.active)))
-        tool_calls = _tool_calls_by_id(self.nodes)
-        self.facts = [_facts_of(node, tool_calls) for node in self.nodes]
+        self.facts = [_facts_of(node, self._calls_above(position)) for position, node in enumerate(self.nodes)]
+
+    def _calls_above(self, position: int) -> Mapping[str, Mapping[str, Any]]:
+        """The tool calls of the nearest assistant above a tool result (ids repeat across turns)."""
+        entry = self.nodes[position].entry
+        message = entry.get("message")
+        if not isinstance(message, dict) or message.get("role") != "toolResult":
+            return {}
+        current = self.parents[position]
+        for _ in range(_CALL_SEARCH_DEPTH):
+            if current < 0:
+                break
+            calls = _tool_calls_of(self.nodes[current])
+            if str(message.get("toolCallId")) in calls:
+                return calls
+            current = self.parents[current]
+        return {}
 
     def active_path(self, leaf_id: str | None) -> frozenset[str]:
         """Ids on the path root → leaf."""
@@ -204,15 +222,15 @@ def active_path_ids(roots: Sequence[TreeNode], leaf_id: str | None) -> frozenset
     return TreeIndex(roots, leaf_id).active
 
 
-def _tool_calls_by_id(nodes: Iterable[TreeNode]) -> dict[str, Mapping[str, Any]]:
-    calls: dict[str, Mapping[str, Any]] = {}
-    for node in nodes:
-        message = node.entry.get("message") if node.entry.get("type") == "message" else None
-        if isinstance(message, dict) and message.get("role") == "assistant":
-            for block in message.get("content") or []:
-                if isinstance(block, dict) and block.get("type") == "toolCall":
-                    calls[str(block.get("id"))] = block
-    return calls
+def _tool_calls_of(node: TreeNode) -> dict[str, Mapping[str, Any]]:
+    message = node.entry.get("message") if node.entry.get("type") == "message" else None
+    if not isinstance(message, dict) or message.get("role") != "assistant":
+        return {}
+    return {
+        str(block.get("id")): block
+        for block in message.get("content") or []
+        if isinstance(block, dict) and block.get("type") == "toolCall"
+    }
 
 
 def _visible_forest(index: TreeIndex, *, view: TreeView, tokens: list[str]) -> list[_Visible]:

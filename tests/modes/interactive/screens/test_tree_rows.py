@@ -159,3 +159,13 @@ def test_a_deep_linear_session_builds_without_recursion(tmp_path: Path):
 )
 def test_format_tool_call(name, arguments, expected):
     assert format_tool_call(name, arguments) == expected
+
+
+def test_tool_results_name_their_own_call_when_ids_repeat_across_turns(tmp_path: Path):
+    manager = SessionManager.in_memory(tmp_path)
+    for command in ("ls", "make test"):
+        manager.append_message(user_message(f"run {command}"))
+        manager.append_message(assistant(calls=[("call-1", "bash", {"command": command})]))
+        manager.append_message(tool_result("call-1", "bash", "ok"))
+    rows = build_rows(as_tree_nodes(manager.get_tree()), leaf_id=manager.leaf_id, view=TreeView())
+    assert [row.text for row in rows] == ["user: run ls", "[bash: ls]", "user: run make test", "[bash: make test]"]
