@@ -127,6 +127,8 @@ class BashTool:
             status = f"{text}\n\nCommand aborted" if text else "Command aborted"
             ctx.on_update(ToolResult(content=[{"type": "text", "text": status}], details=_details(acc, truncation), is_error=True))
             raise
+        except OSError as error:  # e.g. a full disk while saving the output
+            raise ToolError(f"Could not save the output of `{command}`: {error}") from None
         finally:
             acc.finish()
         send_update()

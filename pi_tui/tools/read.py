@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 from pathlib import Path
-from typing import Literal
+from typing import BinaryIO, Literal
 
 from pi_tui.core.errors import ToolError
 from pi_tui.core.messages import JsonValue, UserContent
@@ -94,10 +94,10 @@ class ReadTool:
         except OSError as error:
             raise node_style_error(error, "open", path) from None
 
-    def _text_result(self, fh: object, raw_path: str, offset: int | None, limit: int | None) -> ToolResult:
+    def _text_result(self, fh: BinaryIO, raw_path: str, offset: int | None, limit: int | None) -> ToolResult:
         start_index = max(0, offset - 1) if offset else 0
         try:
-            window = read_line_window(fh, offset_index=start_index, limit=limit)  # type: ignore[arg-type]
+            window = read_line_window(fh, offset_index=start_index, limit=limit)
         except OffsetBeyondEnd as beyond:
             raise ToolError(
                 f"Offset {offset} is beyond end of file ({beyond.total_lines} lines total)"
