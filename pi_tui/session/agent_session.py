@@ -49,6 +49,7 @@ from pi_tui.session.queue_mirror import QueueMirror
 from pi_tui.session.retry import Clock, RetryState, SystemClock
 from pi_tui.session.run_config import RunConfigMixin
 from pi_tui.session.session_control import SessionControlMixin
+from pi_tui.session.user_bash import UserBashMixin
 
 if TYPE_CHECKING:
     from pi_tui.extensions.runner import ExtensionRunner
@@ -62,7 +63,7 @@ _FORWARDED_TO_EXTENSIONS = frozenset({
 })
 
 
-class AgentSession(RunConfigMixin, SessionControlMixin):
+class AgentSession(RunConfigMixin, SessionControlMixin, UserBashMixin):
     def __init__(
         self,
         *,
@@ -113,6 +114,8 @@ class AgentSession(RunConfigMixin, SessionControlMixin):
         self._retrying = False
         self._abort_requested = False
         self._background: set[asyncio.Future[Any]] = set()
+        self._pending_bash: list[AgentMessage] = []
+        self._bash_abort = asyncio.Event()
         self.base_system_prompt = ""
         self._run_system_prompt: str | None = None
         # Hooks settable from the SDK (see pi_tui.agent.types for their signatures).
@@ -282,6 +285,7 @@ class AgentSession(RunConfigMixin, SessionControlMixin):
 
     async def _run(self, start: Callable[[], Awaitable[Any]], system_prompt_override: str | None) -> None:
         async with self.lock:
+            self.flush_pending_bash()
             self._abort_requested = False
             self.rebuild_system_prompt()
             self._run_system_prompt = system_prompt_override or None

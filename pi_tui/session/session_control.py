@@ -248,14 +248,3 @@ class SessionControlMixin(SessionBase):
             result = self.session_manager.fork(entry_id, position)  # type: ignore[arg-type]
             self._adopt(self.session_manager)
         return result.selected_text
-
-    async def run_user_bash(self, command: str, *, exclude_from_context: bool = False) -> Any:
-        from pi_tui.tools.user_bash import run_user_bash
-
-        message = await run_user_bash(command, cwd=self.cwd, exclude_from_context=exclude_from_context,
-                                      settings=self.settings)
-        self.emit({"type": "message_start", "message": message})
-        self.agent.messages.append(message)
-        self.session_manager.append_message(message)
-        self.emit({"type": "message_end", "message": message})
-        return message

@@ -129,3 +129,25 @@ async def test_usage_and_cost_arithmetic(make_session) -> None:
     assert totals.cost == pytest.approx(first["usage"]["cost"]["total"] + second["usage"]["cost"]["total"])
     usage = session.get_context_usage()
     assert usage is not None and usage.tokens == 2100 and usage.context_window == 200_000
+
+
+async def test_user_bash_is_recorded_and_held_back_while_streaming(make_session) -> None:
+    import asyncio
+
+    session, provider, _ = make_session([
+        {"text": "slow streaming answer", "chunk_size": 2, "chunk_delay_ms": 10},
+        {"text": "saw it"},
+    ])
+    run = asyncio.ensure_future(session.prompt("first"))
+    await asyncio.sleep(0.02)
+    message = await session.run_user_bash("echo from-user")
+    assert message["output"] == "from-user\n" and message["exitCode"] == 0
+    assert all(m["role"] != "bashExecution" for m in session.messages)  # held back during the run
+    await run
+    await session.prompt("next")
+    roles = [m["role"] for m in session.messages]
+    assert roles == ["user", "assistant", "bashExecution", "user", "assistant"]
+    sent = provider.requests[1].messages
+    assert "echo from-user" in sent[2]["content"][0]["text"]
+    stored = [e["message"]["role"] for e in entries_of(session) if e["type"] == "message"]
+    assert stored == roles

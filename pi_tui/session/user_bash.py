@@ -1,0 +1,73 @@
+"""``!cmd`` / ``!!cmd`` for the session (pi-behaviour.md §1.7, §10.2 ``user_bash``).
+
+The command runs through ``tools.user_bash`` (or an extension's ``{result}`` replacement). The
+``bashExecution`` message is announced at once; while a run is streaming it is held back and
+recorded (history + file) only before the next prompt, so a tool call and its result stay
+adjacent in the history.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from pi_tui.core.messages import AgentMessage, BashExecutionMessage, now_ms
+from pi_tui.session.session_base import SessionBase
+
+
+class UserBashMixin(SessionBase):
+    _pending_bash: list[AgentMessage]
+    _bash_abort: asyncio.Event
+
+    async def run_user_bash(self, command: str, *, exclude_from_context: bool = False) -> BashExecutionMessage:
+        message = await self._execute_user_bash(command, exclude_from_context)
+        self.emit({"type": "message_start", "message": message})
+        self.emit({"type": "message_end", "message": message})
+        if self.is_streaming:
+            self._pending_bash.append(message)
+        else:
+            self._record(message)
+        return message
+
+    def abort_user_bash(self) -> None:
+        self._bash_abort.set()
+
+    def flush_pending_bash(self) -> None:
+        """Record the ``!cmd`` results held back during a run (called before a prompt)."""
+        pending, self._pending_bash = self._pending_bash, []
+        for message in pending:
+            self._record(message)
+
+    def _record(self, message: AgentMessage) -> None:
+        self.agent.messages.append(message)
+        self.session_manager.append_message(message)
+
+    async def _execute_user_bash(self, command: str, exclude: bool) -> BashExecutionMessage:
+        if self.extensions is not None and self.extensions.has_handlers("user_bash"):
+            answer = await self.extensions.emit_user_bash(command, exclude, self.cwd)
+            result = answer.get("result") if answer else None
+            if isinstance(result, dict):
+                return _from_result(command, result, exclude)
+        from pi_tui.tools.user_bash import run_user_bash
+
+        self._bash_abort = asyncio.Event()
+        artifact_dir = self.session_manager.artifact_dir if self.session_manager.session_file is not None else None
+        return await run_user_bash(command, cwd=self.cwd, settings=self.settings, artifact_dir=artifact_dir,
+                                   abort=self._bash_abort, exclude_from_context=exclude)
+
+
+def _from_result(command: str, result: dict[str, Any], exclude: bool) -> BashExecutionMessage:
+    message: BashExecutionMessage = {
+        "role": "bashExecution",
+        "command": command,
+        "output": str(result.get("output", "")),
+        "exitCode": result.get("exitCode"),
+        "cancelled": bool(result.get("cancelled", False)),
+        "truncated": bool(result.get("truncated", False)),
+        "timestamp": now_ms(),
+    }
+    if result.get("fullOutputPath"):
+        message["fullOutputPath"] = str(result["fullOutputPath"])
+    if exclude:
+        message["excludeFromContext"] = True
+    return message
