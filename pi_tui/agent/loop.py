@@ -176,6 +176,8 @@ async def stream_assistant_reply(
     if signal.aborted:
         return await _add_final(failed_assistant(config, "aborted", ABORTED_MESSAGE), context, config, emit, started=False)
     request = await build_request(context, config, turn_index)
+    if config.on_request is not None:
+        config.on_request(request)
     state: dict[str, Any] = {"partial": None, "final": None}
 
     async def consume() -> None:

@@ -141,6 +141,9 @@ class AgentLoopConfig:
     """Sees the toolResult messages of one batch before they are recorded (the session's
     artifact step: large outputs saved to files and replaced by a preview)."""
     on_payload: PayloadHook | None = None
+    on_request: Callable[[CompletionRequest], None] | None = None
+    """Sees every finished request before it goes to the provider (the UI's /context compares
+    the next request with the last one)."""
     get_steering_messages: MessageSource | None = None
     get_follow_up_messages: MessageSource | None = None
     tool_execution: ToolExecutionMode = "parallel"

@@ -40,7 +40,7 @@ from pi_tui.core.messages import (
     text_of,
     user_message,
 )
-from pi_tui.core.provider import ModelInfo, Provider
+from pi_tui.core.provider import CompletionRequest, ModelInfo, Provider
 from pi_tui.core.session.manager import SessionManager
 from pi_tui.core.tool import Tool
 from pi_tui.session.persistence import persist_message
@@ -117,6 +117,7 @@ class AgentSession(RunConfigMixin, SessionControlMixin, UserBashMixin):
         self._pending_bash: list[AgentMessage] = []
         self._bash_abort = asyncio.Event()
         self.base_system_prompt = ""
+        self.last_request: CompletionRequest | None = None
         self._run_system_prompt: str | None = None
         # Hooks settable from the SDK (see pi_tui.agent.types for their signatures).
         self.transform_context: TransformContext | None = None

@@ -21,6 +21,7 @@ from pi_tui.agent.types import (
 )
 from pi_tui.core.context.convert import convert_to_llm
 from pi_tui.core.messages import AgentMessage, LlmMessage, ToolResultMessage
+from pi_tui.core.provider import CompletionRequest
 from pi_tui.core.tool import ToolContext, ToolResult
 from pi_tui.session.persistence import apply_artifacts_to_results
 from pi_tui.session.session_base import SessionBase
@@ -60,9 +61,13 @@ class RunConfigMixin(SessionBase):
             finalize_message=self._finalize_message,
             transform_tool_results=self._tool_results_to_artifacts,
             on_payload=self._hooks.on_payload if self._hooks is not None else None,
+            on_request=self._remember_request,
             tool_execution="sequential" if execution == "sequential" else "parallel",
             tool_context=self._tool_context,
         )
+
+    def _remember_request(self, request: CompletionRequest) -> None:
+        self.last_request = request
 
     def _context_strategy(self) -> str:
         getter = getattr(self.settings, "context_strategy", None)

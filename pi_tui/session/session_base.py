@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pi_tui.agent.types import AfterToolCall, BeforeToolCall, PrepareRequest, TransformContext
 from pi_tui.core.messages import AgentMessage, ImageContent, ThinkingLevel
-from pi_tui.core.provider import ModelInfo, Provider
+from pi_tui.core.provider import CompletionRequest, ModelInfo, Provider
 from pi_tui.core.session.manager import SessionManager
 from pi_tui.core.tool import Tool
 from pi_tui.session.queue_mirror import QueueMirror
@@ -39,6 +39,7 @@ class SessionBase:
     extensions: ExtensionRunner | None
     compaction_runner: Any
     base_system_prompt: str
+    last_request: CompletionRequest | None
     transform_context: TransformContext | None
     convert_to_llm: Callable[[list[AgentMessage]], list[Any]] | None
     prepare_request: PrepareRequest | None
