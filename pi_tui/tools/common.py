@@ -11,6 +11,8 @@ from __future__ import annotations
 import errno
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from pi_tui.core.errors import ToolError
@@ -101,3 +103,15 @@ def output_dir(artifact_dir: Path | None) -> Path:
         return Path(tempfile.gettempdir())
     artifact_dir.mkdir(parents=True, exist_ok=True)
     return artifact_dir
+
+
+@contextmanager
+def names_failures(tool: str, subject: str) -> Iterator[None]:
+    """Turn an unexpected exception into a ToolError that names the tool and its path/command,
+    so the model sees what failed instead of a bare ``UnicodeDecodeError: …``."""
+    try:
+        yield
+    except ToolError:
+        raise
+    except Exception as error:
+        raise ToolError(f"{tool} failed for {subject}: {type(error).__name__}: {error}") from error

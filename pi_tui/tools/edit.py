@@ -17,7 +17,7 @@ from typing import Literal
 from pi_tui.core.errors import ToolError
 from pi_tui.core.messages import JsonValue
 from pi_tui.core.tool import ToolContext, ToolResult
-from pi_tui.tools.common import os_error_code, require_str
+from pi_tui.tools.common import names_failures, os_error_code, require_str
 from pi_tui.tools.edit_diff import generate_diff_string, plan_edit
 from pi_tui.tools.edit_match import EditSpec
 from pi_tui.tools.mutation_queue import file_mutation_lock
@@ -133,8 +133,9 @@ class EditTool:
         if not specs:
             raise ToolError("Edit tool input is invalid. edits must contain at least one replacement.")
         path = resolve_to_cwd(display_path, ctx.cwd)
-        async with file_mutation_lock(path):
-            return await asyncio.to_thread(_edit_file, path, display_path, specs)
+        with names_failures(self.name, display_path):
+            async with file_mutation_lock(path):
+                return await asyncio.to_thread(_edit_file, path, display_path, specs)
 
 
 def _edit_file(path: Path, display_path: str, specs: list[EditSpec]) -> ToolResult:

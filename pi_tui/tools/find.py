@@ -17,7 +17,7 @@ from typing import Literal
 from pi_tui.core.errors import ToolError
 from pi_tui.core.messages import JsonValue
 from pi_tui.core.tool import ToolContext, ToolResult
-from pi_tui.tools.common import optional_int, optional_str, require_str
+from pi_tui.tools.common import names_failures, optional_int, optional_str, require_str
 from pi_tui.tools.gitignore import glob_to_regex, walk
 from pi_tui.tools.paths import resolve_to_cwd
 from pi_tui.tools.search_common import find_binary, finish_listing
@@ -119,10 +119,11 @@ class FindTool:
         if not root.exists():
             raise ToolError(f"Path not found: {root}")
         fd = find_binary("fd")
-        if fd is not None:
-            results = await run_fd(fd, root, pattern, limit)
-        else:
-            results = await asyncio.to_thread(python_find, root, pattern, limit)
+        with names_failures(self.name, f"{pattern} in {root}"):
+            if fd is not None:
+                results = await run_fd(fd, root, pattern, limit)
+            else:
+                results = await asyncio.to_thread(python_find, root, pattern, limit)
         if not results:
             return ToolResult(content=[{"type": "text", "text": "No files found matching pattern"}])
         text, byte_notices, truncation = finish_listing(results)

@@ -20,7 +20,13 @@ from typing import Literal
 from pi_tui.core.errors import ToolError
 from pi_tui.core.messages import JsonValue
 from pi_tui.core.tool import ToolContext, ToolResult
-from pi_tui.tools.common import optional_bool, optional_int, optional_str, require_str
+from pi_tui.tools.common import (
+    names_failures,
+    optional_bool,
+    optional_int,
+    optional_str,
+    require_str,
+)
 from pi_tui.tools.gitignore import glob_to_regex, walk
 from pi_tui.tools.paths import resolve_to_cwd
 from pi_tui.tools.search_common import find_binary, finish_listing, kill_quietly
@@ -164,18 +170,19 @@ class GrepTool:
         limit = max(1, optional_int(args, "limit", self.name) or DEFAULT_GREP_LIMIT)
         if not root.exists():
             raise ToolError(f"Path not found: {root}")
-        rg = find_binary("rg")
-        if rg is not None:
-            matches, reached = await ripgrep(rg, root, args, pattern, limit)
-        else:
-            flags = re.IGNORECASE if optional_bool(args, "ignoreCase", self.name) else 0
-            source = re.escape(pattern) if optional_bool(args, "literal", self.name) else pattern
-            try:
-                regex = re.compile(source, flags)
-            except re.error as error:
-                raise ToolError(f"regex parse error: {error} (pattern: {pattern})") from None
-            glob = optional_str(args, "glob", self.name)
-            matches, reached = await asyncio.to_thread(python_grep, root, regex, glob=glob, limit=limit)
+        with names_failures(self.name, f"{pattern} in {root}"):
+            rg = find_binary("rg")
+            if rg is not None:
+                matches, reached = await ripgrep(rg, root, args, pattern, limit)
+            else:
+                flags = re.IGNORECASE if optional_bool(args, "ignoreCase", self.name) else 0
+                source = re.escape(pattern) if optional_bool(args, "literal", self.name) else pattern
+                try:
+                    regex = re.compile(source, flags)
+                except re.error as error:
+                    raise ToolError(f"regex parse error: {error} (pattern: {pattern})") from None
+                glob = optional_str(args, "glob", self.name)
+                matches, reached = await asyncio.to_thread(python_grep, root, regex, glob=glob, limit=limit)
         if not matches:
             return ToolResult(content=[{"type": "text", "text": "No matches found"}])
         lines, any_cut = format_matches(matches, root, context)

@@ -11,7 +11,7 @@ from typing import Literal
 from pi_tui.core.errors import ToolError
 from pi_tui.core.messages import JsonValue
 from pi_tui.core.tool import ToolContext, ToolResult
-from pi_tui.tools.common import optional_int, optional_str
+from pi_tui.tools.common import names_failures, optional_int, optional_str
 from pi_tui.tools.paths import resolve_to_cwd
 from pi_tui.tools.search_common import finish_listing
 
@@ -62,7 +62,8 @@ class LsTool:
     async def execute(self, call_id: str, args: dict[str, JsonValue], ctx: ToolContext) -> ToolResult:
         folder = resolve_to_cwd(optional_str(args, "path", self.name) or ".", ctx.cwd)
         limit = max(1, optional_int(args, "limit", self.name) or DEFAULT_LS_LIMIT)
-        entries, reached = await asyncio.to_thread(list_directory, folder, limit)
+        with names_failures(self.name, str(folder)):
+            entries, reached = await asyncio.to_thread(list_directory, folder, limit)
         if not entries:
             return ToolResult(content=[{"type": "text", "text": "(empty directory)"}])
         text, notices, truncation = finish_listing(entries)

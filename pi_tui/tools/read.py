@@ -16,7 +16,7 @@ from typing import BinaryIO, Literal
 from pi_tui.core.errors import ToolError
 from pi_tui.core.messages import JsonValue, UserContent
 from pi_tui.core.tool import ToolContext, ToolResult
-from pi_tui.tools.common import node_style_error, optional_int, require_str
+from pi_tui.tools.common import names_failures, node_style_error, optional_int, require_str
 from pi_tui.tools.images import detect_image_mime, fit_image
 from pi_tui.tools.paths import resolve_read_path
 from pi_tui.tools.read_window import OffsetBeyondEnd, read_line_window
@@ -62,7 +62,8 @@ class ReadTool:
         offset = optional_int(args, "offset", self.name)
         limit = optional_int(args, "limit", self.name)
         path = resolve_read_path(raw_path, ctx.cwd)
-        return await asyncio.to_thread(self._read, raw_path, path, offset, limit, ctx)
+        with names_failures(self.name, raw_path):
+            return await asyncio.to_thread(self._read, raw_path, path, offset, limit, ctx)
 
     def _read(
         self, raw_path: str, path: Path, offset: int | None, limit: int | None, ctx: ToolContext

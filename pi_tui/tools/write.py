@@ -13,7 +13,7 @@ from typing import Literal
 from pi_tui.core.errors import ToolError
 from pi_tui.core.messages import JsonValue
 from pi_tui.core.tool import ToolContext, ToolResult
-from pi_tui.tools.common import node_style_error, require_str
+from pi_tui.tools.common import names_failures, node_style_error, require_str
 from pi_tui.tools.mutation_queue import file_mutation_lock
 from pi_tui.tools.paths import resolve_to_cwd
 
@@ -45,8 +45,9 @@ class WriteTool:
             raise ToolError('Validation failed for tool "write":\n  - content: must have required properties content')
         content = require_str(args, "content", self.name)
         path = resolve_to_cwd(display_path, ctx.cwd)
-        async with file_mutation_lock(path):
-            written = await asyncio.to_thread(_write_file, path, content)
+        with names_failures(self.name, display_path):
+            async with file_mutation_lock(path):
+                written = await asyncio.to_thread(_write_file, path, content)
         return ToolResult(
             content=[{"type": "text", "text": f"Successfully wrote {written} bytes to {display_path}"}]
         )
