@@ -23,6 +23,7 @@ from pi_tui.core.session.tree import build_tree, index_entries, path_to, replay_
 from pi_tui.core.tokens import estimate_tokens
 from pi_tui.modes.inspect_format import render_message, render_tree, short
 from pi_tui.resources.locations import default_session_dir, sessions_root
+from pi_tui.resources.settings import load_settings
 
 EXIT_USAGE = 2
 
@@ -71,7 +72,9 @@ def _sessions(args: argparse.Namespace) -> list[str]:
     if args.all and not args.session_dir:
         infos = list_all_sessions(sessions_root())
     else:
-        infos = list_sessions(default_session_dir(Path.cwd(), flag=args.session_dir))
+        cwd = Path.cwd()
+        setting = load_settings(cwd).session_dir
+        infos = list_sessions(default_session_dir(cwd, setting=setting, flag=args.session_dir))
     if args.json:
         return [json.dumps([info.to_json() for info in infos], ensure_ascii=False, indent=2)]
     if not infos:
@@ -110,7 +113,9 @@ def _context(path: Path, leaf: str | None, *, as_json: bool) -> list[str]:
     if leaf is not None and leaf not in by_id:
         raise InspectError(f"no entry with id {leaf!r} in {path}")
     context = build_session_context(loaded.entries, leaf if leaf is not None else LAST_ENTRY, by_id=by_id)
-    messages = convert_to_llm(context.messages)
+    # As pi sends it: the images.blockImages setting (of this directory) applies.
+    block_images = load_settings(Path.cwd()).image_settings().block_images
+    messages = convert_to_llm(context.messages, block_images=block_images)
     estimates = [estimate_tokens(message) for message in messages]
     total = sum(estimates)
     if as_json:

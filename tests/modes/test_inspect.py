@@ -190,3 +190,22 @@ def test_the_examples_in_docs_sessions_md_match_real_output(pi_fixtures: Path, c
     block = doc.split("$ pi-tui context ../shared/fixtures/pi-sessions/v3-compact-threshold.jsonl\n", 1)[1]
     shown = [line for line in block.split("```", 1)[0].splitlines() if line.startswith(("===", "session", "6 messages"))]
     assert len(shown) == 4 and all(line in context_out.splitlines() for line in shown)
+
+
+def test_context_and_sessions_follow_the_settings(project: Path, agent_dir: Path, capsys):
+    from tests.core.session.builders import assistant
+
+    custom_dir = project / "my-sessions"
+    (agent_dir / "settings.json").write_text(json.dumps({"images": {"blockImages": True}, "sessionDir": str(custom_dir)}))
+    image = {"type": "image", "data": "AAAA", "mimeType": "image/png"}
+    with SessionManager.create(project, custom_dir) as manager:
+        manager.append_message({"role": "user", "content": [{"type": "text", "text": "see"}, image], "timestamp": 1})
+        manager.append_message(assistant())
+        path = manager.session_file
+    code, out, _ = run(capsys, "context", str(path), "--json")
+    assert code == 0
+    assert json.loads(out)["messages"][0]["content"] == [
+        {"type": "text", "text": "see"}, {"type": "text", "text": "Image reading is disabled."},
+    ]
+    code, out, _ = run(capsys, "sessions")
+    assert code == 0 and str(path) in out
