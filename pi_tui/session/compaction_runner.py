@@ -256,8 +256,11 @@ class CompactionRunner:
             self.host.emit({"type": "compaction_end", "reason": reason, "result": None, "aborted": True, "willRetry": False})
             await self._emit_failed(reason, str(err) or CANCELLED, aborted=True, will_retry=will_retry)
             return False
-        except _NothingToDo:
-            self.host.emit({"type": "compaction_end", "reason": reason, "result": None, "aborted": False, "willRetry": False})
+        except _NothingToDo as err:
+            end: dict[str, Any] = {"type": "compaction_end", "reason": reason, "result": None, "aborted": False, "willRetry": False}
+            if reason == "overflow":  # the user must learn why the request is not retried
+                end["errorMessage"] = f"Context overflow recovery failed: {err}"
+            self.host.emit(end)
             return False
         except Exception as err:
             prefix = "Context overflow recovery failed" if reason == "overflow" else "Auto-compaction failed"
