@@ -83,6 +83,10 @@ class ChatScreen(Screen[None]):
         return self.query_one("#editor", PromptEditor)
 
     async def on_mount(self) -> None:
+        # Textual 8.2: a screen that goes idle while Markdown.append holds app.batch_update() is
+        # not woken when the batch ends, so the last streamed blocks could stay unpainted until
+        # the next key press (seen in tmux). A cheap periodic idle check repaints them.
+        self.set_interval(0.2, self.check_idle)
         self.editor.menu = self.query_one("#completion", CompletionMenu)
         self.renderer = ChatEventRenderer(
             ChatWidgets(self.conversation, self.query_one(EventsPane), self.query_one(EventsTicker),

@@ -54,8 +54,16 @@ class Conversation(VerticalScroll):
         self._results: dict[str, dict[str, Any]] = {}
         self._earlier: EarlierMessages | None = None
 
-    def on_mount(self) -> None:
-        self.anchor()
+    follow = True
+    """Stay at the bottom as content grows, until the user scrolls up (and again once back down).
+
+    Textual's ``anchor()`` is not used: in 8.2 it left the log unpainted after a burst of mounts
+    in a real terminal (seen in tmux), so the conversation follows the end itself.
+    """
+
+    def watch_virtual_size(self) -> None:
+        if self.follow:
+            self.call_after_refresh(self.scroll_end, animate=False, immediate=True)
 
     # ------------------------------------------------------------------ adding blocks
 
@@ -192,6 +200,7 @@ class Conversation(VerticalScroll):
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
+        self.follow = new_value >= self.max_scroll_y - 1
         if new_value <= 0 < old_value:
             self._maybe_load_earlier()
 

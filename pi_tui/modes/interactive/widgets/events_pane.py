@@ -57,7 +57,6 @@ class EventsPane(VerticalScroll):
         self.border_title = "context events"
 
     def on_mount(self) -> None:
-        self.anchor()
         if not self.lines:
             self.mount(Static(Content.styled("Compactions, retries, artifacts and pruning show here.",
                                              "$text-muted"), classes="events-empty"))
@@ -68,6 +67,7 @@ class EventsPane(VerticalScroll):
         for empty in self.query(".events-empty"):
             empty.remove()
         self.mount(EventEntry(line, stamp))
+        self.call_after_refresh(self.scroll_end, animate=False)
         if len(self.lines) > MAX_ENTRIES:
             self.lines = self.lines[-MAX_ENTRIES:]
             oldest = self.query(".event").first()

@@ -59,6 +59,7 @@ class StreamedMarkdown(Vertical):
     DEFAULT_CSS = """
     StreamedMarkdown { height: auto; }
     StreamedMarkdown > Markdown { margin: 0; padding: 0; }
+    StreamedMarkdown > Markdown > *:first-child { margin-top: 0; }
     """
 
     def __init__(self, text: str = "", **kwargs: object) -> None:
