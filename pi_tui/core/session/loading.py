@@ -32,16 +32,24 @@ class OpenOutcome:
 
 
 def load_for_open(path: Path, persistence: Persistence) -> OpenOutcome:
-    """Lock ``path`` (if it exists), read it, migrate it; rewrite it when needed."""
+    """Lock ``path`` (if it exists), read it, migrate it; rewrite it when needed.
+
+    Raises ``SessionLockedError`` when another process holds the file and ``SessionError`` for
+    anything the file system refuses (named with the path), never a bare ``OSError``.
+    """
     if not path.exists():
         return OpenOutcome()
-    assert persistence.file is not None
     try:
-        persistence.file.open()  # lock before reading: no one may append while we look
-        parsed = read_session_file(path)
+        return _load_locked(path, persistence)
     except OSError as error:
         persistence.close()
         raise SessionError(f"Cannot open session file {path}: {error.strerror or error}") from None
+
+
+def _load_locked(path: Path, persistence: Persistence) -> OpenOutcome:
+    assert persistence.file is not None
+    persistence.file.open()  # lock before reading: no one may append while we look
+    parsed = read_session_file(path)
     outcome = OpenOutcome(warnings=parsed.warnings)
     if not parsed.valid:
         outcome.rewrite_header = True

@@ -307,3 +307,10 @@ def test_unknown_fields_and_entry_types_survive(tmp_path: Path):
     objects = read_objects(path)
     assert objects[:3] == [header, odd, msg]
     assert objects[3]["parentId"] == "bbbbbbbb"
+
+
+def test_an_unopenable_path_is_a_session_error_naming_it(tmp_path: Path):
+    from pi_tui.core.errors import SessionError
+
+    with pytest.raises(SessionError, match=f"Cannot open session file {tmp_path}"):
+        SessionManager.open(tmp_path, cwd=tmp_path)
