@@ -20,7 +20,7 @@ from pi_tui.core.tool import ToolContext, ToolResult
 from pi_tui.tools.common import names_failures, optional_int, optional_str, require_str
 from pi_tui.tools.gitignore import glob_to_regex, walk
 from pi_tui.tools.paths import resolve_to_cwd
-from pi_tui.tools.search_common import find_binary, finish_listing
+from pi_tui.tools.search_common import find_binary, listing_result
 
 DEFAULT_FIND_LIMIT = 1000
 
@@ -126,15 +126,10 @@ class FindTool:
                 results = await asyncio.to_thread(python_find, root, pattern, limit)
         if not results:
             return ToolResult(content=[{"type": "text", "text": "No files found matching pattern"}])
-        text, byte_notices, truncation = finish_listing(results)
-        notices: list[str] = []
-        details: dict[str, JsonValue] = {}
-        if len(results) >= limit:
-            notices.append(f"{limit} results limit reached. Use limit={limit * 2} for more, or refine pattern")
-            details["resultLimitReached"] = limit
-        notices += byte_notices
-        if truncation is not None:
-            details["truncation"] = truncation
-        if notices:
-            text += f"\n\n[{'. '.join(notices)}]"
-        return ToolResult(content=[{"type": "text", "text": text}], details=details or None)
+        if len(results) < limit:
+            return listing_result(results)
+        return listing_result(
+            results,
+            limit_notice=f"{limit} results limit reached. Use limit={limit * 2} for more, or refine pattern",
+            details={"resultLimitReached": limit},
+        )

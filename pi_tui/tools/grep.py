@@ -29,7 +29,7 @@ from pi_tui.tools.common import (
 )
 from pi_tui.tools.gitignore import glob_to_regex, walk
 from pi_tui.tools.paths import resolve_to_cwd
-from pi_tui.tools.search_common import find_binary, finish_listing, kill_quietly
+from pi_tui.tools.search_common import find_binary, kill_quietly, listing_result
 from pi_tui.tools.truncate import GREP_MAX_LINE_LENGTH, truncate_line
 
 DEFAULT_GREP_LIMIT = 100
@@ -186,21 +186,22 @@ class GrepTool:
         if not matches:
             return ToolResult(content=[{"type": "text", "text": "No matches found"}])
         lines, any_cut = format_matches(matches, root, context)
-        notices: list[str] = []
         details: dict[str, JsonValue] = {}
         if reached:
-            notices.append(f"{limit} matches limit reached. Use limit={limit * 2} for more, or refine pattern")
             details["matchLimitReached"] = limit
-        text, extra_notices, truncation = finish_listing(lines)
-        notices += extra_notices
-        if truncation is not None:
-            details["truncation"] = truncation
         if any_cut:
-            notices.append(f"Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines")
             details["linesTruncated"] = True
-        if notices:
-            text += f"\n\n[{'. '.join(notices)}]"
-        return ToolResult(content=[{"type": "text", "text": text}], details=details or None)
+        return listing_result(
+            lines,
+            limit_notice=(
+                f"{limit} matches limit reached. Use limit={limit * 2} for more, or refine pattern" if reached else None
+            ),
+            details=details,
+            trailing_notices=(
+                (f"Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines",)
+                if any_cut else ()
+            ),
+        )
 
 
 def format_matches(matches: list[Match], root: Path, context: int) -> tuple[list[str], bool]:

@@ -13,7 +13,7 @@ from pi_tui.core.messages import JsonValue
 from pi_tui.core.tool import ToolContext, ToolResult
 from pi_tui.tools.common import names_failures, optional_int, optional_str
 from pi_tui.tools.paths import resolve_to_cwd
-from pi_tui.tools.search_common import finish_listing
+from pi_tui.tools.search_common import listing_result
 
 DEFAULT_LS_LIMIT = 500
 
@@ -66,13 +66,10 @@ class LsTool:
             entries, reached = await asyncio.to_thread(list_directory, folder, limit)
         if not entries:
             return ToolResult(content=[{"type": "text", "text": "(empty directory)"}])
-        text, notices, truncation = finish_listing(entries)
-        details: dict[str, JsonValue] = {}
-        if reached:
-            notices.insert(0, f"{limit} entries limit reached. Use limit={limit * 2} for more")
-            details["entryLimitReached"] = limit
-        if truncation is not None:
-            details["truncation"] = truncation
-        if notices:
-            text += f"\n\n[{'. '.join(notices)}]"
-        return ToolResult(content=[{"type": "text", "text": text}], details=details or None)
+        if not reached:
+            return listing_result(entries)
+        return listing_result(
+            entries,
+            limit_notice=f"{limit} entries limit reached. Use limit={limit * 2} for more",
+            details={"entryLimitReached": limit},
+        )
