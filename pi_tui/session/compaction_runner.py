@@ -24,34 +24,29 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any
 
 from pi_tui.core.context.compaction import (
-    CompactionPreparation,
     CompactionResult,
     CompactionSettings,
-    assemble_result,
     coerce_compaction_settings,
-    estimate_tokens_now_and_after,
-    history_request,
-    needs_history_call,
     prepare_compaction,
-    summary_reasoning,
-    turn_prefix_request,
 )
 from pi_tui.core.errors import PiError
 from pi_tui.core.messages import AgentMessage, AssistantMessage
 from pi_tui.core.overflow import is_context_overflow
-from pi_tui.core.provider import ModelInfo, Provider
+from pi_tui.core.provider import ModelInfo
 from pi_tui.core.session.entries import ms_from_iso
 from pi_tui.core.tokens import calculate_context_tokens, estimate_context_tokens, should_compact
-from pi_tui.session.summarizer import (
-    SummaryCancelled,
-    call_summarizer,
-    summary_request,
-    summary_text_or_raise,
+from pi_tui.session.compaction_steps import (
+    CANCELLED,
+    CompactionFailed,
+    CompactionHost,
+    CompactionSteps,
 )
+from pi_tui.session.summarizer import SummaryCancelled
+
+__all__ = ["CANCELLED", "CompactionFailed", "CompactionHost", "CompactionRunner"]
 
 CIRCUIT_BREAKER_FAILURES = 3
 OVERFLOW_RECOVERY_FAILED = (
@@ -63,28 +58,9 @@ OVERFLOW_WITH_COMPACTION_DISABLED = (
     "(compaction.enabled = false). Run /compact, start a new session, or switch to a "
     "larger-context model."
 )
-CANCELLED = "Compaction cancelled"
 
 
-class CompactionHost(Protocol):
-    """What the runner needs from ``AgentSession`` (a fake with a real SessionManager in tests)."""
-
-    session_manager: Any
-    settings: Any
-    extensions: Any
-    thinking_level: Any
-
-    def emit(self, event: dict[str, Any]) -> None: ...
-    def current_model(self) -> ModelInfo | None: ...
-    def provider_for(self, model: ModelInfo) -> Provider: ...
-    def api_key_for(self, model: ModelInfo) -> str | None: ...
-
-
-class CompactionFailed(PiError):
-    pass
-
-
-class CompactionRunner:
+class CompactionRunner(CompactionSteps):
     def __init__(self, host: CompactionHost) -> None:
         self.host = host
         self._failures = 0
@@ -326,107 +302,6 @@ class CompactionRunner:
             return result, tokens_after
         finally:
             self._busy -= 1
-
-    def _require_model(self) -> ModelInfo:
-        model = self.host.current_model()
-        if model is None:
-            require = getattr(self.host, "_require_model", None)
-            if callable(require):
-                require()
-            raise PiError("No model selected.\n\nThen use /model to select a model.")
-        return model
-
-    def _require_key(self, model: ModelInfo) -> str | None:
-        check = getattr(self.host, "_check_credentials", None)
-        if callable(check):
-            check(model)
-        return self.host.api_key_for(model)
-
-    async def _ask_extensions(
-        self, preparation: CompactionPreparation, path: list[Any], custom_instructions: str | None, reason: str, will_retry: bool
-    ) -> dict[str, Any] | None:
-        extensions = self.host.extensions
-        emit = getattr(extensions, "emit_session_before_compact", None)
-        if not callable(emit):
-            return None
-        decision = await emit(
-            preparation=preparation.to_json(), branch_entries=list(path), custom_instructions=custom_instructions,
-            reason=reason, will_retry=will_retry, signal=None,
-        )
-        if getattr(decision, "cancel", False):
-            raise SummaryCancelled(CANCELLED)
-        compaction = getattr(decision, "compaction", None)
-        return compaction if isinstance(compaction, dict) else None
-
-    async def _summarize(
-        self, preparation: CompactionPreparation, model: ModelInfo, api_key: str | None, custom_instructions: str | None
-    ) -> CompactionResult:
-        provider = self.host.provider_for(model)
-        reasoning = summary_reasoning(model.reasoning, str(self.host.thinking_level))
-        calls: list[Any] = []
-        if needs_history_call(preparation):
-            spec = history_request(preparation, custom_instructions=custom_instructions, reasoning=reasoning,
-                                   context_window=model.context_window)
-            calls.append(self._call(provider, summary_request(model, spec, api_key), "Summarization failed"))
-        if preparation.is_split_turn and preparation.turn_prefix_messages:
-            spec = turn_prefix_request(preparation, reasoning=reasoning, context_window=model.context_window)
-            calls.append(self._call(provider, summary_request(model, spec, api_key), "Turn prefix summarization failed"))
-        texts = await asyncio.gather(*calls)  # pi 0.73.1 runs the two calls in parallel
-        history = texts[0] if needs_history_call(preparation) else None
-        prefix = texts[-1] if preparation.is_split_turn and preparation.turn_prefix_messages else None
-        return assemble_result(preparation, history, prefix)
-
-    async def _call(self, provider: Provider, request: Any, failure_prefix: str) -> str:
-        task = asyncio.ensure_future(call_summarizer(provider, request))
-        self._active.add(task)
-        try:
-            message = await task
-        except asyncio.CancelledError:
-            if self._cancel_requested:
-                raise SummaryCancelled(CANCELLED) from None
-            raise
-        finally:
-            self._active.discard(task)
-        return summary_text_or_raise(message, failure_prefix)
-
-    def _check_gain(self, path: Sequence[Any], preparation: CompactionPreparation, result: CompactionResult, from_extension: bool) -> int:
-        """A pi-made summary must make the context smaller; returns the estimate after."""
-        kept_index = next((i for i, e in enumerate(path) if e.get("id") == result.first_kept_entry_id), preparation.first_kept_index)
-        before, after = estimate_tokens_now_and_after(path, kept_index, result.summary)
-        if not from_extension and after >= before:
-            raise CompactionFailed(f"the summary did not make the context smaller ({before} → {after} estimated tokens)")
-        return after
-
-    def _replace_messages(self, *, drop_trailing_error: bool = False) -> None:
-        """The agent continues from the rebuilt context (summary + kept + newer)."""
-        messages = list(self.host.session_manager.build_session_context().messages)
-        if drop_trailing_error and messages and messages[-1].get("role") == "assistant" and messages[-1].get("stopReason") == "error":
-            messages.pop()  # the failed answer stays in the session file, not in the retry
-        if self._preparer is not None:
-            self._preparer.invalidate()
-        replace = getattr(self.host, "replace_messages", None)
-        if callable(replace):
-            replace(messages)
-            return
-        agent = getattr(self.host, "agent", None)
-        if agent is not None:
-            agent.context.messages = messages
-
-    async def _emit_session_compact(self, entry: Any, from_extension: bool) -> None:
-        emit = getattr(self.host.extensions, "emit_session_compact", None)
-        if callable(emit):
-            await emit(dict(entry), from_extension)
-
-    async def _emit_failed(self, reason: str, error: str, *, aborted: bool, will_retry: bool) -> None:
-        emit = getattr(self.host.extensions, "emit_session_compact_failed", None)
-        if callable(emit):
-            await emit(reason=reason, error_message=error, aborted=aborted, will_retry=will_retry, from_extension=False)
-
-    def _end_event(self, reason: str, result: CompactionResult, tokens_after: int, started: float, *, will_retry: bool) -> dict[str, Any]:
-        return {
-            "type": "compaction_end", "reason": reason, "result": result.to_json(), "aborted": False,
-            "willRetry": will_retry, "tokensAfter": tokens_after, "durationMs": int((time.monotonic() - started) * 1000),
-        }
 
     # ------------------------------------------------------------------ tree and pipeline
 
