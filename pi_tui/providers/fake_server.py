@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import socket
 import sys
 import threading
 from dataclasses import dataclass, field
@@ -178,7 +179,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
         self.close_connection = True
         try:
-            self.connection.shutdown(2)
+            self.connection.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
 
@@ -202,6 +203,13 @@ class _Server(ThreadingHTTPServer):
                 line = json.dumps(request.body, ensure_ascii=False) if request.body is not None else json.dumps(request.raw.decode("utf-8", "replace"))
                 with self.log_path.open("a", encoding="utf-8") as log:
                     log.write(line + "\n")
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hangs up mid-stream (a cancelled call) is normal here, not an error."""
+        error = sys.exc_info()[1]
+        if isinstance(error, (ConnectionError, TimeoutError)):
+            return
+        super().handle_error(request, client_address)
 
     def wait(self, seconds: float) -> None:
         """Sleep, but wake up at once when the server is shutting down."""
