@@ -1,8 +1,8 @@
 """Plain-text renderings for ``pi-tui tree`` and ``pi-tui context``.
 
 The tree is drawn iteratively with ASCII connectors. A linear run of entries stays at one
-indentation (a 100,000-entry session does not march off the screen); only the children of a
-branch point are indented under ``|--`` / ``\\--`` connectors.
+indentation (a 100,000-entry session does not march off the screen); only the side branches of a
+branch point are indented under ``|--`` connectors.
 """
 
 from __future__ import annotations
@@ -96,14 +96,18 @@ def describe_entry(entry: Entry) -> str:
 
 
 def render_tree(roots: list[TreeNode], leaf_id: str | None, active: set[str]) -> Iterator[str]:
-    """One line per entry: ``*`` marks the active path, ``<- leaf`` the leaf, labels in ``[]``."""
+    """One line per entry: ``*`` marks the active path, ``<- leaf`` the leaf, labels in ``[]``.
+
+    At a branch point the older children hang off ``|--`` rows; the newest child (the last, as
+    children are sorted by time) carries on at the parent's indentation, so a long session with
+    many branches keeps a readable width: only side branches are indented.
+    """
     stack: list[tuple[TreeNode, str, str]] = []
     for index, root in enumerate(reversed(roots)):
-        last = index == 0
-        if len(roots) == 1:
+        if index == 0 or len(roots) == 1:
             stack.append((root, "", ""))
         else:
-            stack.append((root, "\\-- " if last else "|-- ", "    " if last else "|   "))
+            stack.append((root, "|-- ", "|   "))
     while stack:
         node, lead, cont = stack.pop()
         entry_id = str(node.entry.get("id", "?"))
@@ -116,12 +120,12 @@ def render_tree(roots: list[TreeNode], leaf_id: str | None, active: set[str]) ->
         if entry_id == leaf_id:
             line += "  <- leaf"
         yield line
-        if count == 1:
-            stack.append((node.children[0], cont, cont))
-        elif count > 1:
-            for position, child in enumerate(reversed(node.children)):
-                last = position == 0
-                stack.append((child, cont + ("\\-- " if last else "|-- "), cont + ("    " if last else "|   ")))
+        if count == 0:
+            continue
+        children = node.children
+        stack.append((children[-1], cont, cont))
+        for child in reversed(children[:-1]):
+            stack.append((child, cont + "|-- ", cont + "|   "))
 
 
 def _block_lines(block: dict[str, Any]) -> list[str]:

@@ -106,7 +106,8 @@ def test_tree_marks_leaf_labels_and_branch_points(tmp_path: Path, capsys):
     assert any(u1 in line and "[start here]" in line and line.startswith("*") for line in lines)
     assert any(a1 in line and "(2 branches)" in line for line in lines)
     assert any(line.lstrip("* ").startswith("|-- ") and "user: left" in line for line in lines)
-    assert any("\\-- " in line and "user: right" in line for line in lines)
+    right = next(line for line in lines if "user: right" in line)
+    assert right.startswith("* ") and "|--" not in right  # the newest branch carries on unindented
     leaf_line = next(line for line in lines if leaf in line)
     assert leaf_line.endswith("<- leaf") and leaf_line.startswith("*")
     left_line = next(line for line in lines if "user: left" in line)
