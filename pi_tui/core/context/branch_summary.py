@@ -26,26 +26,13 @@ from pi_tui.core.context.cut_point import entry_message
 from pi_tui.core.context.file_ops import FileOps, format_file_operations
 from pi_tui.core.messages import AgentMessage
 from pi_tui.core.session.entries import Entry
+from pi_tui.core.session.tree import path_to
 from pi_tui.core.tokens import estimate_tokens
 
 BRANCH_SUMMARY_MAX_TOKENS = 2048
 DEFAULT_CONTEXT_WINDOW = 128_000
 SUMMARY_FIT_RATIO = 0.9
 """An older summary still joins when the budget is hit, if less than 90% of it is used."""
-
-
-def _path_ids(by_id: Mapping[str, Entry], leaf_id: str | None) -> list[str]:
-    """Ids from the root to ``leaf_id`` (a broken parent chain just ends the path)."""
-    ids: list[str] = []
-    seen: set[str] = set()
-    current = leaf_id
-    while current is not None and current in by_id and current not in seen:
-        seen.add(current)
-        ids.append(current)
-        parent = by_id[current].get("parentId")
-        current = parent if isinstance(parent, str) else None
-    ids.reverse()
-    return ids
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,8 +48,9 @@ def collect_entries_for_branch_summary(
     """The walk from the old leaf up to (not including) the deepest entry shared with the target."""
     if old_leaf_id is None:
         return BranchCollection([], None)
-    target_path = set(_path_ids(by_id, target_id))
-    old_path = _path_ids(by_id, old_leaf_id)
+    index = dict(by_id)
+    target_path = {e["id"] for e in path_to(index, target_id)}
+    old_path = [e["id"] for e in path_to(index, old_leaf_id)]
     ancestor: str | None = None
     for entry_id in reversed(old_path):
         if entry_id in target_path:

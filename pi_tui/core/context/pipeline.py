@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pi_tui.core.messages import AgentMessage, ToolResultMessage
+from pi_tui.core.tokens import estimate_tokens
 
 MICRO_PLACEHOLDER = "[Earlier tool result compacted. Re-run if needed.]"
 NO_RESULT_TEXT = "No result provided"
@@ -68,8 +69,6 @@ def message_bytes(message: Any) -> int:
 
 
 def _estimate(message: Any) -> int:
-    from pi_tui.core.tokens import estimate_tokens
-
     return estimate_tokens(message)
 
 
