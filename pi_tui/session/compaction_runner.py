@@ -71,6 +71,7 @@ class CompactionRunner(CompactionSteps):
         self._cancel_requested = False
         self._preparer: Any = None
         self._own_lock: asyncio.Lock | None = None
+        self._pipeline_summary_at: int | None = None
         subscribe = getattr(host, "subscribe", None)
         if callable(subscribe):
             subscribe(self.observe)

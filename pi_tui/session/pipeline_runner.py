@@ -71,9 +71,9 @@ async def prepare_request_messages(runner: CompactionRunner, messages: list[Agen
     model = host.current_model()
     if model is None or not runner.settings_for(model).enabled:
         return prepared.messages
-    if getattr(runner, "_pipeline_summary_at", None) == len(messages):
+    if runner._pipeline_summary_at == len(messages):
         return prepared.messages  # already tried for exactly this history
-    runner._pipeline_summary_at = len(messages)  # type: ignore[attr-defined]
+    runner._pipeline_summary_at = len(messages)
     if await _summarize(runner, prepared, config):
         fresh = list(host.session_manager.build_session_context().messages)
         runner._replace_messages()

@@ -82,3 +82,26 @@ async def test_threshold_compaction_after_a_run_then_the_next_request(make_sessi
     last = provider.requests[-1]
     assert text_of(last.messages[0]["content"]).startswith(SUMMARY_WRAPPER + "## Goal\nTHRESHOLD-SUMMARY")
     assert [text_of(m["content"])[:3] for m in last.messages[1:] if m["role"] == "user"] == ["two", "thr"]
+
+
+async def test_pipeline_summary_between_model_calls(make_session: Any) -> None:
+    settings = SettingsManager.in_memory({**SETTINGS, "context": {"strategy": "pipeline", "pipeline": {"summaryThresholdBytes": 6000}}})
+    fields = {k: f"{k} text" for k in ("current_goal", "key_findings", "files_read_or_changed", "remaining_work", "user_constraints")}
+    turns = [
+        {"text": "one done"},
+        {"text": json.dumps(fields), "when": {"system_contains": "condense the history"}},
+        {"text": "two done"},
+        {"text": "three done"},
+    ]
+    session, provider, events = make_session(turns, model=SMALL, settings=settings)
+    await session.prompt("one " + "o" * 6000)
+    await session.prompt("two " + "t" * 4000)
+    summarizer, after = provider.requests[1], provider.requests[2]
+    assert summarizer.tools == [] and "<conversation>\n[User]: one " in text_of(summarizer.messages[0]["content"])
+    assert text_of(after.messages[0]["content"]).startswith(SUMMARY_WRAPPER + "Pipeline summary of the earlier conversation (JSON):")
+    assert text_of(after.messages[-1]["content"]).startswith("two ")
+    assert any(e.get("step") == "summary" for e in events)
+    await session.prompt("three")
+    assert text_of(provider.requests[-1].messages[0]["content"]).startswith(SUMMARY_WRAPPER)
+    kinds = [e["type"] for e in session.session_manager.get_branch()]
+    assert kinds.count("compaction") == 1
