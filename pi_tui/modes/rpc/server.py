@@ -1,0 +1,210 @@
+"""``pi-tui --mode rpc``: JSON commands on stdin, responses and events on stdout
+(pi-behaviour.md §9.4, §13.9; client guide: docs/rpc.md).
+
+* Framing is strict JSONL (``framing.py``). stdout carries only frames: while RPC mode runs,
+  ``sys.stdout`` points at stderr, so a stray ``print`` from any part cannot corrupt the stream.
+* Every command runs in its own task, as pi handles each line without waiting for the previous
+  one: ``abort`` or ``steer`` is handled while a ``prompt`` or ``compact`` is still running.
+  Quick commands answer in the order they arrived.
+* Every session event is written as it happens, unchanged, except ``notify``, which becomes an
+  ``extension_ui_request`` (``ui.py``). Extension errors are session events already
+  (``{type:"extension_error", extensionPath, event, error}``); those reported while extensions
+  loaded, before the server started, are written first.
+* At end of input the server finishes the commands in flight (a running prompt runs to its end),
+  then shuts the session down and exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import threading
+import traceback
+from collections.abc import AsyncIterable, AsyncIterator, Callable
+from typing import IO, TYPE_CHECKING, Any
+
+from pi_tui.core.errors import PiError
+from pi_tui.modes.rpc.context import DEFERRED, RpcContext, failure, success
+from pi_tui.modes.rpc.framing import LineSplitter, encode_frame
+from pi_tui.modes.rpc.handlers_run import answer_preflight
+from pi_tui.modes.rpc.protocol import ParsedCommand, parse_record
+from pi_tui.modes.rpc.ui import UiBridge
+
+if TYPE_CHECKING:
+    from pi_tui.session.agent_session import AgentSession
+
+EXIT_FAILURE = 1
+READ_SIZE = 65536
+
+
+class FrameWriter:
+    """Writes frames to a binary stream, one flushed line each. A closed pipe (the client went
+    away) makes later writes no-ops instead of errors in the middle of a run."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self._stream = stream
+        self.closed = False
+
+    def __call__(self, frame: dict[str, Any]) -> None:
+        if self.closed:
+            return
+        try:
+            self._stream.write(encode_frame(frame))
+            self._stream.flush()
+        except (BrokenPipeError, ValueError, OSError):
+            self.closed = True
+
+
+class RpcServer:
+    def __init__(self, session: AgentSession, write: Callable[[dict[str, Any]], None], *,
+                 scoped_models: list[Any] | None = None) -> None:
+        self.session = session
+        self.write = write
+        self.ui = UiBridge(write)
+        self.context = RpcContext(session=session, write=write, scoped_models=list(scoped_models or []))
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._unsubscribe = session.subscribe(self._on_event)
+        runner = session.extensions
+        for error in list(getattr(runner, "errors", None) or []):
+            write(dict(error))
+
+    # ------------------------------------------------------------------ events
+
+    def _on_event(self, event: dict[str, Any]) -> None:
+        answer_preflight(self.context, event)
+        if event.get("type") == "notify":
+            self.write(self.ui.notify_request(event))
+            return
+        self.write(event)
+
+    # ------------------------------------------------------------------ input
+
+    async def serve(self, chunks: AsyncIterable[bytes]) -> None:
+        """Handle every record of ``chunks`` (raw stdin bytes, split on LF), then wait for the
+        commands still running."""
+        splitter = LineSplitter()
+        async for chunk in chunks:
+            for record in splitter.feed(chunk):
+                self.handle_record(record)
+        tail = splitter.finish()
+        if tail is not None:
+            self.handle_record(tail)
+        await self.drain()
+
+    def handle_record(self, record: str) -> None:
+        """Start handling one record. Each gets a task, even a parse error's reply, so frames
+        of quick commands leave in the order the records came in (tasks start FIFO)."""
+        parsed = parse_record(record)
+        if parsed is None:
+            return
+        task = asyncio.ensure_future(self._handle(parsed))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _handle(self, parsed: ParsedCommand) -> None:
+        if parsed.reply is not None:
+            self.write(parsed.reply)
+            return
+        command = parsed.command
+        assert command is not None
+        if parsed.handler is None:
+            self.ui.resolve(command)
+            return
+        kind, request_id = command["type"], command.get("id")
+        try:
+            data = await parsed.handler(self.context, command)
+        except PiError as err:
+            self.write(failure(kind, request_id, str(err) or type(err).__name__))
+            return
+        except Exception as err:  # a bug: answer the client, keep the trace for the log
+            traceback.print_exc(file=sys.stderr)
+            self.write(failure(kind, request_id, f"{type(err).__name__}: {err}"))
+            return
+        if data is not DEFERRED:
+            self.write(success(kind, request_id, data))
+
+    async def drain(self) -> None:
+        """Wait until no command is running (commands may start others, e.g. queued prompts)."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    async def close(self) -> None:
+        self.ui.cancel_all()
+        self._unsubscribe()
+        runner = self.session.extensions
+        if runner is not None and runner.has_handlers("session_shutdown"):
+            await runner.emit("session_shutdown", {"reason": "quit"})
+        self.session.session_manager.close()
+
+
+# --------------------------------------------------------------------------- process entry
+
+
+async def stdin_chunks(stream: IO[bytes]) -> AsyncIterator[bytes]:
+    """Raw chunks of ``stream``, read on a thread (works for pipes, files and terminals alike)."""
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+
+    def pump() -> None:
+        try:
+            while True:
+                chunk = os.read(stream.fileno(), READ_SIZE)
+                if not chunk:
+                    break
+                loop.call_soon_threadsafe(queue.put_nowait, chunk)
+        except OSError:
+            pass
+        finally:
+            loop.call_soon_threadsafe(queue.put_nowait, None)
+
+    threading.Thread(target=pump, name="rpc-stdin", daemon=True).start()
+    while (chunk := await queue.get()) is not None:
+        yield chunk
+
+
+def run_rpc_mode(args: argparse.Namespace, *, hard_exit: bool | None = None) -> int:
+    """Serve stdin until it ends; returns the exit code (or ends the process, outside tests)."""
+    frames_out = sys.stdout.buffer
+    real_stdout = sys.stdout
+    sys.stdout = sys.stderr  # only frames may reach the real stdout
+    try:
+        code = asyncio.run(_serve_process(args, FrameWriter(frames_out)))
+    except KeyboardInterrupt:
+        code = 130
+    finally:
+        sys.stdout = real_stdout
+    if hard_exit is None:
+        hard_exit = "PYTEST_CURRENT_TEST" not in os.environ
+    if hard_exit:
+        sys.stderr.flush()
+        os._exit(code)
+    return code
+
+
+async def _serve_process(args: argparse.Namespace, writer: FrameWriter) -> int:
+    from pi_tui.modes.cli_session import session_from_args
+    from pi_tui.modes.rpc.handlers_state import resolve_scoped_models
+
+    files = [m for m in getattr(args, "messages", None) or [] if m.startswith("@")]
+    if files:
+        print(f"pi-tui: @file arguments are not allowed in RPC mode ({', '.join(files)}); "
+              "send the content in a prompt command", file=sys.stderr)
+        return EXIT_FAILURE
+    if getattr(args, "messages", None):
+        print("pi-tui: RPC mode ignores message arguments; send prompt commands on stdin", file=sys.stderr)
+    try:
+        session = session_from_args(args)
+    except PiError as err:
+        print(f"pi-tui: {err}", file=sys.stderr)
+        return EXIT_FAILURE
+    for note in session.session_manager.load_warnings:
+        print(f"pi-tui: {note}", file=sys.stderr)
+    scoped = resolve_scoped_models(getattr(args, "models", None), session.model_registry)
+    server = RpcServer(session, writer, scoped_models=scoped)
+    try:
+        await server.serve(stdin_chunks(sys.stdin.buffer))
+    finally:
+        await server.close()
+    return 0
