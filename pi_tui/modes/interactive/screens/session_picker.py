@@ -10,7 +10,8 @@ from __future__ import annotations
 import asyncio
 import shutil
 import subprocess
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -23,8 +24,16 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from pi_tui.core.errors import PiError
 from pi_tui.core.session.listing import SessionInfo, list_all_sessions, list_sessions
-from pi_tui.modes.interactive.screens.confirm import ConfirmScreen
+from pi_tui.core.session.manager import SessionManager
+from pi_tui.modes.interactive.screens.confirm import ConfirmScreen, TextInputScreen
+from pi_tui.modes.interactive.screens.session_order import (
+    SESSION_SORTS,
+    PickerRow,
+    SessionSort,
+    order_sessions,
+)
 
 AGE_WIDTH = 5
 COUNT_WIDTH = 9
@@ -39,6 +48,15 @@ def delete_session_file(path: Path) -> None:
     path.unlink()
 
 
+def rename_session_file(path: Path, name: str) -> None:
+    """Append a ``session_info`` entry to a session that is not open (pi's ctrl+r)."""
+    manager = SessionManager.open(path, cwd=path.parent)
+    try:
+        manager.append_session_info(name)
+    finally:
+        manager.close()
+
+
 def format_age(moment: datetime, now: datetime) -> str:
     """``now``, ``5m``, ``3h``, ``2d``, ``4w``, ``6mo``, ``1y``."""
     seconds = max(0.0, (now - moment).total_seconds())
@@ -46,12 +64,6 @@ def format_age(moment: datetime, now: datetime) -> str:
         if seconds >= size:
             return f"{int(seconds // size)}{unit}"
     return "now"
-
-
-def session_matches(info: SessionInfo, tokens: Sequence[str]) -> bool:
-    """Every search token appears in the name, a message or the cwd (case-insensitive)."""
-    haystack = f"{info.name or ''} {info.first_message} {info.all_messages_text} {info.cwd}".lower()
-    return all(token in haystack for token in tokens)
 
 
 class SessionPickerScreen(ModalScreen[Path | None]):
@@ -66,6 +78,9 @@ class SessionPickerScreen(ModalScreen[Path | None]):
         Binding("tab", "toggle_scope", "All projects", priority=True, id="picker.toggle_scope"),
         Binding("ctrl+n", "toggle_named", "Named only", priority=True, id="picker.toggle_named"),
         Binding("ctrl+d", "delete", "Delete", priority=True, id="picker.delete"),
+        Binding("ctrl+s", "cycle_sort", "Sort", priority=True, id="picker.sort"),
+        Binding("ctrl+p", "toggle_path", "Show paths", priority=True, id="picker.toggle_path"),
+        Binding("ctrl+r", "rename", "Rename", priority=True, id="picker.rename"),
         Binding("escape", "close", "Close", id="picker.cancel"),
     ]
 
@@ -76,6 +91,7 @@ class SessionPickerScreen(ModalScreen[Path | None]):
         sessions_root: Path,
         current_session: Path | None = None,
         delete: Callable[[Path], None] = delete_session_file,
+        rename: Callable[[Path, str], None] = rename_session_file,
         now: Callable[[], datetime] | None = None,
     ) -> None:
         """Args:
@@ -83,6 +99,7 @@ class SessionPickerScreen(ModalScreen[Path | None]):
         sessions_root: the folder holding every project's session folder (Tab).
         current_session: the open session (marked, and never deleted from here).
         delete: how a file is removed.
+        rename: how a session is named (the open session must go through the app's session).
         now: the clock for ages (fixed in tests and snapshots).
         """
         super().__init__()
@@ -90,11 +107,14 @@ class SessionPickerScreen(ModalScreen[Path | None]):
         self._sessions_root = sessions_root
         self._current = current_session
         self._delete = delete
+        self._rename = rename
+        self._sort: SessionSort = "threaded"
+        self._show_paths = False
         self._now = now or (lambda: datetime.now(UTC))
         self._all_projects = False
         self._named_only = False
         self._loaded: dict[bool, list[SessionInfo]] = {}
-        self._shown: list[SessionInfo] = []
+        self._shown: list[PickerRow] = []
 
     def compose(self) -> ComposeResult:
         with Vertical(id="picker-panel"):
@@ -102,7 +122,8 @@ class SessionPickerScreen(ModalScreen[Path | None]):
             yield Input(placeholder="type to search", id="picker-search")
             yield OptionList(id="picker-rows")
             yield Static(
-                "↑/↓ move  enter open  tab this project/all  ctrl+n named only  ctrl+d delete  esc close",
+                "↑/↓ move  enter open  tab this project/all  ctrl+s sort  ctrl+n named  ctrl+p paths  "
+                "ctrl+r rename  ctrl+d delete  esc close",
                 id="picker-help",
             )
 
@@ -115,7 +136,11 @@ class SessionPickerScreen(ModalScreen[Path | None]):
     @property
     def shown(self) -> list[SessionInfo]:
         """The sessions listed right now, in order (for tests and the app)."""
-        return list(self._shown)
+        return [row.info for row in self._shown]
+
+    @property
+    def sort(self) -> SessionSort:
+        return self._sort
 
     @property
     def all_projects(self) -> bool:
@@ -135,31 +160,33 @@ class SessionPickerScreen(ModalScreen[Path | None]):
         infos = self._loaded.get(self._all_projects)
         rows = self.query_one("#picker-rows", OptionList)
         if keep is None and rows.highlighted is not None and rows.highlighted < len(self._shown):
-            keep = self._shown[rows.highlighted].path
+            keep = self._shown[rows.highlighted].info.path
         tokens = self.query_one("#picker-search", Input).value.lower().split()
-        self._shown = [
-            info
-            for info in infos or []
-            if session_matches(info, tokens) and (info.name or not self._named_only)
-        ]
+        self._shown = order_sessions(infos or [], sort=self._sort, tokens=tokens, named_only=self._named_only)
         rows.clear_options()
         width = max(40, self.app.size.width - 6)
         now = self._now()
-        rows.add_options([Option(self._row(info, width, now), id=str(info.path)) for info in self._shown])
+        rows.add_options([Option(self._row(row, width, now), id=str(row.info.path)) for row in self._shown])
         if infos is None:
             rows.add_option(Option(Content.styled("Loading sessions…", "$foreground-muted"), disabled=True))
         elif not self._shown:
             empty = "No sessions match." if tokens or self._named_only else "No sessions yet."
             rows.add_option(Option(Content.styled(empty, "$foreground-muted"), disabled=True))
-        paths = [info.path for info in self._shown]
+        paths = [row.info.path for row in self._shown]
         rows.highlighted = paths.index(keep) if keep in paths else (0 if paths else None)
         self._refresh_title()
 
-    def _row(self, info: SessionInfo, width: int, now: datetime) -> Content:
+    def _row(self, row: PickerRow, width: int, now: datetime) -> Content:
+        info = row.info
         marker = ("● ", "$accent") if info.path == self._current else ("  ", "")
+        nesting = ("  " * (row.depth - 1) + "└ ") if row.depth else ""
         count = f"{info.message_count} msg" + ("s" if info.message_count != 1 else "")
-        where = f"  {_home_relative(info.cwd)}" if self._all_projects else ""
-        room = width - 2 - AGE_WIDTH - COUNT_WIDTH - 2 - len(where)
+        where = ""
+        if self._show_paths:
+            where = f"  {_fit_left(_home_relative(str(info.path)), width // 2)}"
+        elif self._all_projects:
+            where = f"  {_home_relative(info.cwd)}"
+        room = width - 2 - len(nesting) - AGE_WIDTH - COUNT_WIDTH - 2 - len(where)
         first = " ".join(info.first_message.split())
         # A named session shows its name, then its first message dimmed.
         title, rest = (info.name, f"  {first}") if info.name else (first, "")
@@ -167,6 +194,7 @@ class SessionPickerScreen(ModalScreen[Path | None]):
         rest = _fit(rest, room - len(title)) if rest and room - len(title) > 4 else ""
         return Content.assemble(
             marker,
+            (nesting, "$foreground-muted"),
             (title, "bold" if info.name else ""),
             (rest.ljust(room - len(title)), "$foreground-muted"),
             (where, "$foreground-muted"),
@@ -198,7 +226,7 @@ class SessionPickerScreen(ModalScreen[Path | None]):
 
     def _highlighted(self) -> SessionInfo | None:
         index = self.query_one("#picker-rows", OptionList).highlighted
-        return self._shown[index] if index is not None and index < len(self._shown) else None
+        return self._shown[index].info if index is not None and index < len(self._shown) else None
 
     def _open_highlighted(self) -> None:
         info = self._highlighted()
@@ -232,6 +260,36 @@ class SessionPickerScreen(ModalScreen[Path | None]):
     def action_close(self) -> None:
         self.dismiss(None)
 
+    def action_cycle_sort(self) -> None:
+        self._sort = SESSION_SORTS[(SESSION_SORTS.index(self._sort) + 1) % len(SESSION_SORTS)]
+        self._render_rows()
+
+    def action_toggle_path(self) -> None:
+        self._show_paths = not self._show_paths
+        self._render_rows()
+
+    def action_rename(self) -> None:
+        info = self._highlighted()
+        if info is None:
+            return
+
+        def named(name: str | None) -> None:
+            if name is not None:
+                self._rename_session(info.path, name.strip())
+
+        self.app.push_screen(TextInputScreen(title="Session name (empty clears it)", value=info.name or ""), named)
+
+    @work(group="session-rename")
+    async def _rename_session(self, path: Path, name: str) -> None:
+        try:
+            await asyncio.to_thread(self._rename, path, name)
+        except (OSError, PiError) as err:
+            self.app.notify(f"Could not rename {path.name}: {err}", severity="error")
+            return
+        for scope, infos in self._loaded.items():
+            self._loaded[scope] = [replace(i, name=name or None) if i.path == path else i for i in infos]
+        self._render_rows(keep=path)
+
     def action_delete(self) -> None:
         info = self._highlighted()
         if info is None:
@@ -262,6 +320,11 @@ class SessionPickerScreen(ModalScreen[Path | None]):
 
 def _fit(text: str, room: int) -> str:
     return text if len(text) <= room else text[: max(1, room - 1)] + "…"
+
+
+def _fit_left(text: str, room: int) -> str:
+    """Keep the end (a path's file name matters most)."""
+    return text if len(text) <= room else "…" + text[len(text) - room + 1 :]
 
 
 def _home_relative(cwd: str) -> str:

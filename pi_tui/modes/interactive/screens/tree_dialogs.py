@@ -13,8 +13,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Input, LoadingIndicator, OptionList, Static, TextArea
+from textual.widgets import LoadingIndicator, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
+
+from pi_tui.modes.interactive.screens.confirm import TextInputScreen
 
 SummarizeChoice: TypeAlias = Literal["none", "summarize", "custom"]
 
@@ -82,34 +84,11 @@ class CustomInstructionsScreen(ModalScreen[str | None]):
         self.dismiss(None)
 
 
-class LabelEditScreen(ModalScreen[str | None]):
+class LabelEditScreen(TextInputScreen):
     """Edit one entry's label: Enter saves (empty clears), Esc cancels (None)."""
 
-    CSS_PATH = "tree_dialogs.tcss"
-    BINDINGS = [  # noqa: RUF012
-        Binding("escape", "dismiss_none", "Cancel", id="tree.label.cancel"),
-    ]
-
     def __init__(self, *, current: str = "") -> None:
-        super().__init__()
-        self._current = current
-
-    def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog"):
-            yield Static("Label (empty clears it)", classes="dialog-title")
-            yield Input(value=self._current, placeholder="label", id="label-input")
-            yield Static("enter save  esc cancel", classes="dialog-help")
-
-    def on_mount(self) -> None:
-        self.query_one("#label-input", Input).focus()
-
-    @on(Input.Submitted, "#label-input")
-    def _submitted(self, event: Input.Submitted) -> None:
-        event.stop()
-        self.dismiss(event.value)
-
-    def action_dismiss_none(self) -> None:
-        self.dismiss(None)
+        super().__init__(title="Label (empty clears it)", value=current, placeholder="label")
 
 
 class SummarizingScreen(ModalScreen[bool]):

@@ -103,6 +103,8 @@ def build_branched_session(cwd: Path, session_dir: Path) -> BranchedSession:
 class ScreenHost(App[None]):
     """Pushes one screen over a plain base screen and records what it returns."""
 
+    ENABLE_COMMAND_PALETTE = False  # as in the real app: ctrl+p belongs to the screens
+
     def __init__(self, screen: Screen[Any]) -> None:
         super().__init__()
         self.pushed = screen

@@ -153,3 +153,50 @@ async def test_an_empty_project_says_so(tmp_path: Path):
 def test_format_age(delta, expected):
     now = datetime(2030, 1, 1, tzinfo=UTC)
     assert format_age(now - delta, now) == expected
+
+
+def _write_fork(session_dir: Path, cwd: Path, parent: Path, prompt: str) -> Path:
+    manager = SessionManager.create(cwd, session_dir)
+    manager.new_session(parent_session=str(parent))
+    manager.append_message(user_message(prompt))
+    manager.append_message(assistant("forked answer"))
+    path = manager.session_file
+    manager.close()
+    assert path is not None
+    return path
+
+
+async def test_sorts_threaded_recent_and_relevance(sessions, tmp_path: Path):
+    fork = _write_fork(sessions["here"], tmp_path, sessions["refactor"], "a fork about the tests of the parser")
+    screen = _picker(sessions)
+    app = ScreenHost(screen)
+    async with app.run_test(size=SIZE) as pilot:
+        await _loaded(app, pilot)
+        assert screen.sort == "threaded"
+        # The fork is newest, but threaded lists it right under the session it came from.
+        paths = [info.path for info in screen.shown]
+        assert paths.index(fork) == paths.index(sessions["refactor"]) + 1
+        assert str(screen.query_one("#picker-rows").get_option_at_index(paths.index(fork)).prompt).startswith("  └ ")
+        await pilot.press("ctrl+s")
+        assert screen.sort == "recent" and screen.shown[0].path == fork
+        await pilot.press("ctrl+s", *"tests")
+        assert screen.sort == "relevance"
+        assert {info.path for info in screen.shown} == {sessions["tests"], fork}
+
+
+async def test_ctrl_p_shows_paths_and_ctrl_r_renames(sessions):
+    screen = _picker(sessions)
+    app = ScreenHost(screen)
+    async with app.run_test(size=SIZE) as pilot:
+        await _loaded(app, pilot)
+        await pilot.press("ctrl+p")
+        first = str(screen.query_one("#picker-rows").get_option_at_index(0).prompt)
+        assert screen.shown[0].path.name[-40:] in first
+        index = [info.path for info in screen.shown].index(sessions["tests"])
+        await pilot.press(*["down"] * index, "ctrl+r")
+        await pilot.press(*"test fixing", "enter")
+        await _loaded(app, pilot)
+        assert [info.name for info in screen.shown if info.path == sessions["tests"]] == ["test fixing"]
+    reopened = SessionManager.open(sessions["tests"], cwd=sessions["tests"].parent)
+    assert reopened.session_name == "test fixing"
+    reopened.close()

@@ -12,8 +12,8 @@ from pi_tui.modes.interactive.screens.tree_rows import (
     TreeView,
     as_tree_nodes,
     build_rows,
-    format_tool_call,
 )
+from pi_tui.modes.interactive.screens.tree_text import format_tool_call
 from tests.modes.interactive.screens.builders import (
     BranchedSession,
     assistant,
