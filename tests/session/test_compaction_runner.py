@@ -275,3 +275,32 @@ async def test_split_turn_makes_two_requests_with_their_budgets(tmp_path: Path) 
     assert all(r.reasoning is None for r in host.provider.requests)  # not a reasoning model
     assert "\n\n---\n\n**Turn Context (split turn):**\n\n" in result.summary
     assert result.summary.endswith("<read-files>\nnotes.md\n</read-files>")
+
+
+async def test_stale_usage_from_before_a_compaction_does_not_trigger_again(tmp_path: Path) -> None:
+    host = FakeHost(tmp_path, [summary_turn(), summary_turn()])
+    seed(host)
+    big = usage_assistant("big", total=19_000)
+    host.add(user_message("more " + "m" * 3000))
+    host.add(big)
+    await host.runner.compact()
+    await host.runner.check_before_prompt(big)  # its usage predates the compaction
+    assert len(host.provider.requests) == 1
+
+
+async def test_an_error_answer_uses_the_last_good_usage_for_the_threshold(tmp_path: Path) -> None:
+    host = FakeHost(tmp_path, [summary_turn()])
+    seed(host)
+    host.add(user_message("more " + "m" * 3000))
+    host.add(usage_assistant("big", total=18_500))
+    host.add(user_message("again"))
+    failed = usage_assistant("", total=0, stop="error", error="503 Service unavailable")
+    failed["timestamp"] += 10
+    host.add(failed)
+    assert await host.runner.check_after_run(failed) is False
+    assert host.events[0] == {"type": "compaction_start", "reason": "threshold"}
+    fresh = FakeHost(tmp_path, [summary_turn()])
+    fresh.add(user_message("x " * 3000))
+    lonely = usage_assistant("", total=0, stop="error", error="503 Service unavailable")
+    fresh.add(lonely)
+    assert await fresh.runner.check_after_run(lonely) is False and fresh.events == []  # no usage anywhere
