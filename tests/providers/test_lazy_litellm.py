@@ -47,9 +47,10 @@ def test_litellm_is_not_loaded(code: str, tmp_path: Path) -> None:
     assert _heavy_modules_after(code, tmp_path) == []
 
 
-def test_loading_litellm_sets_the_safety_switches_first(tmp_path: Path) -> None:
+def test_preloading_litellm_sets_the_safety_switches_first(tmp_path: Path) -> None:
     code = (
-        "import os\nfrom pi_tui.providers.litellm_provider import load_litellm\nm = load_litellm()\n"
+        "import os\nfrom pi_tui.providers.litellm_provider import is_loaded, load_litellm, preload\n"
+        "assert not is_loaded()\npreload().join()\nassert is_loaded()\nm = load_litellm()\n"
         "assert os.environ['LITELLM_OFFLINE_MODE'] == 'true', 'offline'\n"
         "assert os.environ['LITELLM_MODE'] == 'PRODUCTION', 'mode'\n"
         "assert m.suppress_debug_info is True\n"
