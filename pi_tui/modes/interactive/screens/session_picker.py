@@ -92,6 +92,7 @@ class SessionPickerScreen(ModalScreen[Path | None]):
         current_session: Path | None = None,
         delete: Callable[[Path], None] = delete_session_file,
         rename: Callable[[Path, str], None] = rename_session_file,
+        rename_current: Callable[[str], object] | None = None,
         now: Callable[[], datetime] | None = None,
     ) -> None:
         """Args:
@@ -99,7 +100,9 @@ class SessionPickerScreen(ModalScreen[Path | None]):
         sessions_root: the folder holding every project's session folder (Tab).
         current_session: the open session (marked, and never deleted from here).
         delete: how a file is removed.
-        rename: how a session is named (the open session must go through the app's session).
+        rename: how a closed session is named (runs in a thread).
+        rename_current: how the open session is named (``AgentSession.set_session_name``; runs
+            on the event loop); without it the open session is not renamed here.
         now: the clock for ages (fixed in tests and snapshots).
         """
         super().__init__()
@@ -108,6 +111,7 @@ class SessionPickerScreen(ModalScreen[Path | None]):
         self._current = current_session
         self._delete = delete
         self._rename = rename
+        self._rename_current = rename_current
         self._sort: SessionSort = "threaded"
         self._show_paths = False
         self._now = now or (lambda: datetime.now(UTC))
@@ -282,7 +286,13 @@ class SessionPickerScreen(ModalScreen[Path | None]):
     @work(group="session-rename")
     async def _rename_session(self, path: Path, name: str) -> None:
         try:
-            await asyncio.to_thread(self._rename, path, name)
+            if path == self._current:
+                if self._rename_current is None:
+                    self.app.notify("Use /name to rename the open session.", severity="warning")
+                    return
+                self._rename_current(name)
+            else:
+                await asyncio.to_thread(self._rename, path, name)
         except (OSError, PiError) as err:
             self.app.notify(f"Could not rename {path.name}: {err}", severity="error")
             return

@@ -200,3 +200,16 @@ async def test_ctrl_p_shows_paths_and_ctrl_r_renames(sessions):
     reopened = SessionManager.open(sessions["tests"], cwd=sessions["tests"].parent)
     assert reopened.session_name == "test fixing"
     reopened.close()
+
+
+async def test_renaming_the_open_session_goes_through_the_callback(sessions):
+    names: list[str] = []
+    screen = _picker(sessions, current_session=sessions["tests"], rename_current=names.append)
+    app = ScreenHost(screen)
+    async with app.run_test(size=SIZE) as pilot:
+        await _loaded(app, pilot)
+        index = [info.path for info in screen.shown].index(sessions["tests"])
+        await pilot.press(*["down"] * index, "ctrl+r", *"now named", "enter")
+        await _loaded(app, pilot)
+        assert names == ["now named"]
+        assert [info.name for info in screen.shown if info.path == sessions["tests"]] == ["now named"]
