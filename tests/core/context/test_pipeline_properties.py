@@ -30,15 +30,13 @@ CONFIGS = [
 
 
 def apply(sm: SessionManager, ops: list[Op]) -> None:
-    counter = 0
     for kind, seed, n in ops:
-        counter += 1
         if kind == "user":
             sm.append_message(user("u" * (seed % 300)))
         elif kind == "text":
             sm.append_message(assistant("a" * (seed % 300)))
         elif kind in ("tools", "partial"):
-            ids = [f"c{counter}_{k}" for k in range(n)]
+            ids = [f"c{len(sm.get_entries())}_{k}" for k in range(n)]  # unique across the session
             sm.append_message(assistant(calls=[(i, "bash", {"command": "x"}) for i in ids]))
             answered = ids if kind == "tools" else ids[: seed % n]
             for i in answered:
