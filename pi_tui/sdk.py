@@ -67,6 +67,11 @@ def create_agent_session(
     cwd_path = Path(cwd).absolute() if cwd is not None else Path.cwd()
     agent = Path(agent_dir) if agent_dir is not None else default_agent_dir()
     settings = _settings(settings, cwd_path, agent)
+    if isinstance(model, str):
+        from pi_tui.providers.models import parse_model_ref
+
+        model, suffix_level = parse_model_ref(model)  # "provider/id:high"
+        thinking_level = thinking_level or suffix_level
     registry = model_registry if model_registry is not None else _registry(agent)
     chosen = _initial_model(model, provider_name, provider, registry, settings)
     runner = _extensions(extensions, load_extensions, extension_paths, cwd_path, agent, settings)

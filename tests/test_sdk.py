@@ -87,3 +87,12 @@ def test_session_argument_is_a_path_or_an_id_prefix(tmp_path: Path) -> None:
     (folder / "2026-01-01T00-00-00-000Z_01a2aaaa-0000-7000-8000-000000000000.jsonl").write_text("")
     assert resolve_session_arg("01a2aa", folder).name.endswith("000000000000.jsonl")
     assert resolve_session_arg("x/y.jsonl", folder) == Path("x/y.jsonl")
+
+
+def test_model_reference_may_carry_a_thinking_suffix(project: Path, agent_dir: Path) -> None:
+    (agent_dir / "models.json").write_text(json.dumps({"providers": {"local": {
+        "baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions", "apiKey": "k",
+        "models": [{"id": "m1", "reasoning": True}, {"id": "m2"}]}}}))
+    session = create_agent_session(cwd=project, agent_dir=agent_dir, model="local/m1:high",
+                                   provider=ScriptedProvider([]), no_session=True, load_extensions=False)
+    assert session.model is not None and session.model.id == "m1" and session.thinking_level == "high"
