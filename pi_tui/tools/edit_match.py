@@ -73,44 +73,70 @@ class LfView:
 
 @dataclass(slots=True)
 class FuzzyView:
-    """``F`` = the fuzzy normalization of ``L``, with each character's span in ``L``."""
+    """``F`` = the fuzzy normalization of ``L``, able to map F offsets back to L.
+
+    Kept per line, not per character: an ASCII line only loses its trailing whitespace, so its
+    F characters sit at a fixed offset from their L characters. Only lines with other characters
+    (rare in code) keep a per-character table of source spans.
+    """
 
     text: str
-    starts: list[int]
-    ends: list[int]
+    f_starts: list[int]
+    """F offset of each line's first character."""
+    l_starts: list[int]
+    """L offset of each line's first character (plus one final entry: len(L) + 1)."""
+    kept_lengths: list[int]
+    spans: dict[int, list[tuple[int, int]]]
+    """Line index → the L span of each F character of that line (non-ASCII lines only)."""
     source_length: int
 
     @classmethod
     def of(cls, lf_text: str) -> FuzzyView:
-        chars: list[str] = []
-        starts: list[int] = []
-        ends: list[int] = []
-        line_start = 0
-        for line in lf_text.split("\n"):
-            if chars:
-                chars.append("\n")
-                starts.append(line_start - 1)
-                ends.append(line_start)
-            _normalize_line(line, line_start, chars, starts, ends)
-            line_start += len(line) + 1
-        return cls("".join(chars), starts, ends, len(lf_text))
+        pieces: list[str] = []
+        f_starts: list[int] = []
+        l_starts: list[int] = []
+        kept_lengths: list[int] = []
+        spans: dict[int, list[tuple[int, int]]] = {}
+        f_offset = l_offset = 0
+        for index, line in enumerate(lf_text.split("\n")):
+            kept, line_spans = _normalize_line(line, l_offset)
+            if line_spans is not None:
+                spans[index] = line_spans
+            f_starts.append(f_offset)
+            l_starts.append(l_offset)
+            kept_lengths.append(len(kept))
+            pieces.append(kept)
+            f_offset += len(kept) + 1
+            l_offset += len(line) + 1
+        l_starts.append(l_offset)
+        return cls("\n".join(pieces), f_starts, l_starts, kept_lengths, spans, len(lf_text))
+
+    def _span(self, offset: int) -> tuple[int, int]:
+        """The L span of F character ``offset``."""
+        line = bisect.bisect_right(self.f_starts, offset) - 1
+        column = offset - self.f_starts[line]
+        if column >= self.kept_lengths[line]:  # the newline after the line
+            newline = self.l_starts[line + 1] - 1
+            return newline, newline + 1
+        if line in self.spans:
+            return self.spans[line][column]
+        start = self.l_starts[line] + column
+        return start, start + 1
 
     def to_lf_region(self, start: int, end: int) -> tuple[int, int]:
         """The L region covering F characters ``[start, end)`` (whole source clusters)."""
-        if start >= len(self.starts):
+        if start >= len(self.text):
             return self.source_length, self.source_length
+        first = self._span(start)
         if end <= start:
-            return self.starts[start], self.starts[start]
-        return self.starts[start], self.ends[end - 1]
+            return first[0], first[0]
+        return first[0], self._span(end - 1)[1]
 
 
-def _normalize_line(line: str, base: int, chars: list[str], starts: list[int], ends: list[int]) -> None:
+def _normalize_line(line: str, base: int) -> tuple[str, list[tuple[int, int]] | None]:
+    """The normalized line, and for a non-ASCII line the L span of each output character."""
     if line.isascii():
-        kept = line.rstrip()
-        chars.extend(kept)
-        starts.extend(range(base, base + len(kept)))
-        ends.extend(range(base + 1, base + len(kept) + 1))
-        return
+        return line.rstrip(), None
     out: list[tuple[str, int, int]] = []
     cluster_start = 0
     # A cluster is a base character plus its combining marks: NFKC composes within clusters.
@@ -123,10 +149,7 @@ def _normalize_line(line: str, base: int, chars: list[str], starts: list[int], e
         cluster_start = index
     while out and out[-1][0].isspace():
         out.pop()
-    for char, start, end in out:
-        chars.append(char)
-        starts.append(start)
-        ends.append(end)
+    return "".join(char for char, _, _ in out), [(start, end) for _, start, end in out]
 
 
 @dataclass(frozen=True, slots=True)
