@@ -144,3 +144,19 @@ def test_bad_flag_values_are_reported(tmp_path: Path, project: Path, flag: str) 
         assert result.returncode == 1 and "nope" in result.stderr and "Traceback" not in result.stderr
     else:
         assert result.returncode == 0
+
+
+def test_json_mode_shows_retries_and_the_answer_after_them(tmp_path: Path, project: Path) -> None:
+    with FakeServer([{"error": {"status": 503}}, {"text": "back again"}]) as server:
+        agent = _agent_dir(tmp_path, server.base_url)
+        (agent / "settings.json").write_text(json.dumps({"retry": {"baseDelayMs": 10}}))
+        result = _run(["--mode", "json", "-p", "--no-session", "hi"], agent, project)
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines()[1:]]
+    retry = [e for e in events if e["type"].startswith("auto_retry")]
+    assert retry == [
+        {"type": "auto_retry_start", "attempt": 1, "maxAttempts": 3, "delayMs": 10, "errorMessage": "503 Service unavailable"},
+        {"type": "auto_retry_end", "success": True, "attempt": 1},
+    ]
+    assert [e["type"] for e in events].count("agent_start") == 2
+    assert events[-1]["type"] == "agent_end"
