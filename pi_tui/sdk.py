@@ -252,13 +252,45 @@ def _session_manager(cwd: Path, settings: Any, session: str | None, session_dir:
 
 def resolve_session_arg(value: str, directory: Path) -> Path:
     """``--session``: a path (contains a separator or ends ``.jsonl``), else an id prefix of a
-    session in ``directory``."""
+    session in ``directory``. A prefix that only matches another project's session is an error
+    that names it (``--fork`` copies it here)."""
     if "/" in value or "\\" in value or value.endswith(".jsonl"):
         return Path(value).expanduser()
-    matches = sorted(directory.glob("*.jsonl")) if directory.is_dir() else []
-    hits = [p for p in matches if p.stem.split("_", 1)[-1].startswith(value)]
+    hits = _sessions_with_prefix(directory, value)
     if len(hits) == 1:
         return hits[0]
-    if not hits:
-        raise ConfigError(f"No session matching '{value}' in {directory}")
-    raise ConfigError(f"Session id prefix '{value}' is ambiguous in {directory}: " + ", ".join(p.name for p in hits))
+    if hits:
+        raise ConfigError(f"Session id prefix '{value}' is ambiguous in {directory}: " + ", ".join(p.name for p in hits))
+    from pi_tui.resources.locations import sessions_root
+
+    elsewhere = [p for folder in _subdirs(sessions_root()) for p in _sessions_with_prefix(folder, value)]
+    if elsewhere:
+        raise ConfigError(f"Session '{value}' belongs to another project: {elsewhere[0]}\n"
+                          f"Use --fork {elsewhere[0]} to copy it into this directory.")
+    raise ConfigError(f"No session matching '{value}' in {directory}")
+
+
+def _sessions_with_prefix(directory: Path, prefix: str) -> list[Path]:
+    if not directory.is_dir():
+        return []
+    return [p for p in sorted(directory.glob("*.jsonl")) if p.stem.split("_", 1)[-1].startswith(prefix)]
+
+
+def _subdirs(root: Path) -> list[Path]:
+    return sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+
+
+def fork_session_arg(value: str, cwd: Path, settings: Any, session_dir: Path | str | None = None) -> SessionManager:
+    """``--fork PATH|ID``: copy that session (any project's) into a new session of ``cwd``."""
+    from pi_tui.resources.locations import sessions_root
+
+    directory = default_session_dir(cwd, setting=getattr(settings, "session_dir", None),
+                                    flag=str(session_dir) if session_dir is not None else None)
+    if "/" in value or "\\" in value or value.endswith(".jsonl"):
+        source = Path(value).expanduser()
+    else:
+        found = [p for folder in [directory, *_subdirs(sessions_root())] for p in _sessions_with_prefix(folder, value)]
+        if not found:
+            raise ConfigError(f"No session matching '{value}' to fork")
+        source = found[0]
+    return SessionManager.fork_from(source, cwd, directory)

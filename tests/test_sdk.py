@@ -96,3 +96,24 @@ def test_model_reference_may_carry_a_thinking_suffix(project: Path, agent_dir: P
     session = create_agent_session(cwd=project, agent_dir=agent_dir, model="local/m1:high",
                                    provider=ScriptedProvider([]), no_session=True, load_extensions=False)
     assert session.model is not None and session.model.id == "m1" and session.thinking_level == "high"
+
+
+def test_a_session_of_another_project_is_named_and_fork_copies_it(project: Path, agent_dir: Path) -> None:
+    import pytest
+
+    from pi_tui.core.errors import ConfigError
+    from pi_tui.sdk import fork_session_arg
+
+    other = agent_dir / "sessions" / "--elsewhere--"
+    other.mkdir(parents=True)
+    source = other / "2026-01-01T00-00-00-000Z_01b3bbbb-0000-7000-8000-000000000000.jsonl"
+    source.write_text(
+        '{"type":"session","version":3,"id":"01b3bbbb-0000-7000-8000-000000000000","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/elsewhere"}\n'
+        '{"type":"message","id":"aaaa1111","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1}}\n'
+    )
+    here = agent_dir / "sessions" / "--here--"
+    with pytest.raises(ConfigError, match="belongs to another project"):
+        resolve_session_arg("01b3", here)
+    manager = fork_session_arg("01b3", project, None, session_dir=here)
+    assert manager.session_file is not None and manager.session_file.parent == here
+    assert [e["type"] for e in manager.get_entries()] == ["message"]

@@ -46,6 +46,10 @@ def session_from_args(args: argparse.Namespace, **overrides: Any) -> AgentSessio
         "load_extensions": not getattr(args, "no_extensions", False),
         "extension_paths": tuple(getattr(args, "extensions", None) or ()),
     }
+    if getattr(args, "fork", None):
+        from pi_tui.sdk import fork_session_arg
+
+        options["session_manager"] = fork_session_arg(args.fork, cwd, settings, getattr(args, "session_dir", None))
     options.update(overrides)
     session = create_agent_session(**options)  # type: ignore[arg-type]
     if getattr(args, "no_builtin_tools", False):
