@@ -52,6 +52,10 @@ def session_from_args(args: argparse.Namespace, **overrides: Any) -> AgentSessio
         options["session_manager"] = fork_session_arg(args.fork, cwd, settings, getattr(args, "session_dir", None))
     options.update(overrides)
     session = create_agent_session(**options)  # type: ignore[arg-type]
+    unknown = [name for name in active or [] if name not in session.get_all_tools()]
+    if unknown:
+        raise ConfigError(f"Unknown tool{'s' if len(unknown) > 1 else ''} in --tools: {', '.join(unknown)} "
+                          f"(available: {', '.join(session.get_all_tools())})")
     if getattr(args, "no_builtin_tools", False):
         builtin = {"read", "bash", "edit", "write", "grep", "find", "ls"}
         session.set_active_tools([n for n in session.get_active_tools() if n not in builtin])

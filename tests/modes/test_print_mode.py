@@ -160,3 +160,10 @@ def test_json_mode_shows_retries_and_the_answer_after_them(tmp_path: Path, proje
     ]
     assert [e["type"] for e in events].count("agent_start") == 2
     assert events[-1]["type"] == "agent_end"
+
+
+def test_unknown_tool_names_are_reported(tmp_path: Path, project: Path) -> None:
+    agent = _agent_dir(tmp_path, "http://127.0.0.1:9/v1")
+    result = _run(["-p", "--tools", "read,fly", "hi"], agent, project)
+    assert result.returncode == 1
+    assert "Unknown tool in --tools: fly (available: read, bash, edit, write" in result.stderr
