@@ -25,6 +25,7 @@ from pi_tui.core.session.branching import (
 )
 from pi_tui.core.session.entries import Entry
 from pi_tui.core.session.ids import artifact_dir_for, new_entry_id, session_file_name, uuid7
+from pi_tui.core.session.listing import find_most_recent_session
 from pi_tui.core.session.loading import load_for_open
 from pi_tui.core.session.persistence import Persistence
 from pi_tui.core.session.projection import (
@@ -94,8 +95,6 @@ class SessionManager:
 
     @classmethod
     def continue_recent(cls, cwd: Path, session_dir: Path) -> SessionManager:
-        from pi_tui.core.session.listing import find_most_recent_session
-
         recent = find_most_recent_session(session_dir)
         if recent is None:
             return cls.create(cwd, session_dir)

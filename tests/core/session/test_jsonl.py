@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from pi_tui.core.session.jsonl import dump_line, parse_session_bytes, read_header, read_session_file
 
 HEADER = '{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}'
@@ -72,3 +75,39 @@ def test_read_header(tmp_path: Path):
     assert read_header(bad) is None
     assert read_header(tmp_path / "missing.jsonl") is None
     assert read_session_file(good).valid
+
+
+def _reference(text: str) -> tuple[list[dict], list[int]]:
+    """Line by line with json.loads: what the fast parser must agree with."""
+    good, bad = [], []
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            obj = None
+        if isinstance(obj, dict):
+            good.append(obj)
+        else:
+            bad.append(number)
+    return good, bad
+
+
+_objects = st.dictionaries(st.text(max_size=5), st.one_of(st.integers(), st.text(max_size=8), st.none()), max_size=3)
+_lines = st.one_of(
+    _objects.map(lambda o: json.dumps(o, ensure_ascii=False)),
+    _objects.map(lambda o: " \t" + json.dumps(o) + " \r"),
+    st.text(alphabet=st.characters(blacklist_characters="\n"), max_size=20),
+    st.sampled_from(["[]", "1", '"x"', "{", "}", "{}{}", "{} x", "", "   ", "null"]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_lines, max_size=12), st.booleans())
+def test_the_fast_parser_agrees_with_json_loads_line_by_line(lines: list[str], final_newline: bool):
+    body = "\n".join([HEADER, *lines]) + ("\n" if final_newline else "")
+    result = parse_session_bytes(body.encode("utf-8", errors="surrogatepass"), Path("p.jsonl"))
+    good, bad = _reference(body.encode("utf-8", errors="surrogatepass").decode("utf-8", errors="replace"))
+    assert result.entries == good
+    assert result.malformed_lines == bad
