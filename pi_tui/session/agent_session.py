@@ -298,15 +298,20 @@ class AgentSession(RunConfigMixin, SessionControlMixin, UserBashMixin):
             finally:
                 self._run_system_prompt = None
                 self.agent.context.system_prompt = self.base_system_prompt
-        last = self._last_assistant()
-        runner = self.compaction_runner
-        if runner is not None and last is not None and not self._abort_requested:
-            should_retry = await runner.check_after_run(last)
-            if should_retry:
-                async with self.lock:
-                    self.rebuild_system_prompt()
-                    self.agent.context.system_prompt = self.base_system_prompt
-                    await self.agent.continue_()
+        # Compaction checks after the run (never under the lock). An overflow compaction asks
+        # for one continue(); the runner itself refuses a second compact-and-retry.
+        for _ in range(2):
+            last = self._last_assistant()
+            runner = self.compaction_runner
+            if runner is None or last is None or self._abort_requested:
+                return
+            if not await runner.check_after_run(last):
+                return
+            async with self.lock:
+                self.rebuild_system_prompt()
+                self.agent.context.system_prompt = self.base_system_prompt
+                await self.agent.continue_()
+                await self._retry_while_needed()
 
     async def _retry_while_needed(self) -> None:
         settings = self.settings.retry_settings() if hasattr(self.settings, "retry_settings") else None
