@@ -292,5 +292,13 @@ def make_session_info_entry(entry_id: str, parent_id: str | None, timestamp: str
     return entry
 
 
+def session_name_of(entry: Entry) -> str | None:
+    """The name a ``session_info`` entry sets: trimmed, or None when empty (pi 0.73.1 clears)."""
+    name = entry.get("name")
+    if isinstance(name, str) and name.strip():
+        return name.strip()
+    return None
+
+
 def is_assistant_message_entry(entry: Entry) -> bool:
     return entry.get("type") == "message" and (entry.get("message") or {}).get("role") == "assistant"

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from pi_tui.core.messages import text_of
-from pi_tui.core.session.entries import Entry, ms_from_iso
+from pi_tui.core.session.entries import Entry, ms_from_iso, session_name_of
 from pi_tui.core.session.jsonl import read_header, read_session_file
 
 
@@ -91,8 +91,7 @@ def session_info(path: Path) -> SessionInfo | None:
     for entry in entries:
         kind = entry.get("type")
         if kind == "session_info":
-            raw = entry.get("name")
-            name = (raw.strip() or None) if isinstance(raw, str) else None
+            name = session_name_of(entry)
         elif kind == "message":
             count += 1
             message = entry.get("message")

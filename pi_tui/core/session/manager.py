@@ -172,7 +172,7 @@ class SessionManager:
             elif kind == "label":
                 self._labels.apply(entry)
             elif kind == "session_info":
-                self._session_name = _name_of(entry)
+                self._session_name = E.session_name_of(entry)
         self._persistence.has_assistant = has_assistant
         last_id = entries[-1].get("id") if entries else None
         self._leaf_id = last_id if isinstance(last_id, str) else None
@@ -202,7 +202,7 @@ class SessionManager:
         if kind == "label":
             self._labels.apply(entry)
         elif kind == "session_info":
-            self._session_name = _name_of(entry)
+            self._session_name = E.session_name_of(entry)
         elif kind == "message" and E.is_assistant_message_entry(entry):
             self._persistence.has_assistant = True
         self._persistence.flush(self._header, self._entries)
@@ -348,10 +348,3 @@ class SessionManager:
 
     def __exit__(self, kind: type[BaseException] | None, value: BaseException | None, tb: TracebackType | None) -> None:
         self.close()
-
-
-def _name_of(entry: Entry) -> str | None:
-    name = entry.get("name")
-    if isinstance(name, str) and name.strip():
-        return name.strip()
-    return None
