@@ -1,8 +1,10 @@
 """Context projection: what the model sees from a leaf (pi-behaviour.md §1.5).
 
-The path from the leaf to the root is walked once; messages are the stored dicts themselves
-(no copies), so projecting 100,000 entries stays cheap. Treat the returned messages as
-read-only: they are the session's own objects.
+The path is walked backwards from the leaf and the walk stops as soon as everything is known
+(latest compaction, its first kept entry, model, thinking level), so a long compacted session
+costs only its tail. Messages are the stored dicts themselves, not copies: treat them as
+read-only. ``tests/core/session/test_projection.py`` checks this against a literal forward
+transcription of the spec.
 """
 
 from __future__ import annotations
