@@ -47,6 +47,7 @@ from pi_tui.session.persistence import persist_message
 from pi_tui.session.prompting import expand_prompt_text
 from pi_tui.session.queue_mirror import QueueMirror
 from pi_tui.session.retry import Clock, RetryState, SystemClock
+from pi_tui.session.retry_runner import RetryMixin
 from pi_tui.session.run_config import RunConfigMixin
 from pi_tui.session.session_control import SessionControlMixin
 from pi_tui.session.user_bash import UserBashMixin
@@ -63,7 +64,7 @@ _FORWARDED_TO_EXTENSIONS = frozenset({
 })
 
 
-class AgentSession(RunConfigMixin, SessionControlMixin, UserBashMixin):
+class AgentSession(RunConfigMixin, SessionControlMixin, UserBashMixin, RetryMixin):
     def __init__(
         self,
         *,
@@ -312,47 +313,6 @@ class AgentSession(RunConfigMixin, SessionControlMixin, UserBashMixin):
                 self.agent.context.system_prompt = self.base_system_prompt
                 await self.agent.continue_()
                 await self._retry_while_needed()
-
-    async def _retry_while_needed(self) -> None:
-        settings = self.settings.retry_settings() if hasattr(self.settings, "retry_settings") else None
-        while True:
-            last = self._last_assistant()
-            decision = self._retry.decide(
-                last,
-                enabled=settings.enabled if settings else True,
-                max_retries=settings.max_retries if settings else 3,
-                base_delay_ms=settings.base_delay_ms if settings else 2000,
-                max_server_delay_ms=settings.provider_max_retry_delay_ms if settings else 60000,
-                context_window=self._model.context_window if self._model else None,
-            )
-            if decision.exhausted_event is not None:
-                self._notify_listeners(decision.exhausted_event)
-            if not decision.retry or last is None:
-                return
-            self._notify_listeners({
-                "type": "auto_retry_start", "attempt": decision.attempt,
-                "maxAttempts": settings.max_retries if settings else 3,
-                "delayMs": decision.delay_ms, "errorMessage": last.get("errorMessage", ""),
-            })
-            if self.agent.messages and self.agent.messages[-1] is last:
-                self.agent.messages.pop()  # it stays in the file
-            if not await self._sleep_unless_aborted(decision.delay_ms / 1000):
-                self._notify_listeners(self._retry.cancelled())
-                return
-            await self.agent.continue_()
-
-    async def _sleep_unless_aborted(self, seconds: float) -> bool:
-        self._retrying = True
-        self._retry_cancel.clear()
-        sleeper = asyncio.ensure_future(self.clock.sleep(seconds))
-        cancel = asyncio.ensure_future(self._retry_cancel.wait())
-        try:
-            await asyncio.wait({sleeper, cancel}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            sleeper.cancel()
-            cancel.cancel()
-            self._retrying = False
-        return not self._retry_cancel.is_set()
 
     def _last_assistant(self) -> AssistantMessage | None:
         for message in reversed(self.agent.messages):
