@@ -33,8 +33,11 @@ def run_print_mode(args: argparse.Namespace, *, hard_exit: bool | None = None) -
     if hard_exit is None:
         hard_exit = "PYTEST_CURRENT_TEST" not in os.environ
     if hard_exit:
-        sys.stdout.flush()
-        sys.stderr.flush()
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):  # a closed pipe (`pi-tui -p … | head -1`)
+                pass
         os._exit(code)
     return code
 
