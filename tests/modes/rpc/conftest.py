@@ -43,10 +43,10 @@ class GatedProvider:
 
 
 class RpcClient:
-    def __init__(self, session: Any) -> None:
+    def __init__(self, session: Any, *, scoped_models: list[Any] | None = None) -> None:
         self.session = session
         self.raw: list[bytes] = []
-        self.server = RpcServer(session, self._collect)
+        self.server = RpcServer(session, self._collect, scoped_models=scoped_models)
         self._input: asyncio.Queue[bytes | None] = asyncio.Queue()
         self._task = asyncio.ensure_future(self.server.serve(self._chunks()))
 
