@@ -159,6 +159,9 @@ def _count(text: str) -> int:
 
 
 def _digest(value: Any) -> str:
+    """A fingerprint for comparing with the previous request of this process (never persisted)."""
+    if isinstance(value, tuple) and all(isinstance(item, str) for item in value):
+        return f"{hash(value) & 0xFFFFFFFFFFFFFFFF:016x}"
     encoded = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
     return hashlib.sha1(encoded.encode("utf-8"), usedforsecurity=False).hexdigest()
 
@@ -203,7 +206,7 @@ def _message_part(message: AgentMessage, counter: TokenCounter, extra_note: str)
             name, auto_note = "snip marker", f"snip: {match.group(1)} earlier message groups omitted from this request"
     kind: PartKind = "summary" if role in ("compactionSummary", "branchSummary") else "message"
     note = "; ".join(n for n in (auto_note, extra_note) if n)
-    wire = {key: llm.get(key) for key in _WIRE_KEYS if key in llm}
+    wire = (text, *(str(llm.get(key)) for key in _WIRE_KEYS if key != "content"))
     return RequestPart(
         name=name,
         kind=kind,

@@ -7,23 +7,23 @@ note on what compaction, pruning or artifacts replaced; the highlighted part's t
 
 from __future__ import annotations
 
-from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 from pi_tui.core.context.preview import RequestPart, RequestPreview
+from pi_tui.modes.interactive.screens.row_list import RowList
 
 SHARE_BAR_WIDTH = 12
 """Cells of the share bar of the largest part."""
+NUMBER_WIDTH = 5
 PART_NAME_WIDTH = 36
-MIN_NOTE_WIDTH = 24
-FIXED_COLUMNS_WIDTH = 3 + PART_NAME_WIDTH + 9 + SHARE_BAR_WIDTH + 7 + 2 * 5 + 4
-"""The other columns, cell padding, the panel's padding and a scrollbar."""
+TOKENS_WIDTH = 9
+SHARE_WIDTH = SHARE_BAR_WIDTH + 7
 DETAIL_MAX_CHARS = 20_000
 """Text shown for the highlighted part; the rest is elided (the table has the full count)."""
 _EIGHTHS = " ▏▎▍▌▋▊▉"
@@ -35,7 +35,14 @@ class ContextScreen(ModalScreen[None]):
     CSS_PATH = "context_view.tcss"
     BINDINGS = [  # noqa: RUF012
         Binding("escape,q", "close", "Close", id="context.close"),
+        Binding("up", "move(-1)", "Previous part", show=False, id="context.up"),
+        Binding("down", "move(1)", "Next part", show=False, id="context.down"),
+        Binding("pageup", "page(-1)", "Page up", show=False, id="context.page_up"),
+        Binding("pagedown", "page(1)", "Page down", show=False, id="context.page_down"),
+        Binding("shift+down,ctrl+down", "scroll_text(1)", "Scroll the text down", show=False, id="context.text_down"),
+        Binding("shift+up,ctrl+up", "scroll_text(-1)", "Scroll the text up", show=False, id="context.text_up"),
     ]
+    AUTO_FOCUS = None
 
     def __init__(self, preview: RequestPreview) -> None:
         super().__init__()
@@ -50,37 +57,52 @@ class ContextScreen(ModalScreen[None]):
             yield Static(self._title(), id="context-title")
             yield Static(self._totals(), id="context-totals")
             yield Static(self._cache_line(), id="context-cache")
-            yield DataTable(id="context-parts", cursor_type="row", zebra_stripes=False)
+            yield Static(_header_row(), id="context-header")
+            yield RowList(self.part_row, id="context-parts")
             yield Static("", id="context-detail-title")
-            with VerticalScroll(id="context-detail"):
+            with VerticalScroll(id="context-detail", can_focus=False):
                 yield Static("", id="context-detail-text")
-            yield Static("↑/↓ part  tab focus text  esc close", id="context-help")
+            yield Static("↑/↓ part  pgup/pgdn page  shift+↑/↓ scroll the text  esc close", id="context-help")
 
     def on_mount(self) -> None:
-        table = self.query_one("#context-parts", DataTable)
-        table.add_column("#", key="index", width=3)
-        table.add_column("part", key="part", width=PART_NAME_WIDTH)
-        table.add_column(Text("tokens", justify="right"), key="tokens", width=9)
-        table.add_column("share", key="share", width=SHARE_BAR_WIDTH + 7)
-        note_width = max(MIN_NOTE_WIDTH, self.app.size.width - FIXED_COLUMNS_WIDTH)
-        table.add_column("replaced / note", key="note", width=note_width)
-        largest = max((part.tokens for part in self._preview.parts), default=0)
-        total = self._preview.total_tokens
+        parts = self._preview.parts
+        self._largest = max((part.tokens for part in parts), default=0)
+        self._numbers: list[str] = []
         number = 0
-        for index, part in enumerate(self._preview.parts):
-            if part.kind in ("message", "summary"):
-                number += 1
-            table.add_row(
-                str(number) if part.kind in ("message", "summary") else "",
-                _clip(part.name, PART_NAME_WIDTH),
-                Text(f"{part.tokens:,}", justify="right"),
-                _share_cell(part.tokens, total, largest),
-                Content.styled(_clip(part.note, note_width), "$text-warning") if part.note else "",
-                key=str(index),
-            )
-        table.focus()
-        if self._preview.parts:
+        for part in parts:
+            is_message = part.kind in ("message", "summary")
+            number += is_message
+            self._numbers.append(str(number) if is_message else "")
+        self.query_one("#context-parts", RowList).set_rows(len(parts), cursor=0 if parts else None)
+        if parts:
             self._show_part(0)
+
+    @property
+    def selected_index(self) -> int | None:
+        return self.query_one("#context-parts", RowList).cursor
+
+    def action_move(self, delta: int) -> None:
+        self.query_one("#context-parts", RowList).move_by(delta)
+
+    def action_page(self, delta: int) -> None:
+        rows = self.query_one("#context-parts", RowList)
+        rows.move_by(delta * rows.page_size)
+
+    def action_scroll_text(self, delta: int) -> None:
+        detail = self.query_one("#context-detail", VerticalScroll)
+        detail.scroll_relative(y=delta * max(1, detail.size.height - 2), animate=False)
+
+    def part_row(self, index: int) -> Content:
+        part = self._preview.parts[index]
+        return Content.assemble(
+            (self._numbers[index].rjust(NUMBER_WIDTH - 2).ljust(NUMBER_WIDTH), "$foreground-muted"),
+            (_clip(part.name, PART_NAME_WIDTH).ljust(PART_NAME_WIDTH), "bold" if part.kind != "message" else ""),
+            f"{part.tokens:,}".rjust(TOKENS_WIDTH),
+            "  ",
+            _share_cell(part.tokens, self._preview.total_tokens, self._largest),
+            "  ",
+            (part.note, "$text-warning"),
+        )
 
     def _title(self) -> Content:
         preview = self._preview
@@ -120,9 +142,9 @@ class ContextScreen(ModalScreen[None]):
         pieces.extend((f"  ·  {note}", "$foreground-muted") for note in preview.notes)
         return Content.assemble(*pieces)
 
-    @on(DataTable.RowHighlighted, "#context-parts")
-    def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        self._show_part(event.cursor_row)
+    @on(RowList.Highlighted, "#context-parts")
+    def _row_highlighted(self, event: RowList.Highlighted) -> None:
+        self._show_part(event.index)
 
     def _show_part(self, index: int) -> None:
         if not 0 <= index < len(self._preview.parts):
@@ -144,9 +166,21 @@ def _detail_title(part: RequestPart) -> Content:
     return Content.assemble(*pieces)
 
 
+def _header_row() -> Content:
+    return Content.assemble(
+        ("#".rjust(NUMBER_WIDTH - 2).ljust(NUMBER_WIDTH), "bold"),
+        ("part".ljust(PART_NAME_WIDTH), "bold"),
+        ("tokens".rjust(TOKENS_WIDTH), "bold"),
+        "  ",
+        ("share".ljust(SHARE_WIDTH), "bold"),
+        "  ",
+        ("replaced / note", "bold"),
+    )
+
+
 def _share_cell(tokens: int, total: int, largest: int) -> Content:
     if not total or not largest:
-        return Content("")
+        return Content(" " * SHARE_WIDTH)
     eighths = round(SHARE_BAR_WIDTH * 8 * tokens / largest)
     bar = "█" * (eighths // 8) + (_EIGHTHS[eighths % 8] if eighths % 8 else "")
     return Content.assemble((bar.ljust(SHARE_BAR_WIDTH), "$accent"), (f" {100 * tokens / total:4.1f}%", "$foreground-muted"))

@@ -45,12 +45,20 @@ class RowList(ScrollView, can_focus=False):
         row_list: RowList
         index: int
 
+        @property
+        def control(self) -> RowList:
+            return self.row_list
+
     @dataclass
     class Selected(Message):
         """The row at ``index`` was clicked while highlighted."""
 
         row_list: RowList
         index: int
+
+        @property
+        def control(self) -> RowList:
+            return self.row_list
 
     def __init__(self, render_row: Callable[[int], Content], *, id: str | None = None) -> None:
         super().__init__(id=id)

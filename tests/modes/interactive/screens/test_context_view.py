@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual.widgets import DataTable
-
 from pi_tui.core.context.convert import convert_to_llm
 from pi_tui.core.context.preview import build_request_preview, request_fingerprints
 from pi_tui.core.messages import user_message
 from pi_tui.core.provider import CompletionRequest, ModelInfo, ToolSpec
 from pi_tui.modes.interactive.screens.context_view import ContextScreen
+from pi_tui.modes.interactive.screens.row_list import RowList
 from tests.modes.interactive.screens.builders import ScreenHost, build_branched_session
 
 TOOLS = [
@@ -43,9 +42,10 @@ async def test_rows_tokens_and_detail(tmp_path: Path):
     screen = ContextScreen(preview)
     app = ScreenHost(screen)
     async with app.run_test(size=(120, 40)) as pilot:
-        table = screen.query_one("#context-parts", DataTable)
-        assert table.row_count == len(preview.parts) == 8
-        names = [str(table.get_cell_at((row, 1))) for row in range(table.row_count)]
+        rows = screen.query_one("#context-parts", RowList)
+        assert rows.row_count == len(preview.parts) == 8
+        lines = [str(screen.part_row(index)) for index in range(rows.row_count)]
+        names = [part.name for part in preview.parts]
         assert names == [
             "System prompt",
             "Tools (4): read, bash, edit, write",
@@ -57,14 +57,16 @@ async def test_rows_tokens_and_detail(tmp_path: Path):
             "user",  # the new prompt: the only part a prompt cache could not reuse
         ]
         assert preview.prefix_reuse_tokens == preview.total_tokens - preview.parts[-1].tokens
-        tokens = [int(str(table.get_cell_at((row, 2))).replace(",", "")) for row in range(table.row_count)]
-        assert tokens == [part.tokens for part in preview.parts]
-        assert "replaces 1,496 tokens" in str(table.get_cell_at((2, 4)))
+        for line, part in zip(lines, preview.parts, strict=True):
+            assert line[5:41].rstrip() == part.name and line[41:50].strip() == f"{part.tokens:,}"
+        assert lines[2].startswith("  1  compaction summary")
+        assert lines[2].rstrip().endswith("compaction: replaces 1,496 tokens of earlier history")
         totals = str(screen.query_one("#context-title").render())
         assert f"{preview.total_tokens:,} of 8,000 tokens" in totals
         cache = str(screen.query_one("#context-cache").render())
         assert f"{preview.prefix_reuse_tokens:,} tokens" in cache
         await pilot.press("down", "down")
+        assert screen.selected_index == 2
         detail = str(screen.query_one("#context-detail-text").render())
         assert detail.startswith("The conversation history before this point was compacted")
         await pilot.press("escape")
