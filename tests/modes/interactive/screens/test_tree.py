@@ -219,3 +219,32 @@ async def test_reopens_on_a_given_entry(branched: BranchedSession):
     screen = TreeScreen(branched.manager, select_id=branched.old_answer)
     async with ScreenHost(screen).run_test(size=SIZE):
         assert _selected_id(screen) == branched.old_answer
+
+
+async def test_mouse_click_moves_then_chooses(branched: BranchedSession):
+    screen = TreeScreen(branched.manager)
+    app = ScreenHost(screen)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.click("#tree-rows", offset=(10, 2))
+        assert _selected_id(screen) == branched.done
+        await pilot.click("#tree-rows", offset=(10, 2))
+        assert isinstance(app.screen, SummarizeChoiceScreen)
+
+
+async def test_a_long_session_scrolls_to_keep_the_cursor_visible(tmp_path: Path):
+    from pi_tui.core.messages import user_message
+    from pi_tui.core.session.manager import SessionManager
+    from tests.modes.interactive.screens.builders import assistant
+
+    manager = SessionManager.in_memory(tmp_path)
+    for index in range(200):
+        manager.append_message(user_message(f"prompt {index}"))
+        manager.append_message(assistant(f"answer {index}"))
+    screen = TreeScreen(manager)
+    async with ScreenHost(screen).run_test(size=SIZE) as pilot:
+        rows = screen.query_one("#tree-rows")
+        await pilot.pause()
+        assert _selected_id(screen) == manager.leaf_id and rows.scroll_offset.y > 300
+        await pilot.press("left", "left")
+        cursor = rows.cursor
+        assert cursor is not None and rows.scroll_offset.y <= cursor < rows.scroll_offset.y + rows.size.height
