@@ -136,7 +136,7 @@ async def _emit_end(item: _Call, emit: Emit) -> None:
             "type": "tool_execution_end",
             "toolCallId": call["id"],
             "toolName": call["name"],
-            "result": {"content": item.result.content, "details": item.result.details},
+            "result": _result_json(item.result),
             "isError": item.result.is_error,
         },
     )
@@ -175,6 +175,7 @@ async def _execute(item: _Call, config: AgentLoopConfig, emit: Emit) -> ToolResu
     assert item.tool is not None and item.args is not None
     call = item.call
     loop = asyncio.get_running_loop()
+    updates: list[asyncio.Task[None]] = []
 
     def on_update(partial: ToolResult) -> None:
         event = {
@@ -182,7 +183,7 @@ async def _execute(item: _Call, config: AgentLoopConfig, emit: Emit) -> ToolResu
             "toolCallId": call["id"],
             "toolName": call["name"],
             "args": call["arguments"],
-            "partialResult": {"content": partial.content, "details": partial.details},
+            "partialResult": _result_json(partial),
         }
         try:
             outcome = emit(event)
@@ -190,6 +191,7 @@ async def _execute(item: _Call, config: AgentLoopConfig, emit: Emit) -> ToolResu
                 task = loop.create_task(_await(outcome))
                 _PENDING_UPDATES.add(task)
                 task.add_done_callback(_PENDING_UPDATES.discard)
+                updates.append(task)
         except Exception:
             pass  # a listener failing must not fail the tool
 
@@ -200,10 +202,21 @@ async def _execute(item: _Call, config: AgentLoopConfig, emit: Emit) -> ToolResu
     except asyncio.CancelledError:
         raise
     except Exception as err:
-        return text_result(str(err) or type(err).__name__, details={}, is_error=True)
+        result = text_result(str(err) or type(err).__name__, details={}, is_error=True)
+    finally:
+        if updates:  # every update is announced before the call's tool_execution_end
+            await asyncio.gather(*updates, return_exceptions=True)
     if not isinstance(result, ToolResult):
         return text_result(f"Tool {call['name']} returned an invalid result", details={}, is_error=True)
     return result
+
+
+def _result_json(result: ToolResult) -> dict[str, Any]:
+    """``{content, details}`` as pi's events carry it: no ``details`` key when there are none."""
+    shaped: dict[str, Any] = {"content": result.content}
+    if result.details is not None:
+        shaped["details"] = result.details
+    return shaped
 
 
 async def _await(awaitable: Any) -> None:

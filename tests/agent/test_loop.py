@@ -296,3 +296,25 @@ async def test_finalize_message_replaces_what_is_recorded(recorder: Recorder) ->
     assert new[1]["content"][0]["text"] == "redacted"
     ends = [e for e in recorder.events if e["type"] == "message_end"]
     assert ends[1]["message"]["content"][0]["text"] == "redacted"
+
+
+async def test_tool_updates_come_before_the_end_event() -> None:
+    async def chatty(call_id: str, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        ctx.on_update(ToolResult(content=[{"type": "text", "text": "partial"}]))
+        ctx.on_update(ToolResult(content=[{"type": "text", "text": "more"}]))
+        return ToolResult(content=[{"type": "text", "text": "done"}])
+
+    tool = FunctionTool(name="chatty", description="d", parameters={"type": "object"}, run=chatty)
+    provider = ScriptedProvider([{"tool_calls": [{"id": "c", "name": "chatty", "arguments": {}}]}, {"text": "ok"}])
+    rec = Recorder()
+
+    async def listener(event: dict[str, Any]) -> None:  # an async listener, as the Agent's are
+        rec(event)
+
+    agent = Agent(make_context(tool), lambda: make_config(provider))
+    agent.subscribe(listener)
+    await agent.prompt([user_message("go")])
+    kinds = [e["type"] for e in rec.events if e["type"].startswith("tool_execution")]
+    assert kinds == ["tool_execution_start", "tool_execution_update", "tool_execution_update", "tool_execution_end"]
+    end = next(e for e in rec.events if e["type"] == "tool_execution_end")
+    assert end["result"] == {"content": [{"type": "text", "text": "done"}]}  # no details key, as pi
