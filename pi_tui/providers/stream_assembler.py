@@ -54,8 +54,10 @@ def usage_from_openai(raw: dict[str, Any], model: ModelInfo) -> Usage:
 _BAD_ESCAPE = re.compile(r'\\(?!["\\/bfnrtu])')
 
 
-def _escape_controls_in_strings(text: str) -> str:
-    out: list[str] = []
+def _scan_strings(text: str) -> tuple[list[bool], bool]:
+    """For each character, whether it lies inside a JSON string (delimiting quotes excluded);
+    and whether the text ends inside an open string."""
+    inside: list[bool] = []
     in_string = escaped = False
     for ch in text:
         if in_string:
@@ -65,67 +67,113 @@ def _escape_controls_in_strings(text: str) -> str:
                 escaped = True
             elif ch == '"':
                 in_string = False
-            elif ord(ch) < 0x20:
-                out.append(f"\\u{ord(ch):04x}")
+                inside.append(False)
                 continue
         elif ch == '"':
             in_string = True
-        out.append(ch)
-    return "".join(out)
+            inside.append(False)
+            continue
+        inside.append(in_string)
+    return inside, in_string
+
+
+def _escape_controls_in_strings(text: str) -> str:
+    inside, _ = _scan_strings(text)
+    return "".join(f"\\u{ord(ch):04x}" if flag and ord(ch) < 0x20 else ch for ch, flag in zip(text, inside, strict=True))
+
+
+class _PartialJson:
+    """A JSON prefix growing by fragments, with its bracket/string state kept incrementally so a
+    long streamed argument (a whole file for ``write``) is scanned once, not once per delta."""
+
+    _DANGLING = re.compile(r'(,\s*"[^"]*"\s*:?\s*|,\s*|:\s*|"[^"]*"\s*:\s*)$')
+    _TAIL = 512
+    _ALWAYS_REPARSE_BELOW = 8192
+    _REPARSE_GROWTH = 8
+    """Past 8 KB, re-parse only after the text grew by 1/8: parsing every delta of a 500 KB
+    ``write`` argument would be quadratic (minutes); this keeps it near-linear. The final
+    arguments are always parsed from the whole text."""
+
+    def __init__(self) -> None:
+        self._parts: list[str] = []
+        self._size = 0
+        self._closers: list[str] = []
+        self._in_string = self._escaped = False
+        self._parsed_length = -1
+        self._parsed: Any = None
+
+    def append(self, fragment: str) -> _PartialJson:
+        for ch in fragment:
+            if self._in_string:
+                if self._escaped:
+                    self._escaped = False
+                elif ch == "\\":
+                    self._escaped = True
+                elif ch == '"':
+                    self._in_string = False
+            elif ch == '"':
+                self._in_string = True
+            elif ch in "{[":
+                self._closers.append("}" if ch == "{" else "]")
+            elif ch in "}]" and self._closers:
+                self._closers.pop()
+        self._parts.append(fragment)
+        self._size += len(fragment)
+        return self
+
+    @property
+    def text(self) -> str:
+        if len(self._parts) > 1:
+            self._parts = ["".join(self._parts)]
+        return self._parts[0] if self._parts else ""
+
+    def value(self) -> Any:
+        """The parsed prefix (closing what is open, dropping a dangling key); None if hopeless."""
+        size = self._size
+        if size >= self._ALWAYS_REPARSE_BELOW and size - self._parsed_length < size // self._REPARSE_GROWTH:
+            return self._parsed
+        self._parsed_length = size
+        self._parsed = self._parse()
+        return self._parsed
+
+    def _parse(self) -> Any:
+        if not self._closers and not self._in_string:  # possibly complete already
+            try:
+                return json.loads(self.text)
+            except ValueError:
+                pass
+        candidate = self.text + ('"' if self._in_string else "")
+        closers = "".join(reversed(self._closers))
+        for _ in range(3):
+            try:
+                return json.loads(candidate + closers)
+            except ValueError:
+                head, tail = candidate[: -self._TAIL], candidate[-self._TAIL :]
+                trimmed = self._DANGLING.sub("", tail.rstrip())
+                if trimmed == tail:
+                    break
+                candidate = head + trimmed
+        return None
 
 
 def parse_partial_json(text: str) -> Any:
     """Best-effort parse of a JSON prefix (streaming tool arguments); None when hopeless."""
-    try:
-        return json.loads(text)
-    except ValueError:
-        pass
-    stack: list[str] = []
-    in_string = escaped = False
-    for ch in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "{[":
-            stack.append("}" if ch == "{" else "]")
-        elif ch in "}]" and stack:
-            stack.pop()
-    candidate = text + ('"' if in_string else "")
-    for _ in range(3):
-        closers = "".join(reversed(stack))
-        try:
-            return json.loads(candidate + closers)
-        except ValueError:
-            # drop a dangling key, colon or comma and try again
-            trimmed = re.sub(r'(,\s*"[^"]*"\s*:?\s*|,\s*|:\s*|"[^"]*"\s*:\s*)$', "", candidate.rstrip())
-            if trimmed == candidate:
-                break
-            candidate = trimmed
-    return None
+    return _PartialJson().append(text).value()
 
 
-def parse_tool_arguments(text: str, *, final: bool) -> dict[str, Any]:
-    """Tool-call arguments as pi reads them: partial while streaming; at the end first repaired
-    (raw control characters escaped, invalid backslashes doubled), then partial, then ``{}``."""
+def parse_tool_arguments(text: str) -> dict[str, Any]:
+    """The final tool-call arguments as pi reads them: as JSON, else repaired (raw control
+    characters escaped, invalid backslashes doubled), else a partial parse, else ``{}``."""
     if not text.strip():
         return {}
-    if final:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        repaired = _BAD_ESCAPE.sub(r"\\\\", _escape_controls_in_strings(text))
         try:
-            value = json.loads(text)
+            value = json.loads(repaired)
         except ValueError:
-            repaired = _BAD_ESCAPE.sub(r"\\\\", _escape_controls_in_strings(text))
-            try:
-                value = json.loads(repaired)
-            except ValueError:
-                value = parse_partial_json(repaired)
-    else:
-        value = parse_partial_json(text)
+            value = parse_partial_json(repaired)
     return value if isinstance(value, dict) else {}
 
 
@@ -151,7 +199,7 @@ class StreamAssembler:
         self._text_index: int | None = None
         self._thinking_index: int | None = None
         self._calls: list[tuple[int, int | None, str]] = []  # (block index, stream index, id)
-        self._buffers: dict[int, str] = {}
+        self._buffers: dict[int, _PartialJson] = {}
         self._finish: str | None = None
 
     def _snapshot(self) -> AssistantMessage:
@@ -232,7 +280,7 @@ class StreamAssembler:
             block_index = len(content)
             content.append({"type": "toolCall", "id": call_id, "name": function.get("name") or "", "arguments": {}})
             self._calls.append((block_index, index, call_id))
-            self._buffers[block_index] = ""
+            self._buffers[block_index] = _PartialJson()
             events.append({"type": "toolcall_start", "contentIndex": block_index, "partial": self._snapshot()})
         block = content[block_index]
         if call_id and not block.get("id"):
@@ -241,8 +289,8 @@ class StreamAssembler:
             block["name"] = function["name"]  # type: ignore[typeddict-unknown-key]
         fragment = function.get("arguments") or ""
         if fragment:
-            self._buffers[block_index] += fragment
-            block["arguments"] = parse_tool_arguments(self._buffers[block_index], final=False)  # type: ignore[typeddict-unknown-key]
+            partial = self._buffers[block_index].append(fragment).value()
+            block["arguments"] = partial if isinstance(partial, dict) else {}  # type: ignore[typeddict-unknown-key]
         events.append({"type": "toolcall_delta", "contentIndex": block_index, "delta": fragment, "partial": self._snapshot()})
         return events
 
@@ -261,7 +309,8 @@ class StreamAssembler:
             elif block["type"] == "text":
                 events.append({"type": "text_end", "contentIndex": index, "content": block["text"], "partial": self._snapshot()})
             elif block["type"] == "toolCall":
-                block["arguments"] = parse_tool_arguments(self._buffers.get(index, ""), final=True)
+                buffer = self._buffers.get(index)
+                block["arguments"] = parse_tool_arguments(buffer.text if buffer else "")
                 events.append({"type": "toolcall_end", "contentIndex": index, "toolCall": copy.deepcopy(block), "partial": self._snapshot()})
         return events
 

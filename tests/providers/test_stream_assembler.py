@@ -48,11 +48,11 @@ def test_partial_arguments_are_visible_while_streaming() -> None:
 
 
 def test_broken_final_arguments_are_repaired_or_empty() -> None:
-    assert parse_tool_arguments('{"text": "line1\nline2"}', final=True) == {"text": "line1\nline2"}
-    assert parse_tool_arguments('{"path": "C:\\dir\\x"}', final=True) == {"path": "C:\\dir\\x"}
-    assert parse_tool_arguments('{"a": 1, "b": [1, 2', final=True) == {"a": 1, "b": [1, 2]}
-    assert parse_tool_arguments("not json at all", final=True) == {}
-    assert parse_tool_arguments("", final=True) == {}
+    assert parse_tool_arguments('{"text": "line1\nline2"}') == {"text": "line1\nline2"}
+    assert parse_tool_arguments('{"path": "C:\\dir\\x"}') == {"path": "C:\\dir\\x"}
+    assert parse_tool_arguments('{"a": 1, "b": [1, 2') == {"a": 1, "b": [1, 2]}
+    assert parse_tool_arguments("not json at all") == {}
+    assert parse_tool_arguments("") == {}
     assert parse_partial_json('{"a": "x", "b":') == {"a": "x"}
 
 
@@ -81,3 +81,24 @@ def test_fail_keeps_partial_blocks_and_closes_them() -> None:
     error = events[-1]["error"]
     assert (error["stopReason"], error["errorKind"], error["retryAfterMs"]) == ("error", "transient", 1500)
     assert error["content"] == [{"type": "text", "text": "par"}]
+
+
+def test_a_huge_streamed_argument_assembles_in_near_linear_time() -> None:
+    import json
+    import time
+
+    content = ("line with \"quotes\", braces {[ and a backslash \\\\ \n" * 5000)[:200_000]
+    raw = json.dumps({"path": "big.txt", "content": content})
+    assembler = StreamAssembler(MODEL)
+    started = time.perf_counter()
+    for i in range(0, len(raw), 20):
+        call: dict[str, Any] = {"index": 0, "function": {"arguments": raw[i : i + 20]}}
+        if i == 0:
+            call.update(id="c", function={"name": "write", "arguments": raw[:20]})
+        events = assembler.feed(_chunk({"tool_calls": [call]}))
+    partial = events[-1]["partial"]["content"][0]["arguments"]
+    message = assembler.finish()[-1]["message"]
+    elapsed = time.perf_counter() - started
+    assert message["content"][0]["arguments"] == {"path": "big.txt", "content": content}
+    assert partial["path"] == "big.txt" and len(partial["content"]) > 150_000  # partial view lags at most 1/8
+    assert elapsed < 10, f"{len(raw) // 20} deltas took {elapsed:.1f}s: partial parsing went quadratic"
