@@ -82,7 +82,7 @@ def session_stats(session: AgentSession) -> dict[str, Any]:
         if role in counts:
             counts[role] += 1
         if role == "assistant":
-            tool_calls += sum(1 for block in message.get("content", []) if block.get("type") == "toolCall")
+            tool_calls += sum(1 for block in _blocks(message) if block.get("type") == "toolCall")
     totals = session.state.totals
     data: dict[str, Any] = {
         "sessionId": session.session_manager.session_id,
@@ -127,12 +127,18 @@ def last_assistant_text(session: AgentSession) -> str | None:
     for message in reversed(session.messages):
         if message.get("role") != "assistant":
             continue
-        content = message.get("content") or []
+        content = _blocks(message)
         if message.get("stopReason") == "aborted" and not content:
             continue
-        text = "".join(block.get("text", "") for block in content if block.get("type") == "text").strip()
+        text = "".join(str(block.get("text", "")) for block in content if block.get("type") == "text").strip()
         return text or None
     return None
+
+
+def _blocks(message: Any) -> list[dict[str, Any]]:
+    """A message's content blocks (a string content has none)."""
+    content = dict(message).get("content")
+    return [block for block in content if isinstance(block, dict)] if isinstance(content, list) else []
 
 
 _LOCATIONS = {"user", "project", "path"}
