@@ -23,19 +23,16 @@ that provider's API; unknown OpenAI-only keys (``store``) are not sent.
 from __future__ import annotations
 
 import ast
-import email.utils
 import json
-import math
-import time
 from typing import Any
 
 from pi_tui.core.messages import ErrorKind
 from pi_tui.core.provider import CompletionRequest
 from pi_tui.providers.classify import classify_http_error
 from pi_tui.providers.openai_encode import build_request_body, model_compat, request_headers
+from pi_tui.providers.openai_http import CONNECTION_ERROR_MESSAGE, error_text, retry_after_ms
 from pi_tui.providers.script import CONNECTION_CUT_MESSAGE, TIMEOUT_MESSAGE
 
-CONNECTION_ERROR_MESSAGE = "Connection error."
 _TOP_LEVEL_KEYS = ("model", "stream", "stream_options")
 
 
@@ -184,29 +181,12 @@ def _raw_body(response: Any, exc: BaseException) -> str | None:
 def _error_text(status: int, response: Any, exc: BaseException) -> tuple[str, str | None]:
     """pi's error text (§14.2) from the HTTP body, and the error ``code`` when there is one."""
     raw = _raw_body(response, exc)
-    if raw is None:
-        body = getattr(exc, "body", None)
-        if isinstance(body, dict):
-            message = body.get("message")
-            code = body.get("code")
-            return (f"{status} {message}" if isinstance(message, str) else f"{status} {json.dumps(body)}"), (str(code) if code else None)
-        return f"{status} {_strip_litellm_prefix(str(exc))}", None
-    try:
-        parsed = json.loads(raw)
-    except ValueError:
-        return f"{status} {raw}", None
-    error = parsed.get("error") if isinstance(parsed, dict) else None
-    if error is None:
-        return f"{status} status code (no body)", None
-    code = error.get("code") if isinstance(error, dict) else None
-    if isinstance(error, dict) and isinstance(error.get("message"), str):
-        text = f"{status} {error['message']}"
-    else:
-        text = f"{status} {json.dumps(error, separators=(',', ':'))}"
-    metadata = error.get("metadata") if isinstance(error, dict) else None
-    if isinstance(metadata, dict) and metadata.get("raw"):
-        text += f"\n{metadata['raw']}"
-    return text, (str(code) if code else None)
+    if raw is not None:
+        return error_text(status, raw)
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):  # litellm kept only the parsed ``error`` object
+        return error_text(status, json.dumps({"error": body}))
+    return f"{status} {_strip_litellm_prefix(str(exc))}", None
 
 
 def _strip_litellm_prefix(text: str) -> str:
@@ -222,29 +202,9 @@ def _headers_of(exc: BaseException) -> Any:
     return None
 
 
-def retry_after_ms(exc: BaseException) -> int | None:
-    """A server-requested wait: ``retry-after-ms``, else ``retry-after`` (seconds or HTTP date)."""
+def _retry_after(exc: BaseException) -> int | None:
     headers = _headers_of(exc)
-    if headers is None:
-        return None
-    value = headers.get("retry-after-ms")
-    if value is not None:
-        try:
-            return math.ceil(float(value))
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return math.ceil(float(value) * 1000)
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0, math.ceil((when.timestamp() - time.time()) * 1000))
+    return retry_after_ms(headers) if headers is not None else None
 
 
 _CONNECTION_ERRORS = ("APIConnectionError", "ConnectError", "RemoteProtocolError", "ReadError", "ConnectionError")
@@ -283,4 +243,4 @@ def classify_exception(exc: BaseException) -> tuple[str, ErrorKind, int | None]:
         raw_code = getattr(exc, "code", None)
         code = str(raw_code) if raw_code and not str(raw_code).isdigit() else None
     kind = "context_overflow" if name == "ContextWindowExceededError" else classify_http_error(status, text, code)
-    return text, kind, retry_after_ms(exc) if kind in ("rate_limit", "transient") else None
+    return text, kind, _retry_after(exc) if kind in ("rate_limit", "transient") else None
