@@ -219,3 +219,43 @@ async def test_crlf_line_separators_and_a_final_line_without_lf(make_client: Cli
     messages = client.response(2)["data"]["messages"]  # type: ignore[index]
     assert messages[0]["content"][0]["text"] == text
     assert all(b"\xe2\x80\xa8" not in line for line in client.raw)  # escaped on the way out
+
+
+EXTENSION = '''
+def register(pi):
+    async def greet(args, ctx):
+        pi.notify(f"hello {args}", "info")
+
+    pi.register_command("greet", greet, description="Say hello")
+
+    def on_turn_start(event, ctx):
+        raise RuntimeError("turn_start handler broke")
+
+    pi.on("turn_start", on_turn_start)
+'''
+
+
+async def test_extensions_errors_commands_and_notify(make_client: ClientFactory, project: Any) -> None:
+    from pi_tui.extensions.loader import load_extensions
+
+    good = project / "greeter.py"
+    good.write_text(EXTENSION)
+    broken = project / "broken.py"
+    broken.write_text("def register(pi):\n    raise ValueError('cannot load')\n")
+    client = make_client([{"text": "ran"}], extensions=load_extensions([broken, good]))
+    commands = (await client.request({"id": "c", "type": "get_commands"}))["data"]["commands"]
+    handled = await client.request({"id": "g", "type": "prompt", "message": "/greet world"})
+    client.send({"id": "p", "type": "prompt", "message": "normal prompt"})
+    await client.close()
+    frames = client.frames
+    load_error = frames[0]
+    assert load_error["type"] == "extension_error" and load_error["event"] == "load"
+    assert load_error["extensionPath"] == str(broken) and "cannot load" in load_error["error"]
+    assert {"name": "greet", "source": "extension", "path": str(good), "description": "Say hello"} in commands
+    assert handled == {"id": "g", "type": "response", "command": "prompt", "success": True}
+    notify = next(f for f in frames if f["type"] == "extension_ui_request")
+    assert notify["method"] == "notify" and notify["message"] == "hello world" and notify["notifyType"] == "info"
+    assert frames.index(notify) < frames.index(handled)  # the command ran before its prompt was answered
+    runtime = [f for f in frames if f["type"] == "extension_error" and f["event"] == "turn_start"]
+    assert runtime and runtime[0]["extensionPath"] == str(good) and "turn_start handler broke" in runtime[0]["error"]
+    assert client.types().count("agent_start") == 1  # only the normal prompt ran the agent
