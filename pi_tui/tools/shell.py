@@ -23,11 +23,8 @@ from pathlib import Path
 from pi_tui.core.errors import ToolError
 from pi_tui.core.messages import JsonValue
 
-READ_CHUNK_BYTES = 1 << 20
-_PIPE_BUFFER_LIMIT = 4 << 20
 _PIPE_SIZE_BYTES = 1 << 20
 AFTER_EXIT_GRACE_SECONDS = 1.0
-_EXIT_POLL_SECONDS = 0.01
 _AGENT_DIR_ENV = "PI_CODING_AGENT_DIR"
 
 
@@ -83,6 +80,36 @@ class ShellOutcome:
     timed_out: bool = False
 
 
+class _ShellProtocol(asyncio.SubprocessProtocol):
+    """Hands each chunk straight to ``on_output`` (no StreamReader buffer, one copy fewer) and
+    reports exit and end-of-output separately: a background job can hold the pipe open long
+    after the shell exited."""
+
+    def __init__(self, on_output: Callable[[bytes], None], loop: asyncio.AbstractEventLoop) -> None:
+        self._on_output = on_output
+        self.exited: asyncio.Future[None] = loop.create_future()
+        self.output_closed: asyncio.Future[None] = loop.create_future()
+        self.failed: asyncio.Future[None] = loop.create_future()
+        self.error: BaseException | None = None
+
+    def pipe_data_received(self, fd: int, data: bytes | str) -> None:
+        if self.error is not None:
+            return
+        try:
+            self._on_output(data if isinstance(data, bytes) else data.encode())
+        except Exception as error:  # surfaced by run_shell; the loop must not see it
+            self.error = error
+            self.failed.set_result(None)
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        if fd == 1 and not self.output_closed.done():
+            self.output_closed.set_result(None)
+
+    def process_exited(self) -> None:
+        if not self.exited.done():
+            self.exited.set_result(None)
+
+
 async def run_shell(
     command: str,
     *,
@@ -95,47 +122,37 @@ async def run_shell(
     """Run ``command`` and feed every output chunk to ``on_output``, in arrival order.
 
     Timeout kills the group and reports ``timed_out``; ``abort`` being set kills it and returns
-    ``exit_code=None``; cancellation of the calling task kills it and re-raises.
+    ``exit_code=None``; cancellation of the calling task kills it and re-raises. An exception
+    raised by ``on_output`` stops the command and is re-raised.
     """
     _require_cwd(cwd)
     shell = resolve_shell(settings)
+    loop = asyncio.get_running_loop()
     try:
-        process = await asyncio.create_subprocess_exec(
+        transport, protocol = await loop.subprocess_exec(
+            lambda: _ShellProtocol(on_output, loop),
             shell, "-c", with_prefix(command, settings),
             cwd=cwd, env=shell_env(), stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True, limit=_PIPE_BUFFER_LIMIT,
+            start_new_session=True,
         )
     except OSError as error:
         raise ToolError(f"Failed to start shell {shell}: {error.strerror or error} (command: {command})") from None
-    stdout = process.stdout
-    assert stdout is not None
-    _widen_pipe(process)
-
-    async def read_all() -> None:
-        while chunk := await stdout.read(READ_CHUNK_BYTES):
-            on_output(chunk)
+    pid = transport.get_pid()
+    _widen_pipe(transport)
 
     async def pump() -> None:
-        # Output ends when the pipe closes, but a background job (`server &`) keeps it open
-        # long after the shell exited: then read on for a short grace and stop waiting (the
-        # job keeps running, as the user asked for with `&`).
-        reader = asyncio.ensure_future(read_all())
-        exited = asyncio.ensure_future(_exit_code(process))
-        try:
-            done, _ = await asyncio.wait({reader, exited}, return_when=asyncio.FIRST_COMPLETED)
-            if reader not in done:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(asyncio.shield(reader), AFTER_EXIT_GRACE_SECONDS)
-            await exited
-        finally:
-            for task in (reader, exited):
-                if not task.done():
-                    task.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await task
-        if not reader.cancelled() and reader.exception() is not None:
-            raise reader.exception()  # type: ignore[misc]
+        # Output ends when the pipe closes; when the shell exits first (a job left running with
+        # `&` holds the pipe), read on for a short grace, then stop waiting.
+        await asyncio.wait(
+            {protocol.exited, protocol.output_closed, protocol.failed}, return_when=asyncio.FIRST_COMPLETED
+        )
+        if protocol.failed.done():
+            return
+        if not protocol.output_closed.done():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(protocol.output_closed), AFTER_EXIT_GRACE_SECONDS)
+        await protocol.exited
 
     async def pump_until_abort() -> bool:
         """True when finished, False when aborted first."""
@@ -147,15 +164,12 @@ async def run_shell(
         try:
             done, _ = await asyncio.wait({pump_task, abort_task}, return_when=asyncio.FIRST_COMPLETED)
         finally:
-            abort_task.cancel()
-            if not pump_task.done():
-                pump_task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await pump_task
-        if pump_task in done and not pump_task.cancelled():
-            pump_task.result()
-            return True
-        return False
+            for task in (pump_task, abort_task):
+                if not task.done():
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
+        return pump_task in done and not pump_task.cancelled()
 
     finished = False
     try:
@@ -163,34 +177,28 @@ async def run_shell(
             try:
                 finished = await asyncio.wait_for(pump_until_abort(), timeout_seconds)
             except TimeoutError:
-                await _reap(process)
                 return ShellOutcome(None, timed_out=True)
         else:
             finished = await pump_until_abort()
-        if not finished:
-            await _reap(process)
-            return ShellOutcome(None)
-        return ShellOutcome(process.returncode)
+        if protocol.error is not None:
+            finished = False  # kill the command: its output can no longer be kept
+            raise protocol.error
+        return ShellOutcome(transport.get_returncode() if finished else None)
     finally:
-        if process.returncode is None or not finished:
-            kill_process_group(process.pid)
+        if not finished or transport.get_returncode() is None:
+            kill_process_group(pid)
             with contextlib.suppress(BaseException):
-                await asyncio.wait_for(_exit_code(process), 5)
-        transport = getattr(process, "_transport", None)
-        if transport is not None:
-            transport.close()
+                await asyncio.wait_for(asyncio.shield(protocol.exited), 5)
+        transport.close()
 
 
-def _widen_pipe(process: asyncio.subprocess.Process) -> None:
-    """Ask Linux for a 1 MiB pipe: 16x fewer reads and wake-ups than the default 64 KiB when a
+def _widen_pipe(transport: asyncio.SubprocessTransport) -> None:
+    """Ask Linux for a 1 MiB pipe: far fewer reads and wake-ups than the default 64 KiB when a
     command floods its output (best effort; other systems keep their default)."""
     set_size = getattr(fcntl, "F_SETPIPE_SZ", None)
-    transport = getattr(process, "_transport", None)
-    if set_size is None or transport is None:
-        return
     pipe_transport = transport.get_pipe_transport(1)
     pipe = pipe_transport.get_extra_info("pipe") if pipe_transport is not None else None
-    if pipe is None:
+    if set_size is None or pipe is None:
         return
     with contextlib.suppress(OSError):
         fcntl.fcntl(pipe.fileno(), set_size, _PIPE_SIZE_BYTES)
@@ -199,17 +207,3 @@ def _widen_pipe(process: asyncio.subprocess.Process) -> None:
 def _require_cwd(cwd: Path) -> None:
     if not os.path.isdir(cwd):
         raise ToolError(f"Working directory does not exist: {cwd}\nCannot execute bash commands.")
-
-
-async def _exit_code(process: asyncio.subprocess.Process) -> int:
-    """Wait for the process to exit. Unlike ``process.wait()`` (Python 3.11), this does not also
-    wait for every holder of the output pipe to close it."""
-    while process.returncode is None:  # noqa: ASYNC110 - 3.11 has no exit-only event to await
-        await asyncio.sleep(_EXIT_POLL_SECONDS)
-    return process.returncode
-
-
-async def _reap(process: asyncio.subprocess.Process) -> None:
-    kill_process_group(process.pid)
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(_exit_code(process), 5)

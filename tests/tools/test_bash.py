@@ -173,3 +173,18 @@ async def test_without_artifact_dir_the_full_output_goes_to_the_temp_dir(tmp_pat
     assert saved.parent == Path(tempfile.gettempdir())
     assert saved.name.startswith("pi-bash-") and saved.suffix == ".log"
     saved.unlink()
+
+
+async def test_a_failing_output_sink_stops_the_command_with_a_named_error(ctx, monkeypatch):
+    from pi_tui.tools import output
+
+    def full_disk(self, chunk):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(output.OutputAccumulator, "feed", full_disk)
+    pid_file = ctx.cwd / "pid"
+    started = time.monotonic()
+    with pytest.raises(ToolError, match=r"^Could not save the output of `echo \$\$ > .*`: \[Errno 28\] No space left"):
+        await bash(ctx, f"echo $$ > {pid_file}; echo x; sleep 30")
+    assert time.monotonic() - started < 10
+    assert live_processes_in_group(int(pid_file.read_text())) == []
