@@ -102,8 +102,7 @@ class LiteLLMProvider:
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            message, kind, retry_after = classify_exception(exc)
-            for event in assembler.fail(message, kind, retry_after_ms=retry_after):
+            for event in _failure(assembler, exc):
                 yield event
             return
         yield assembler.start()
@@ -121,12 +120,16 @@ class LiteLLMProvider:
             await _close_quietly(response)
             raise
         except Exception as exc:
-            message, kind, retry_after = classify_exception(exc)
-            for event in assembler.fail(message, kind, retry_after_ms=retry_after):
+            for event in _failure(assembler, exc):
                 yield event
             return
         for event in assembler.finish():
             yield event
+
+
+def _failure(assembler: StreamAssembler, exc: Exception) -> list[AssistantMessageEvent]:
+    message, kind, retry_after = classify_exception(exc)
+    return assembler.fail(message, kind, retry_after_ms=retry_after)
 
 
 async def _close_quietly(response: Any) -> None:
