@@ -338,9 +338,12 @@ class ModelRegistry:
     def _models_json_text(self) -> str:
         return str(self.models_json) if self.models_json else "models.json"
 
-    def _help(self) -> str:
+    def setup_help(self) -> str:
+        """What to set to get a model and a key (the ``<help>`` of pi's auth messages)."""
         agent = str(self.models_json.parent) if self.models_json else "the agent dir"
         return SETUP_HELP.format(agent_dir=agent, models_json=self._models_json_text())
+
+    _help = setup_help
 
 
 def _apply_override(info: ModelInfo, override: ModelDefinition) -> ModelInfo:
