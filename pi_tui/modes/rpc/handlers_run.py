@@ -173,7 +173,7 @@ async def fork(ctx: RpcContext, command: dict[str, Any]) -> Any:
     entry = ctx.session.session_manager.get_entry(entry_id)
     message = entry.get("message") if entry is not None and entry.get("type") == "message" else None
     if not isinstance(message, dict) or message.get("role") != "user":
-        raise RpcCommandError(f"Invalid entry ID for forking: {entry_id}")
+        raise RpcCommandError("Invalid entry ID for forking")  # pi's text
     text = await ctx.session.fork(entry_id)
     return {"text": text or "", "cancelled": False}
 
