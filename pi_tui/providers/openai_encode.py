@@ -194,17 +194,33 @@ def _mentions_tools(request: CompletionRequest) -> bool:
     return False
 
 
+_LEVELS = ("minimal", "low", "medium", "high", "xhigh")
+
+
+def clamp_level(level: str | None, level_map: dict[str, str | None]) -> str | None:
+    """pi's ``clampThinkingLevel`` for a reasoning model (§13.1): ``xhigh`` needs a mapping, a
+    level mapped to null is unsupported; an unsupported level moves up, else down."""
+    if level is None or level == "off" or level not in _LEVELS:
+        return None
+
+    def supported(name: str) -> bool:
+        if name == "xhigh":
+            return isinstance(level_map.get("xhigh"), str)
+        return not (name in level_map and level_map[name] is None)
+
+    index = _LEVELS.index(level)
+    for name in (*_LEVELS[index:], *reversed(_LEVELS[:index])):
+        if supported(name):
+            return name
+    return None
+
+
 def reasoning_fields(model: ModelInfo, compat: Compat, level: str | None) -> dict[str, Any]:
     """The keys of §14.5 for a clamped thinking level (None or "off" = no reasoning)."""
     if not model.reasoning:
         return {}
     level_map = model.thinking_level_map
-    if level == "off":
-        level = None
-    if level == "xhigh" and not isinstance(level_map.get("xhigh"), str):
-        level = "high"
-    if level is not None and level in level_map and level_map[level] is None:
-        level = None  # unsupported level for this model
+    level = clamp_level(level, level_map)
     mapped = level_map.get(level) if level and isinstance(level_map.get(level), str) else level
     off = level_map.get("off")
     fmt = compat.thinking_format

@@ -124,6 +124,10 @@ def test_reasoning_effort_follows_level_model_and_compat() -> None:
                        thinking_level_map={"high": "max", "off": "none"})
     assert _body(prompt, mapped, reasoning="high")["reasoning_effort"] == "max"
     assert _body(prompt, mapped, reasoning=None)["reasoning_effort"] == "none"
+    gaps = ModelInfo(provider="fake", id="r", base_url="http://h/v1", reasoning=True,
+                     thinking_level_map={"minimal": None, "high": None})
+    assert _body(prompt, gaps, reasoning="minimal")["reasoning_effort"] == "low"  # unsupported: next higher
+    assert _body(prompt, gaps, reasoning="high")["reasoning_effort"] == "medium"  # nothing higher: next lower
     deepseek = ModelInfo(provider="deepseek", id="deepseek-reasoner", base_url="https://api.deepseek.com", reasoning=True)
     body = _body(prompt, deepseek, reasoning="medium")
     assert body["thinking"] == {"type": "enabled"} and body["reasoning_effort"] == "medium" and "store" not in body
