@@ -233,14 +233,7 @@ async def _after_hook(item: _Call, assistant: AssistantMessage, context: AgentCo
         change = await config.after_tool_call(info, result)
     except Exception as err:
         return text_result(str(err) or type(err).__name__, details={}, is_error=True)
-    if change is None:
-        return result
-    return ToolResult(
-        content=change.content if change.content is not None else result.content,
-        details=change.details if (change.details is not None or change.replace_details) else result.details,
-        is_error=change.is_error if change.is_error is not None else result.is_error,
-        terminate=result.terminate,
-    )
+    return change.applied_to(result) if change is not None else result
 
 
 async def _publish_results(

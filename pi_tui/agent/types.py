@@ -105,6 +105,15 @@ class AfterToolCallResult:
     """``details=None`` is ambiguous: set this to replace the details with None explicitly."""
     is_error: bool | None = None
 
+    def applied_to(self, result: ToolResult) -> ToolResult:
+        """``result`` with each given field replaced (whole values, no merge)."""
+        return ToolResult(
+            content=self.content if self.content is not None else result.content,
+            details=self.details if (self.details is not None or self.replace_details) else result.details,
+            is_error=self.is_error if self.is_error is not None else result.is_error,
+            terminate=result.terminate,
+        )
+
 
 TransformContext: TypeAlias = Callable[[list[AgentMessage]], Awaitable[list[AgentMessage]]]
 ConvertToLlm: TypeAlias = Callable[[list[AgentMessage]], "list[LlmMessage] | Awaitable[list[LlmMessage]]"]

@@ -27,17 +27,6 @@ from pi_tui.session.persistence import apply_artifacts_to_results
 from pi_tui.session.session_base import SessionBase
 
 
-def _apply(result: ToolResult, change: AfterToolCallResult | None) -> ToolResult:
-    if change is None:
-        return result
-    return ToolResult(
-        content=change.content if change.content is not None else result.content,
-        details=change.details if (change.details is not None or change.replace_details) else result.details,
-        is_error=change.is_error if change.is_error is not None else result.is_error,
-        terminate=result.terminate,
-    )
-
-
 class RunConfigMixin(SessionBase):
     def _loop_config(self) -> AgentLoopConfig:
         model = self._require_model()
@@ -107,9 +96,11 @@ class RunConfigMixin(SessionBase):
     async def _after_tool_call(self, info: ToolCallInfo, result: ToolResult) -> AfterToolCallResult | None:
         original = result
         if self._hooks is not None:
-            result = _apply(result, await self._hooks.after_tool_call(info, result))
+            change = await self._hooks.after_tool_call(info, result)
+            result = change.applied_to(result) if change is not None else result
         if self.after_tool_call is not None:
-            result = _apply(result, await self.after_tool_call(info, result))
+            mine = await self.after_tool_call(info, result)
+            result = mine.applied_to(result) if mine is not None else result
         if result is original:
             return None
         return AfterToolCallResult(content=result.content, details=result.details, replace_details=True,
