@@ -257,13 +257,14 @@ class AgentSession(RunConfigMixin, SessionControlMixin, UserBashMixin, RetryMixi
         self._check_credentials(model)
         await self._compaction_before_prompt()
         messages: list[AgentMessage] = [user_message(text, images=image_list)]
+        self.rebuild_system_prompt()  # from disk, so before_agent_start sees the current one
         override = None
         if self.extensions is not None and self.extensions.has_handlers("before_agent_start"):
             options = self._system_prompt_options()
             answer = await self.extensions.emit_before_agent_start(text, image_list, self.base_system_prompt, options)
             messages.extend(answer.messages)
             override = answer.system_prompt
-        await self._run(lambda: self.agent.prompt(messages), override)
+        await self._run(lambda: self.agent.prompt(messages), override, rebuild=False)
 
     async def continue_(self) -> None:
         """Run again from the current history (``continue()``)."""
@@ -285,11 +286,14 @@ class AgentSession(RunConfigMixin, SessionControlMixin, UserBashMixin, RetryMixi
         except Exception:
             return None
 
-    async def _run(self, start: Callable[[], Awaitable[Any]], system_prompt_override: str | None) -> None:
+    async def _run(
+        self, start: Callable[[], Awaitable[Any]], system_prompt_override: str | None, *, rebuild: bool = True
+    ) -> None:
         async with self.lock:
             self.flush_pending_bash()
             self._abort_requested = False
-            self.rebuild_system_prompt()
+            if rebuild:
+                self.rebuild_system_prompt()
             self._run_system_prompt = system_prompt_override or None
             self.agent.context.system_prompt = self._run_system_prompt or self.base_system_prompt
             self.agent.context.tools = self.active_tools
