@@ -92,16 +92,16 @@ class ContextScreen(ModalScreen[None]):
         detail = self.query_one("#context-detail", VerticalScroll)
         detail.scroll_relative(y=delta * max(1, detail.size.height - 2), animate=False)
 
-    def part_row(self, index: int) -> Content:
+    def part_row(self, index: int, is_cursor: bool = False) -> Content:
         part = self._preview.parts[index]
         return Content.assemble(
-            (self._numbers[index].rjust(NUMBER_WIDTH - 2).ljust(NUMBER_WIDTH), "$foreground-muted"),
+            (self._numbers[index].rjust(NUMBER_WIDTH - 2).ljust(NUMBER_WIDTH), "" if is_cursor else "$foreground-muted"),
             (_clip(part.name, PART_NAME_WIDTH).ljust(PART_NAME_WIDTH), "bold" if part.kind != "message" else ""),
             f"{part.tokens:,}".rjust(TOKENS_WIDTH),
             "  ",
-            _share_cell(part.tokens, self._preview.total_tokens, self._largest),
+            _share_cell(part.tokens, self._preview.total_tokens, self._largest, plain=is_cursor),
             "  ",
-            (part.note, "$text-warning"),
+            (part.note, "" if is_cursor else "$text-warning"),
         )
 
     def _title(self) -> Content:
@@ -178,12 +178,15 @@ def _header_row() -> Content:
     )
 
 
-def _share_cell(tokens: int, total: int, largest: int) -> Content:
+def _share_cell(tokens: int, total: int, largest: int, *, plain: bool = False) -> Content:
     if not total or not largest:
         return Content(" " * SHARE_WIDTH)
     eighths = round(SHARE_BAR_WIDTH * 8 * tokens / largest)
     bar = "█" * (eighths // 8) + (_EIGHTHS[eighths % 8] if eighths % 8 else "")
-    return Content.assemble((bar.ljust(SHARE_BAR_WIDTH), "$accent"), (f" {100 * tokens / total:4.1f}%", "$foreground-muted"))
+    return Content.assemble(
+        (bar.ljust(SHARE_BAR_WIDTH), "" if plain else "$accent"),
+        (f" {100 * tokens / total:4.1f}%", "" if plain else "$foreground-muted"),
+    )
 
 
 def _clip(text: str, limit: int) -> str:

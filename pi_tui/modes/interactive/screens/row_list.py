@@ -2,7 +2,7 @@
 
 ``OptionList`` measures every option when it is filled, which takes seconds for a session of
 10,000 entries. Here each row is exactly one line, so the list only needs the row count;
-``render_row(index)`` is called for the lines on screen, and their strips are cached until the
+``render_row(index, is_cursor)`` is called for the lines on screen, and their strips are cached until the
 rows or the width change.
 """
 
@@ -60,7 +60,11 @@ class RowList(ScrollView, can_focus=False):
         def control(self) -> RowList:
             return self.row_list
 
-    def __init__(self, render_row: Callable[[int], Content], *, id: str | None = None) -> None:
+    def __init__(self, render_row: Callable[[int, bool], Content], *, id: str | None = None) -> None:
+        """Args:
+        render_row: ``(index, is_cursor) -> Content``; the cursor row should drop colours that
+            would fight the cursor's background.
+        """
         super().__init__(id=id)
         self._render_row = render_row
         self._count = 0
@@ -134,7 +138,7 @@ class RowList(ScrollView, can_focus=False):
                 style = self.get_visual_style("row-list--row", "row-list--cursor")
             else:
                 style = self.get_visual_style("row-list--row")
-            visual = visualize(self, self._render_row(index))
+            visual = visualize(self, self._render_row(index, is_cursor))
             strips = visual.to_strips(self, visual, width, 1, style)
             strip = (strips[0] if strips else Strip.blank(width)).extend_cell_length(width, style.rich_style)
             strip = strip.crop(0, width)

@@ -7,6 +7,7 @@ The screen reads the tree from a ``TreeSource`` (``SessionManager`` fits), draws
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -39,8 +40,8 @@ from pi_tui.modes.interactive.screens.tree_rows import (
 
 ALREADY_HERE = "Already at this point"
 HELP_TEXT = (
-    "↑/↓ move  ←/→ page  ctrl+←/→ fold/branch  enter choose  shift+l label  "
-    "ctrl+d/t/u/l/a filter  ctrl+o cycle  esc clear/close"
+    "↑/↓ move  ←/→ page  ctrl+←/→ fold  enter choose  shift+l label  "
+    "ctrl+d/t/u/l/a/o filters  type to search  esc close"
 )
 
 
@@ -125,6 +126,7 @@ class TreeScreen(ModalScreen[TreeChoice | None]):
         self._index = TreeIndex(as_tree_nodes(source.get_tree()), source.leaf_id)
         self._initial_selection = select_id
         self._typed_search = ""
+        self._search_pattern: re.Pattern[str] | None = None
         self._search_scheduled = False
 
     # ------------------------------------------------------------------ layout
@@ -161,6 +163,10 @@ class TreeScreen(ModalScreen[TreeChoice | None]):
     def _rebuild(self, *, keep: str | None) -> None:
         leaf_id = self._source.leaf_id
         self._rows = build_rows(self._index, leaf_id=leaf_id, view=self._view)
+        tokens = self._view.search.split()
+        self._search_pattern = (
+            re.compile("|".join(re.escape(token) for token in tokens), re.IGNORECASE) if tokens else None
+        )
         self._rows_widget.set_rows(len(self._rows), cursor=self._index_for(keep))
         self._refresh_header()
 
@@ -173,17 +179,22 @@ class TreeScreen(ModalScreen[TreeChoice | None]):
         position = next((i for i, row in enumerate(self._rows) if row.is_position), None)
         return position if position is not None else len(self._rows) - 1
 
-    def _row_content(self, index: int) -> Content:
-        return self._render_row(self._rows[index])
+    def _row_content(self, index: int, is_cursor: bool) -> Content:
+        return self._render_row(self._rows[index], is_cursor=is_cursor)
 
-    def _render_row(self, row: TreeRow) -> Content:
-        parts: list[Content | str | tuple[str, str]] = [(row.prefix, "$foreground-muted")]
-        parts.append(("• ", "$accent") if row.on_active_path else "  ")
+    def _render_row(self, row: TreeRow, *, is_cursor: bool) -> Content:
+        # On the cursor row the cursor's own colours win; only bold/italic cues stay.
+        muted = "" if is_cursor else "$foreground-muted"
+        parts: list[Content | str | tuple[str, str]] = [(row.prefix, muted)]
+        parts.append(("• ", "" if is_cursor else "$accent") if row.on_active_path else "  ")
         if row.label:
-            parts.append((f"[{row.label}] ", "$text-warning"))
-        parts.append((row.text, _KIND_STYLE[row.kind]))
+            parts.append((f"[{row.label}] ", "bold" if is_cursor else "$text-warning"))
+        text = Content.styled(row.text, "bold" if is_cursor else _KIND_STYLE[row.kind])
+        if self._search_pattern is not None:
+            text = text.highlight_regex(self._search_pattern, style="underline" if is_cursor else "bold underline $text-accent")
+        parts.append(text)
         if row.is_position:
-            parts.append(("  ← active", "bold $accent"))
+            parts.append(("  ← active", "bold" if is_cursor else "bold $accent"))
         return Content.assemble(*parts)
 
     def _refresh_header(self) -> None:

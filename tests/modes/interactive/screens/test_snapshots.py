@@ -25,3 +25,8 @@ def test_tree_summarize_chooser_snapshot(snap_compare, tmp_path: Path):
 
 def test_context_snapshot(snap_compare, tmp_path: Path):
     assert snap_compare(ScreenHost(ContextScreen(branched_preview(tmp_path))), terminal_size=SIZE)
+
+
+def test_tree_search_snapshot(snap_compare, tmp_path: Path):
+    session = build_branched_session(tmp_path, tmp_path / "sessions")
+    assert snap_compare(ScreenHost(TreeScreen(session.manager)), press=list("second markdown"), terminal_size=SIZE)
