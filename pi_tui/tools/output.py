@@ -78,9 +78,15 @@ class OutputAccumulator:
         else:
             self.last_line_bytes += len(chunk)
         pending_before = len(self._decoder.getstate()[0])
-        text = self._decoder.decode(chunk)
-        self._count_decoded(text, len(chunk) + pending_before - len(self._decoder.getstate()[0]))
-        self._append_tail(text)
+        if pending_before == 0 and chunk.isascii():
+            # Fast path (most output): ASCII is its own UTF-8, so count it without decoding and
+            # decode only the part the tail window can keep.
+            self.decoded_bytes += len(chunk)
+            self._append_tail(chunk[-TAIL_WINDOW_CHARS:].decode("ascii"), dropped=len(chunk) > TAIL_WINDOW_CHARS)
+        else:
+            text = self._decoder.decode(chunk)
+            self._count_decoded(text, len(chunk) + pending_before - len(self._decoder.getstate()[0]))
+            self._append_tail(text)
         if self._file is not None:
             self._file.write(chunk)
             return
@@ -95,7 +101,16 @@ class OutputAccumulator:
         else:
             self.decoded_bytes += utf8_len(text)
 
-    def _append_tail(self, text: str) -> None:
+    def _append_tail(self, text: str, *, dropped: bool = False) -> None:
+        """Add decoded text; ``dropped`` says output just before ``text`` was never kept."""
+        if dropped or len(text) >= TAIL_WINDOW_CHARS:
+            # The new text alone fills the window: no need to join what it replaces.
+            kept = text[-TAIL_WINDOW_CHARS:]
+            self._tail_trimmed = self._tail_trimmed or dropped or self._tail_chars > 0 or len(kept) < len(text)
+            self._tail.clear()
+            self._tail.append(kept)
+            self._tail_chars = len(kept)
+            return
         if not text:
             return
         self._tail.append(text)

@@ -2,7 +2,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pi_tui.tools import output
 from pi_tui.tools.output import TAIL_WINDOW_CHARS, OutputAccumulator
+from pi_tui.tools.truncate import truncate_tail
 
 
 def test_memory_stays_bounded_and_file_is_complete(tmp_path: Path):
@@ -36,3 +41,27 @@ def test_small_output_never_creates_a_file(tmp_path: Path):
     acc.feed(b"hello\n")
     acc.finish()
     assert acc.full_output_path is None and list(tmp_path.iterdir()) == []
+
+
+_pieces = st.sampled_from(["a", "bb", "\n", "é", "€", "x" * 70, "\n\n", "😀"])
+
+
+@settings(max_examples=200, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.lists(_pieces, max_size=30).map("".join), max_size=12), st.sampled_from([7, 64, 130]))
+def test_bounded_tail_gives_the_same_view_as_the_whole_output(tmp_path, monkeypatch, chunks, step):
+    monkeypatch.setattr(output, "TAIL_WINDOW_CHARS", 50)
+    spill = tmp_path / f"spill-{step}-{len(chunks)}"
+    acc = OutputAccumulator(spill, max_lines=3, max_bytes=20)
+    data = "".join(chunks).encode()
+    # feed at arbitrary byte boundaries, splitting multi-byte characters
+    for start in range(0, len(data), step):
+        acc.feed(data[start : start + step])
+    acc.finish()
+    full = data.decode()
+    expected = truncate_tail(full, max_lines=3, max_bytes=20)
+    got = acc.truncation()
+    assert got.content == expected.content
+    assert got.truncated == expected.truncated
+    assert got.total_lines == expected.total_lines and got.total_bytes == expected.total_bytes
+    if acc.full_output_path is not None:
+        assert acc.full_output_path.read_bytes() == data
