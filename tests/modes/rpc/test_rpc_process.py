@@ -47,9 +47,9 @@ class RpcProcess:
         assert self.proc.stdout is not None
         self._selector.register(self.proc.stdout, selectors.EVENT_READ)
 
-    def send(self, command: dict[str, Any]) -> None:
+    def send(self, command: dict[str, Any], end: bytes = b"\n") -> None:
         assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(command).encode() + b"\n")
+        self.proc.stdin.write(json.dumps(command).encode() + end)
         self.proc.stdin.flush()
 
     def read_until(self, predicate: Any, seconds: float = 30) -> dict[str, Any]:
@@ -119,8 +119,8 @@ def test_a_client_session_over_the_pipes(tmp_path: Path, project: Path) -> None:
 def test_no_model_fails_the_prompt_preflight_only(tmp_path: Path, project: Path) -> None:
     agent = _agent_dir(tmp_path, None)
     rpc = RpcProcess(agent, project, "--no-session")
-    rpc.send({"id": 7, "type": "prompt", "message": "hi"})
-    rpc.send({"id": 8, "type": "get_state"})
+    rpc.send({"id": 7, "type": "prompt", "message": "hi"}, end=b"\r\n")
+    rpc.send({"id": 8, "type": "get_state"}, end=b"")  # the last line has no LF
     code, stderr = rpc.finish()
     assert code == 0 and "Traceback" not in stderr
     first, state = rpc.frames
