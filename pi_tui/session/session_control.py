@@ -42,10 +42,14 @@ class SessionControlMixin(SessionBase):
 
     # ------------------------------------------------------------------ model and thinking
 
-    def set_model(self, model: ModelInfo) -> None:
+    def set_model(self, model: ModelInfo, *, source: str = "set") -> None:
+        previous = self._model
         self._model = model
         self.session_manager.append_model_change(model.provider, model.id)
         self.emit({"type": "model_changed", "provider": model.provider, "modelId": model.id})
+        self._tell_extensions("model_select", {
+            "model": model.ref, "previousModel": previous.ref if previous else None, "source": source,
+        })
         setter = getattr(self.settings, "set_global", None)
         if callable(setter):
             setter("defaultProvider", model.provider)
@@ -58,9 +62,16 @@ class SessionControlMixin(SessionBase):
         clamped = clamp_thinking_level(level, self._model)
         if clamped == self._thinking_level:
             return
+        previous = self._thinking_level
         self._thinking_level = clamped
         self.session_manager.append_thinking_level_change(clamped)
         self.emit({"type": "thinking_level_changed", "level": clamped})
+        self._tell_extensions("thinking_level_select", {"level": clamped, "previousLevel": previous})
+
+    def _tell_extensions(self, event: str, payload: dict[str, Any]) -> None:
+        """A notification for extensions that nobody waits for (pi does not await these)."""
+        if self.extensions is not None and self.extensions.has_handlers(event):
+            self._schedule(self.extensions.emit(event, payload))
 
     def cycle_thinking_level(self) -> ThinkingLevel:
         levels = [lvl for lvl in THINKING_LEVELS if clamp_thinking_level(lvl, self._model) == lvl]
@@ -128,8 +139,15 @@ class SessionControlMixin(SessionBase):
             self._schedule(self.prompt(text))
 
     def _schedule(self, coro: Any) -> None:
+        """Run ``coro`` in the background; outside an event loop (a plain script calling
+        ``set_model`` before ``asyncio.run``) there is nothing to run it on, so it is dropped."""
         import asyncio
 
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            coro.close()
+            return
         task = asyncio.ensure_future(coro)
         self._background.add(task)
         task.add_done_callback(self._background.discard)

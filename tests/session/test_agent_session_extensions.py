@@ -115,3 +115,22 @@ async def test_abort_during_a_tool_is_recorded_consistently(make_session, projec
     assert session.messages[-1]["stopReason"] == "aborted"
     stored = [e["message"]["role"] for e in entries_of(session) if e["type"] == "message"]
     assert stored == roles
+
+
+async def test_model_and_thinking_selection_reach_extensions(make_session, project: Path) -> None:
+    folder = project / ".pi" / "extensions"
+    folder.mkdir(parents=True)
+    (folder / "watch.py").write_text(
+        "seen = []\n"
+        "def register(pi):\n"
+        "    pi.on('thinking_level_select', lambda e: seen.append(('thinking', e['level'], e['previousLevel'])))\n"
+        "    pi.on('model_select', lambda e: seen.append(('model', e['model'], e['source'])))\n"
+    )
+    session, _, _ = make_session([], load_extensions=True)
+    session.set_thinking_level("high")
+    session.set_model(session.model)
+    await asyncio.sleep(0.05)
+    import sys
+    watch = next(m for name, m in sys.modules.items() if name.endswith("watch") and hasattr(m, "seen"))
+    assert ("thinking", "high", "medium") in watch.seen
+    assert ("model", "fake/fake-model", "set") in watch.seen
