@@ -26,7 +26,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 
 CHILD = """
-import asyncio, json, sys, time
+import asyncio, json, resource, sys, time
 from pathlib import Path
 from pi_tui.core.tool import ToolContext
 from pi_tui.tools.bash import BashTool
@@ -42,12 +42,15 @@ updates = []
 ctx = ToolContext(cwd=workdir, artifact_dir=workdir / "artifacts", on_update=lambda r: updates.append(1))
 loop = asyncio.new_event_loop()
 before = peak_kb()
+usage_before = resource.getrusage(resource.RUSAGE_SELF)
 started = time.perf_counter()
 result = loop.run_until_complete(BashTool().execute("bench", {"command": command}, ctx))
 elapsed = time.perf_counter() - started
+usage_after = resource.getrusage(resource.RUSAGE_SELF)
+cpu = (usage_after.ru_utime - usage_before.ru_utime) + (usage_after.ru_stime - usage_before.ru_stime)
 after = peak_kb()
 full = Path(result.details["fullOutputPath"])
-print(json.dumps({"seconds": elapsed, "rss_before_kb": before, "rss_after_kb": after,
+print(json.dumps({"seconds": elapsed, "cpu_seconds": cpu, "rss_before_kb": before, "rss_after_kb": after,
                   "full_output_bytes": full.stat().st_size, "updates": len(updates),
                   "text_bytes": len(result.content[0]["text"].encode())}))
 full.unlink()
@@ -88,11 +91,13 @@ def main(argv: list[str] | None = None) -> int:
             runs.append(tool_run(command, workdir))
     base = statistics.median(baselines)
     tool = statistics.median(r["seconds"] for r in runs)
+    cpu = statistics.median(r["cpu_seconds"] for r in runs)
     growth_mb = statistics.median((r["rss_after_kb"] - r["rss_before_kb"]) / 1024 for r in runs)
     complete = all(r["full_output_bytes"] == args.bytes for r in runs)
     print(f"bash output {args.bytes / (1 << 20):.0f} MiB, {args.runs} runs (medians)")
     print(f"  shell alone to a file : {base:.2f} s")
     print(f"  bash tool             : {tool:.2f} s   ratio {tool / base:.2f}x   (target <= ~2x)")
+    print(f"  pi-tui CPU time       : {cpu:.2f} s (user+sys of the tool's process; load-independent)")
     print(f"  peak RSS growth       : {growth_mb:.1f} MB   (target < 50 MB)")
     print(f"  full-output file      : {'complete' if complete else 'INCOMPLETE'}; "
           f"text to model {runs[0]['text_bytes']} bytes; UI updates {runs[0]['updates']}")
