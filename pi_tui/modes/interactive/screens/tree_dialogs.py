@@ -103,6 +103,14 @@ class SummarizingScreen(ModalScreen[bool]):
         Binding("escape", "cancel", "Cancel", id="tree.summarizing.cancel"),
     ]
 
+    def __init__(self) -> None:
+        super().__init__()
+        self._finished = False
+
+    def on_mount(self) -> None:
+        if self._finished:  # the work ended before the screen was shown
+            self.dismiss(False)
+
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog", id="summarizing"):
             yield LoadingIndicator()
@@ -113,5 +121,6 @@ class SummarizingScreen(ModalScreen[bool]):
 
     def finish(self) -> None:
         """Close after the work ended (no-op if the user already cancelled)."""
+        self._finished = True
         if self.is_attached and self.app.screen is self:
             self.dismiss(False)

@@ -248,3 +248,12 @@ async def test_a_long_session_scrolls_to_keep_the_cursor_visible(tmp_path: Path)
         await pilot.press("left", "left")
         cursor = rows.cursor
         assert cursor is not None and rows.scroll_offset.y <= cursor < rows.scroll_offset.y + rows.size.height
+
+
+async def test_summarizing_screen_finished_before_it_mounts_closes_itself():
+    loader = SummarizingScreen()
+    loader.finish()
+    app = ScreenHost(loader)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert app.results == [False] and app.screen is not loader
