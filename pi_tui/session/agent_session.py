@@ -114,6 +114,7 @@ class AgentSession(RunConfigMixin, SessionControlMixin, UserBashMixin, RetryMixi
         self._retry_cancel = asyncio.Event()
         self._retrying = False
         self._abort_requested = False
+        self._started = False
         self._background: set[asyncio.Future[Any]] = set()
         self._pending_bash: list[AgentMessage] = []
         self._bash_abort = asyncio.Event()
@@ -242,6 +243,7 @@ class AgentSession(RunConfigMixin, SessionControlMixin, UserBashMixin, RetryMixi
         self, text: str, *, images: Sequence[ImageContent] = (), streaming_behavior: str | None = None
     ) -> None:
         """Expand and run ``text``; returns when the run (and its retries) has settled."""
+        await self.start()
         if await self._run_extension_command(text):
             return
         if self.is_streaming:

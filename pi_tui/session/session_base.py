@@ -61,6 +61,7 @@ class SessionBase:
     _retrying: bool
     _run_system_prompt: str | None
     _background: set[asyncio.Future[Any]]
+    _started: bool
 
     # Implemented by AgentSession.
     def emit(self, event: dict[str, Any]) -> None:

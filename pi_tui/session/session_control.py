@@ -248,21 +248,49 @@ class SessionControlMixin(SessionBase):
             return None
         return found
 
-    async def new_session(self) -> None:
+    async def start(self) -> None:
+        """Tell extensions the session is up (``session_start{reason:"startup"}``); once.
+        ``prompt()`` calls it, so modes need not."""
+        if not self._started:
+            self._started = True
+            await self._lifecycle("session_start", {"reason": "startup"})
+
+    async def _lifecycle(self, event: str, payload: dict[str, Any]) -> None:
+        if self.extensions is not None and self.extensions.has_handlers(event):
+            await self.extensions.emit(event, payload)
+
+    async def _replace(self, reason: str, make: Any) -> Any:
+        """Shut the current session down for extensions, swap it (under the lock), restore, and
+        start the new one (§13.8 ``session_shutdown`` / ``session_start``)."""
         await self.abort()
         previous = self.session_manager.session_file
         async with self.lock:
+            outcome, manager = make()
+            await self._lifecycle("session_shutdown", {"reason": reason, "targetSessionFile": _text(manager.session_file)})
+            self._adopt(manager)
+        self._started = True
+        await self._lifecycle("session_start", {"reason": reason, "previousSessionFile": _text(previous)})
+        return outcome
+
+    async def new_session(self) -> None:
+        def make() -> tuple[None, SessionManager]:
+            previous = self.session_manager.session_file
             self.session_manager.new_session(parent_session=str(previous) if previous else None)
-            self._adopt(self.session_manager)
+            return None, self.session_manager
+
+        await self._replace("new", make)
 
     async def switch_session(self, path: Path) -> None:
-        await self.abort()
-        async with self.lock:
-            self._adopt(SessionManager.open(Path(path), cwd=self.cwd))
+        await self._replace("resume", lambda: (None, SessionManager.open(Path(path), cwd=self.cwd)))
 
     async def fork(self, entry_id: str, position: str = "before") -> str | None:
-        await self.abort()
-        async with self.lock:
+        def make() -> tuple[str | None, SessionManager]:
             result = self.session_manager.fork(entry_id, position)  # type: ignore[arg-type]
-            self._adopt(self.session_manager)
-        return result.selected_text
+            return result.selected_text, self.session_manager
+
+        selected: str | None = await self._replace("fork", make)
+        return selected
+
+
+def _text(path: Path | None) -> str | None:
+    return str(path) if path is not None else None

@@ -134,3 +134,26 @@ async def test_model_and_thinking_selection_reach_extensions(make_session, proje
     watch = next(m for name, m in sys.modules.items() if name.endswith("watch") and hasattr(m, "seen"))
     assert ("thinking", "high", "medium") in watch.seen
     assert ("model", "fake/fake-model", "set") in watch.seen
+
+
+async def test_session_lifecycle_events_and_new_session_restore(make_session, project: Path) -> None:
+    folder = project / ".pi" / "extensions"
+    folder.mkdir(parents=True)
+    (folder / "life.py").write_text(
+        "log = []\n"
+        "def register(pi):\n"
+        "    pi.on('session_start', lambda e: log.append(('start', e['reason'], e.get('previousSessionFile'))))\n"
+        "    pi.on('session_shutdown', lambda e: log.append(('shutdown', e['reason'])))\n"
+    )
+    session, _, _ = make_session([{"text": "one"}, {"text": "two"}], load_extensions=True)
+    await session.prompt("hi")
+    first_file = session.session_manager.session_file
+    await session.new_session()
+    assert session.messages == []
+    await session.prompt("again")
+    import sys
+    life = next(m for name, m in sys.modules.items() if name.endswith("life") and hasattr(m, "log"))
+    assert life.log == [("start", "startup", None), ("shutdown", "new"), ("start", "new", str(first_file))]
+    kinds = [e["type"] for e in entries_of(session)]
+    assert kinds[:3] == ["session", "model_change", "thinking_level_change"]
+    assert session.session_manager.header.get("parentSession") == str(first_file)
