@@ -10,10 +10,10 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Input, OptionList, Static
-from textual.widgets.option_list import Option
+from textual.widgets import Input, Static
 
 from pi_tui.core.provider import ModelInfo
+from pi_tui.modes.interactive.screens.row_list import RowList
 
 
 def model_matches(model: ModelInfo, tokens: Sequence[str]) -> bool:
@@ -51,9 +51,11 @@ class ModelPickerScreen(ModalScreen[ModelInfo | None]):
         """
         super().__init__()
         self._models = list(models)
+        self._haystacks = [f"{model.ref} {model.name}".lower() for model in self._models]
         self._current = current
         self._initial_search = search
         self._shown: list[ModelInfo] = []
+        self._id_width = 10
 
     @property
     def shown(self) -> list[ModelInfo]:
@@ -63,26 +65,27 @@ class ModelPickerScreen(ModalScreen[ModelInfo | None]):
         with Vertical(id="models-panel"):
             yield Static("", id="models-title")
             yield Input(value=self._initial_search, placeholder="type to filter", id="models-search")
-            yield OptionList(id="models-rows")
+            yield RowList(self.model_row, id="models-rows")
+            yield Static("", id="models-empty")
             yield Static("↑/↓ move  enter choose  esc close", id="models-help")
 
     def on_mount(self) -> None:
-        self.query_one("#models-rows", OptionList).can_focus = False
         self.query_one("#models-search", Input).focus()
         self._render_rows(keep=self._current.ref if self._current else None)
 
     def _render_rows(self, *, keep: str | None = None) -> None:
         tokens = self.query_one("#models-search", Input).value.lower().split()
-        self._shown = [model for model in self._models if model_matches(model, tokens)]
-        rows = self.query_one("#models-rows", OptionList)
-        rows.clear_options()
-        id_width = min(48, max((len(m.ref) for m in self._shown), default=10))
-        rows.add_options([Option(self._row(model, id_width), id=model.ref) for model in self._shown])
-        if not self._shown:
-            hint = "No model matches." if tokens else "No models available: set an API key or add models.json."
-            rows.add_option(Option(Content.styled(hint, "$foreground-muted"), disabled=True))
+        self._shown = [
+            model
+            for model, haystack in zip(self._models, self._haystacks, strict=True)
+            if all(token in haystack for token in tokens)
+        ]
+        self._id_width = min(48, max((len(m.ref) for m in self._shown), default=10))
         refs = [model.ref for model in self._shown]
-        rows.highlighted = refs.index(keep) if keep in refs else (0 if refs else None)
+        self._rows.set_rows(len(refs), cursor=refs.index(keep) if keep in refs else (0 if refs else None))
+        empty = self.query_one("#models-empty", Static)
+        empty.display = not self._shown
+        empty.update("No model matches." if tokens else "No models available: set an API key or add models.json.")
         self.query_one("#models-title", Static).update(
             Content.assemble(
                 ("Select model", "bold $text-primary"),
@@ -90,22 +93,27 @@ class ModelPickerScreen(ModalScreen[ModelInfo | None]):
             )
         )
 
-    def _row(self, model: ModelInfo, id_width: int) -> Content:
+    @property
+    def _rows(self) -> RowList:
+        return self.query_one("#models-rows", RowList)
+
+    def model_row(self, index: int, is_cursor: bool = False) -> Content:
+        model = self._shown[index]
         is_current = self._current is not None and model.ref == self._current.ref
         traits = [t for t, on_ in (("reasoning", model.reasoning), ("images", model.supports_images)) if on_]
         name = model.name if model.name and model.name != model.id else ""
+        muted = "" if is_cursor else "$foreground-muted"
         return Content.assemble(
-            ("✓ " if is_current else "  ", "$text-success"),
-            (model.ref.ljust(id_width), "bold" if is_current else ""),
-            (f"  {format_window(model.context_window):>5} ctx", "$text-accent"),
-            (f"  {' · '.join(traits)}".ljust(22), "$foreground-muted"),
-            (name, "$foreground-muted"),
+            ("✓ " if is_current else "  ", "" if is_cursor else "$text-success"),
+            (model.ref.ljust(self._id_width), "bold" if is_current else ""),
+            (f"  {format_window(model.context_window):>5} ctx", "" if is_cursor else "$text-accent"),
+            (f"  {' · '.join(traits)}".ljust(22), muted),
+            (name, muted),
         )
 
     @on(Input.Changed, "#models-search")
     def _search_changed(self) -> None:
-        rows = self.query_one("#models-rows", OptionList)
-        index = rows.highlighted
+        index = self._rows.cursor
         keep = self._shown[index].ref if index is not None and index < len(self._shown) else None
         self._render_rows(keep=keep)
 
@@ -114,29 +122,21 @@ class ModelPickerScreen(ModalScreen[ModelInfo | None]):
         event.stop()
         self._choose()
 
-    @on(OptionList.OptionSelected, "#models-rows")
-    def _clicked(self, event: OptionList.OptionSelected) -> None:
+    @on(RowList.Selected, "#models-rows")
+    def _clicked(self, event: RowList.Selected) -> None:
         event.stop()
         self._choose()
 
     def _choose(self) -> None:
-        index = self.query_one("#models-rows", OptionList).highlighted
+        index = self._rows.cursor
         if index is not None and index < len(self._shown):
             self.dismiss(self._shown[index])
 
     def action_move(self, delta: int) -> None:
-        rows = self.query_one("#models-rows", OptionList)
-        if delta > 0:
-            rows.action_cursor_down()
-        else:
-            rows.action_cursor_up()
+        self._rows.move_by(delta)
 
     def action_page(self, delta: int) -> None:
-        rows = self.query_one("#models-rows", OptionList)
-        if delta > 0:
-            rows.action_page_down()  # type: ignore[no-untyped-call]
-        else:
-            rows.action_page_up()  # type: ignore[no-untyped-call]
+        self._rows.move_by(delta * self._rows.page_size)
 
     def action_close(self) -> None:
         self.dismiss(None)
