@@ -188,3 +188,11 @@ async def test_a_failing_output_sink_stops_the_command_with_a_named_error(ctx, m
         await bash(ctx, f"echo $$ > {pid_file}; echo x; sleep 30")
     assert time.monotonic() - started < 10
     assert live_processes_in_group(int(pid_file.read_text())) == []
+
+
+async def test_unicode_and_spaced_cwd_and_output(tmp_path):
+    folder = tmp_path / "my prøject ☃"
+    folder.mkdir()
+    (folder / "file with space.txt").write_text("ünïcødé\n")
+    result = await bash(ToolContext(cwd=folder), 'pwd; cat "file with space.txt"')
+    assert text(result) == f"{folder}\nünïcødé\n"

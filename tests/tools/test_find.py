@@ -65,3 +65,10 @@ async def test_search_path_and_missing_path(ctx, backend):
     assert text(await find(ctx, pattern="*.py", path="src/util")) == "helpers.py"
     with pytest.raises(ToolError, match=r"^Path not found: "):
         await find(ctx, pattern="*", path="missing")
+
+
+async def test_unicode_and_spaced_names(ctx, backend):
+    (ctx.cwd / "dir with space").mkdir()
+    (ctx.cwd / "dir with space" / "naïve résumé.md").write_text("x")
+    assert text(await find(ctx, pattern="*.md")) == "dir with space/naïve résumé.md"
+    assert text(await find(ctx, pattern="*.md", path="@dir\u00a0with space")) == "naïve résumé.md"
