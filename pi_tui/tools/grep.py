@@ -87,9 +87,9 @@ def python_grep(
         if _is_binary(path):
             continue
         try:
-            with open(path, encoding="utf-8", errors="replace", newline="") as fh:
-                for number, line in enumerate(fh, start=1):
-                    text = line.rstrip("\n").removesuffix("\r")
+            with open(path, "rb") as fh:  # lines end at \n only, as for rg (a bare \r is text)
+                for number, raw in enumerate(fh, start=1):
+                    text = raw.rstrip(b"\n").removesuffix(b"\r").decode("utf-8", "replace")
                     if regex.search(text):
                         matches.append((path, number, text))
                         if len(matches) >= limit:

@@ -96,3 +96,8 @@ async def test_bad_path_and_bad_regex(ctx, backend):
 def test_find_binary_never_downloads(monkeypatch):
     monkeypatch.setenv("PATH", "/nonexistent")
     assert search_common.find_binary("rg") is None
+
+
+async def test_bare_carriage_returns_do_not_split_lines(ctx, backend):
+    (ctx.cwd / "cr.txt").write_bytes(b"one\rtwo needle\nthree\n")
+    assert text(await grep(ctx, pattern="needle")) == "cr.txt:1: onetwo needle"
