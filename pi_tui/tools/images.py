@@ -70,7 +70,8 @@ def fit_image(data: bytes, mime_type: str) -> FittedImage | None:
     try:
         from PIL import Image, UnidentifiedImageError
     except ImportError:  # pragma: no cover - pillow is a dependency; degrade rather than fail
-        return None
+        # Without an image library the size cannot be checked or changed: send what fits.
+        return FittedImage(data, mime_type, 0, 0, 0, 0) if _fits(data) else None
     try:
         with Image.open(io.BytesIO(data)) as opened:
             width, height = opened.size
