@@ -67,7 +67,7 @@ class RpcProcess:
         assert self.proc.stdout is not None
         chunk = os.read(self.proc.stdout.fileno(), 65536)
         if not chunk:
-            raise AssertionError(f"stdout closed; stderr: {self.finish()[1]}")
+            raise AssertionError("stdout closed early")
         self._buffer += chunk
         *lines, self._buffer = self._buffer.split(b"\n")
         for line in lines:
@@ -85,7 +85,11 @@ class RpcProcess:
             self.frames.append(json.loads(line))
         self._buffer = b""
         code = self.proc.wait(timeout=30)
-        return code, self.proc.stderr.read().decode()
+        stderr = self.proc.stderr.read().decode()
+        self._selector.close()
+        self.proc.stdout.close()
+        self.proc.stderr.close()
+        return code, stderr
 
 
 def test_a_client_session_over_the_pipes(tmp_path: Path, project: Path) -> None:
