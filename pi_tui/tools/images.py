@@ -44,10 +44,9 @@ class FittedImage:
     original_height: int
     width: int
     height: int
-
-    @property
-    def was_resized(self) -> bool:
-        return (self.width, self.height) != (self.original_width, self.original_height)
+    was_resized: bool
+    """Re-encoded to fit (pi's ``wasResized``): the note is shown even when only the encoding
+    changed, so the model knows it sees a re-compressed image."""
 
     def base64(self) -> str:
         return base64.b64encode(self.data).decode("ascii")
@@ -71,12 +70,12 @@ def fit_image(data: bytes, mime_type: str) -> FittedImage | None:
         from PIL import Image, UnidentifiedImageError
     except ImportError:  # pragma: no cover - pillow is a dependency; degrade rather than fail
         # Without an image library the size cannot be checked or changed: send what fits.
-        return FittedImage(data, mime_type, 0, 0, 0, 0) if _fits(data) else None
+        return FittedImage(data, mime_type, 0, 0, 0, 0, False) if _fits(data) else None
     try:
         with Image.open(io.BytesIO(data)) as opened:
             width, height = opened.size
             if width <= MAX_IMAGE_SIDE and height <= MAX_IMAGE_SIDE and _fits(data):
-                return FittedImage(data, mime_type, width, height, width, height)
+                return FittedImage(data, mime_type, width, height, width, height, False)
             opened.load()
             image = opened.copy()
     except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError):
@@ -87,7 +86,7 @@ def fit_image(data: bytes, mime_type: str) -> FittedImage | None:
         encoded = _encode_first_fit(image, target_w, target_h)
         if encoded is not None:
             out_data, out_mime = encoded
-            return FittedImage(out_data, out_mime, width, height, target_w, target_h)
+            return FittedImage(out_data, out_mime, width, height, target_w, target_h, True)
         if target_w == 1 and target_h == 1:
             return None
         target_w, target_h = max(1, int(target_w * _SHRINK)), max(1, int(target_h * _SHRINK))

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import base64
 import io
+import os
 import tracemalloc
 from pathlib import Path
 
@@ -124,6 +125,18 @@ async def test_large_image_is_resized_with_dimension_note(ctx):
     )
     with Image.open(io.BytesIO(base64.b64decode(result.content[1]["data"]))) as image:
         assert image.size == (2000, 500)
+
+
+async def test_too_heavy_image_is_reencoded_as_jpeg(ctx):
+    noise = Image.frombytes("RGB", (1400, 1400), os.urandom(1400 * 1400 * 3))
+    buffer = io.BytesIO()
+    noise.save(buffer, format="PNG")
+    assert len(buffer.getvalue()) * 4 / 3 > 4_718_592  # over the inline limit as PNG
+    (ctx.cwd / "noise.png").write_bytes(buffer.getvalue())
+    result = await read(ctx, path="noise.png")
+    assert result.content[1]["mimeType"] == "image/jpeg"
+    assert len(result.content[1]["data"]) < 4_718_592
+    assert text(result).endswith("displayed at 1400x1400. Multiply coordinates by 1.00 to map to original image.]")
 
 
 async def test_undecodable_image_gives_text_only_note(ctx):
