@@ -142,8 +142,11 @@ class RpcServer:
 # --------------------------------------------------------------------------- process entry
 
 
-async def stdin_chunks(stream: IO[bytes]) -> AsyncIterator[bytes]:
-    """Raw chunks of ``stream``, read on a thread (works for pipes, files and terminals alike)."""
+async def stdin_chunks(stream: IO[bytes] | None) -> AsyncIterator[bytes]:
+    """Raw chunks of ``stream``, read on a thread (works for pipes, files and terminals alike);
+    no stream (stdin closed at start) is empty input."""
+    if stream is None:
+        return
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[bytes | None] = asyncio.Queue()
 
@@ -204,7 +207,7 @@ async def _serve_process(args: argparse.Namespace, writer: FrameWriter) -> int:
     scoped = resolve_scoped_models(getattr(args, "models", None), session.model_registry)
     server = RpcServer(session, writer, scoped_models=scoped)
     try:
-        await server.serve(stdin_chunks(sys.stdin.buffer))
+        await server.serve(stdin_chunks(sys.stdin.buffer if sys.stdin is not None else None))
     finally:
         await server.close()
     return 0
