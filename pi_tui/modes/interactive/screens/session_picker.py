@@ -21,13 +21,13 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Input, OptionList, Static
-from textual.widgets.option_list import Option
+from textual.widgets import Input, Static
 
 from pi_tui.core.errors import PiError
 from pi_tui.core.session.listing import SessionInfo, list_all_sessions, list_sessions
 from pi_tui.core.session.manager import SessionManager
 from pi_tui.modes.interactive.screens.confirm import ConfirmScreen, TextInputScreen
+from pi_tui.modes.interactive.screens.row_list import RowList
 from pi_tui.modes.interactive.screens.session_order import (
     SESSION_SORTS,
     PickerRow,
@@ -119,12 +119,15 @@ class SessionPickerScreen(ModalScreen[Path | None]):
         self._named_only = False
         self._loaded: dict[bool, list[SessionInfo]] = {}
         self._shown: list[PickerRow] = []
+        self._row_width = 80
+        self._row_now = self._now()
 
     def compose(self) -> ComposeResult:
         with Vertical(id="picker-panel"):
             yield Static("", id="picker-title")
             yield Input(placeholder="type to search", id="picker-search")
-            yield OptionList(id="picker-rows")
+            yield RowList(self.session_row, id="picker-rows")
+            yield Static("Loading sessions…", id="picker-empty")
             yield Static(
                 "↑/↓ move  enter open  tab this project/all  ctrl+s sort  ctrl+n named  ctrl+p paths  "
                 "ctrl+r rename  ctrl+d delete  esc close",
@@ -132,7 +135,6 @@ class SessionPickerScreen(ModalScreen[Path | None]):
             )
 
     def on_mount(self) -> None:
-        self.query_one("#picker-rows", OptionList).can_focus = False
         self.query_one("#picker-search", Input).focus()
         self._refresh_title()
         self._load(all_projects=False)
@@ -160,29 +162,35 @@ class SessionPickerScreen(ModalScreen[Path | None]):
         if all_projects == self._all_projects:
             self._render_rows()
 
+    @property
+    def _rows(self) -> RowList:
+        return self.query_one("#picker-rows", RowList)
+
     def _render_rows(self, *, keep: Path | None = None) -> None:
         infos = self._loaded.get(self._all_projects)
-        rows = self.query_one("#picker-rows", OptionList)
-        if keep is None and rows.highlighted is not None and rows.highlighted < len(self._shown):
-            keep = self._shown[rows.highlighted].info.path
+        cursor = self._rows.cursor
+        if keep is None and cursor is not None and cursor < len(self._shown):
+            keep = self._shown[cursor].info.path
         tokens = self.query_one("#picker-search", Input).value.lower().split()
         self._shown = order_sessions(infos or [], sort=self._sort, tokens=tokens, named_only=self._named_only)
-        rows.clear_options()
-        width = max(40, self.app.size.width - 6)
-        now = self._now()
-        rows.add_options([Option(self._row(row, width, now), id=str(row.info.path)) for row in self._shown])
-        if infos is None:
-            rows.add_option(Option(Content.styled("Loading sessions…", "$foreground-muted"), disabled=True))
-        elif not self._shown:
-            empty = "No sessions match." if tokens or self._named_only else "No sessions yet."
-            rows.add_option(Option(Content.styled(empty, "$foreground-muted"), disabled=True))
+        self._row_width = max(40, self.app.size.width - 6)
+        self._row_now = self._now()
         paths = [row.info.path for row in self._shown]
-        rows.highlighted = paths.index(keep) if keep in paths else (0 if paths else None)
+        self._rows.set_rows(len(paths), cursor=paths.index(keep) if keep in paths else (0 if paths else None))
+        empty = self.query_one("#picker-empty", Static)
+        empty.display = not self._shown
+        if infos is None:
+            empty.update("Loading sessions…")
+        else:
+            empty.update("No sessions match." if tokens or self._named_only else "No sessions yet.")
         self._refresh_title()
 
-    def _row(self, row: PickerRow, width: int, now: datetime) -> Content:
+    def session_row(self, index: int, is_cursor: bool = False) -> Content:
+        row = self._shown[index]
         info = row.info
-        marker = ("● ", "$accent") if info.path == self._current else ("  ", "")
+        width = self._row_width
+        muted = "" if is_cursor else "$foreground-muted"
+        marker = ("● ", "" if is_cursor else "$accent") if info.path == self._current else ("  ", "")
         nesting = ("  " * (row.depth - 1) + "└ ") if row.depth else ""
         count = f"{info.message_count} msg" + ("s" if info.message_count != 1 else "")
         where = ""
@@ -198,12 +206,12 @@ class SessionPickerScreen(ModalScreen[Path | None]):
         rest = _fit(rest, room - len(title)) if rest and room - len(title) > 4 else ""
         return Content.assemble(
             marker,
-            (nesting, "$foreground-muted"),
+            (nesting, muted),
             (title, "bold" if info.name else ""),
-            (rest.ljust(room - len(title)), "$foreground-muted"),
-            (where, "$foreground-muted"),
-            (f"  {format_age(info.modified, now):>{AGE_WIDTH}}", "$foreground-muted"),
-            (f"{count:>{COUNT_WIDTH}}", "$foreground-muted"),
+            (rest.ljust(room - len(title)), muted),
+            (where, muted),
+            (f"  {format_age(info.modified, self._row_now):>{AGE_WIDTH}}", muted),
+            (f"{count:>{COUNT_WIDTH}}", muted),
         )
 
     def _refresh_title(self) -> None:
@@ -211,7 +219,10 @@ class SessionPickerScreen(ModalScreen[Path | None]):
         named = " · named only" if self._named_only else ""
         count = f" · {len(self._shown)}" if self._all_projects in self._loaded else ""
         self.query_one("#picker-title", Static).update(
-            Content.assemble(("Resume session", "bold $text-primary"), (f"  {scope}{named}{count}", "$foreground-muted"))
+            Content.assemble(
+                ("Resume session", "bold $text-primary"),
+                (f"  {scope}{named}{count} · sorted: {self._sort}", "$foreground-muted"),
+            )
         )
 
     @on(Input.Changed, "#picker-search")
@@ -223,13 +234,13 @@ class SessionPickerScreen(ModalScreen[Path | None]):
         event.stop()
         self._open_highlighted()
 
-    @on(OptionList.OptionSelected, "#picker-rows")
-    def _clicked(self, event: OptionList.OptionSelected) -> None:
+    @on(RowList.Selected, "#picker-rows")
+    def _clicked(self, event: RowList.Selected) -> None:
         event.stop()
         self._open_highlighted()
 
     def _highlighted(self) -> SessionInfo | None:
-        index = self.query_one("#picker-rows", OptionList).highlighted
+        index = self._rows.cursor
         return self._shown[index].info if index is not None and index < len(self._shown) else None
 
     def _open_highlighted(self) -> None:
@@ -238,18 +249,10 @@ class SessionPickerScreen(ModalScreen[Path | None]):
             self.dismiss(info.path)
 
     def action_move(self, delta: int) -> None:
-        rows = self.query_one("#picker-rows", OptionList)
-        if delta > 0:
-            rows.action_cursor_down()
-        else:
-            rows.action_cursor_up()
+        self._rows.move_by(delta)
 
     def action_page(self, delta: int) -> None:
-        rows = self.query_one("#picker-rows", OptionList)
-        if delta > 0:
-            rows.action_page_down()  # type: ignore[no-untyped-call]
-        else:
-            rows.action_page_up()  # type: ignore[no-untyped-call]
+        self._rows.move_by(delta * self._rows.page_size)
 
     def action_toggle_scope(self) -> None:
         self._all_projects = not self._all_projects

@@ -134,6 +134,7 @@ async def test_an_empty_project_says_so(tmp_path: Path):
     async with app.run_test(size=SIZE) as pilot:
         await _loaded(app, pilot)
         assert screen.shown == []
+        assert str(screen.query_one("#picker-empty").render()) == "No sessions yet."
         await pilot.press("enter")
         assert app.results == []
 
@@ -176,7 +177,7 @@ async def test_sorts_threaded_recent_and_relevance(sessions, tmp_path: Path):
         # The fork is newest, but threaded lists it right under the session it came from.
         paths = [info.path for info in screen.shown]
         assert paths.index(fork) == paths.index(sessions["refactor"]) + 1
-        assert str(screen.query_one("#picker-rows").get_option_at_index(paths.index(fork)).prompt).startswith("  └ ")
+        assert str(screen.session_row(paths.index(fork))).startswith("  └ ")
         await pilot.press("ctrl+s")
         assert screen.sort == "recent" and screen.shown[0].path == fork
         await pilot.press("ctrl+s", *"tests")
@@ -190,7 +191,7 @@ async def test_ctrl_p_shows_paths_and_ctrl_r_renames(sessions):
     async with app.run_test(size=SIZE) as pilot:
         await _loaded(app, pilot)
         await pilot.press("ctrl+p")
-        first = str(screen.query_one("#picker-rows").get_option_at_index(0).prompt)
+        first = str(screen.session_row(0))
         assert screen.shown[0].path.name[-40:] in first
         index = [info.path for info in screen.shown].index(sessions["tests"])
         await pilot.press(*["down"] * index, "ctrl+r")
