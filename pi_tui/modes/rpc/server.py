@@ -126,9 +126,15 @@ class RpcServer:
             self.write(success(kind, request_id, data))
 
     async def drain(self) -> None:
-        """Wait until no command is running (commands may start others, e.g. queued prompts)."""
-        while self._tasks:
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        """Wait until no command is running and the session has settled (an extension command
+        may have scheduled a run of its own that outlives the ``prompt`` command)."""
+        while True:
+            while self._tasks:
+                await asyncio.gather(*list(self._tasks), return_exceptions=True)
+            await asyncio.sleep(0)  # let just-scheduled work start
+            if self.session.is_idle():
+                return
+            await asyncio.sleep(0.02)
 
     async def close(self) -> None:
         self.ui.cancel_all()

@@ -259,3 +259,17 @@ async def test_extensions_errors_commands_and_notify(make_client: ClientFactory,
     runtime = [f for f in frames if f["type"] == "extension_error" and f["event"] == "turn_start"]
     assert runtime and runtime[0]["extensionPath"] == str(good) and "turn_start handler broke" in runtime[0]["error"]
     assert client.types().count("agent_start") == 1  # only the normal prompt ran the agent
+
+
+async def test_end_of_input_waits_for_a_run_an_extension_command_started(make_client: ClientFactory, project: Any) -> None:
+    from pi_tui.extensions.loader import load_extensions
+
+    path = project / "later.py"
+    path.write_text("def register(pi):\n"
+                    "    pi.register_command('later', lambda args, ctx: pi.send_user_message('run ' + args))\n")
+    client = make_client([{"text": "done later", "delay_ms": 200}], extensions=load_extensions([path]))
+    client.send({"id": "l", "type": "prompt", "message": "/later now"})
+    await client.close()
+    assert client.response("l") == {"id": "l", "type": "response", "command": "prompt", "success": True}
+    assert client.types()[-1] == "agent_end"
+    assert client.frames[-1]["messages"][-1]["content"] == [{"type": "text", "text": "done later"}]
