@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import traceback
 from pathlib import Path
 from typing import Any
 
+from pi_tui.core.errors import PiError
 from pi_tui.modes.rpc.context import (
     CURRENT_PROMPT,
     DEFERRED,
@@ -55,6 +57,8 @@ async def prompt(ctx: RpcContext, command: dict[str, Any]) -> Any:
     try:
         await ctx.session.prompt(text, images=images, streaming_behavior=behaviour)
     except Exception as err:
+        if not isinstance(err, PiError):  # a bug, not a refusal: keep the trace for the log
+            traceback.print_exc(file=sys.stderr)
         if not ticket.answered:
             ticket.answered = True
             ctx.fail("prompt", ticket.request_id, _message(err))
