@@ -16,12 +16,6 @@ from pi_tui.core.provider import ModelInfo
 from pi_tui.modes.interactive.screens.row_list import RowList
 
 
-def model_matches(model: ModelInfo, tokens: Sequence[str]) -> bool:
-    """Every token appears in ``provider/id`` or the display name (case-insensitive)."""
-    haystack = f"{model.ref} {model.name}".lower()
-    return all(token in haystack for token in tokens)
-
-
 def format_window(tokens: int) -> str:
     """``128k``, ``131k``, ``1M``, ``1.5M``."""
     if tokens >= 1_000_000:

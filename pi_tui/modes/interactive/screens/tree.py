@@ -34,7 +34,6 @@ from pi_tui.modes.interactive.screens.tree_rows import (
     TreeIndex,
     TreeRow,
     TreeView,
-    as_tree_nodes,
     build_rows,
 )
 
@@ -123,7 +122,7 @@ class TreeScreen(ModalScreen[TreeChoice | None]):
         self._set_label = set_label or source.append_label_change
         self._view = TreeView(filter=initial_filter if initial_filter in TREE_FILTERS else "default")
         self._rows: list[TreeRow] = []
-        self._index = TreeIndex(as_tree_nodes(source.get_tree()), source.leaf_id)
+        self._index = TreeIndex(list(source.get_tree()), source.leaf_id)
         self._initial_selection = select_id
         self._typed_search = ""
         self._search_pattern: re.Pattern[str] | None = None
@@ -319,7 +318,7 @@ class TreeScreen(ModalScreen[TreeChoice | None]):
             if label is None:
                 return
             self._set_label(target, label.strip() or None)
-            self._index = TreeIndex(as_tree_nodes(self._source.get_tree()), self._source.leaf_id)
+            self._index = TreeIndex(list(self._source.get_tree()), self._source.leaf_id)
             self._rebuild(keep=target)
 
         self.app.push_screen(LabelEditScreen(current=row.label or ""), apply)

@@ -17,7 +17,7 @@ from the nearest visible ancestor.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias
 
@@ -54,11 +54,6 @@ class TreeNode(Protocol):
     def label(self) -> str | None: ...
 
 
-def as_tree_nodes(raw_roots: Iterable[Any]) -> list[TreeNode]:
-    """The store's root nodes, used as they are (no copy: a copy of 10,000 nodes costs ~0.1 s)."""
-    return list(raw_roots)
-
-
 def _id(node: TreeNode) -> str:
     return str(node.entry["id"])
 
@@ -81,10 +76,6 @@ class TreeRow:
     """A root or a child of a branch point: where ctrl+←/→ jump to."""
     is_position: bool = False
     """Marked ``← active``: the leaf, or its nearest shown ancestor when the leaf is filtered out."""
-
-    @property
-    def search_text(self) -> str:
-        return f"{self.label or ''} {self.text}".lower()
 
 
 @dataclass(slots=True)
@@ -195,10 +186,9 @@ def _facts_of(node: TreeNode, tool_calls: Mapping[str, Mapping[str, Any]]) -> _N
 
 def build_rows(tree: TreeIndex | Sequence[TreeNode], *, leaf_id: str | None, view: TreeView) -> list[TreeRow]:
     """The rows to show for ``tree`` under ``view`` (filter, search tokens, folded ids)."""
-    if isinstance(tree, TreeIndex) and tree.leaf_id == leaf_id:
-        index = tree
-    else:
-        index = TreeIndex(_roots_of(tree), leaf_id)
+    index = tree if isinstance(tree, TreeIndex) else TreeIndex(tree, leaf_id)
+    if index.leaf_id != leaf_id:
+        raise ValueError(f"the tree index was built for leaf {index.leaf_id!r}, not {leaf_id!r}")
     tokens = view.search.lower().split()
     forest = _visible_forest(index, view=view, tokens=tokens)
     rows = _layout(forest, active=index.active, leaf_id=leaf_id, folded=view.folded)
@@ -208,17 +198,6 @@ def build_rows(tree: TreeIndex | Sequence[TreeNode], *, leaf_id: str | None, vie
     if position is not None:
         rows[position].is_position = True
     return rows
-
-
-def _roots_of(tree: TreeIndex | Sequence[TreeNode]) -> Sequence[TreeNode]:
-    if isinstance(tree, TreeIndex):
-        return [node for node, parent in zip(tree.nodes, tree.parents, strict=True) if parent < 0]
-    return tree
-
-
-def active_path_ids(roots: Sequence[TreeNode], leaf_id: str | None) -> frozenset[str]:
-    """Ids on the path root → leaf."""
-    return TreeIndex(roots, leaf_id).active
 
 
 def _tool_calls_of(node: TreeNode) -> dict[str, Mapping[str, Any]]:

@@ -87,19 +87,6 @@ def format_tool_call(name: str, arguments: Any) -> str:
     return _clip(f"[{name}: {rendered}]", 120)
 
 
-def format_token_count(tokens: int) -> str:
-    """pi's compact figures: 999, 1.2k, 12k, 1.2M, 12M."""
-    if tokens < 1000:
-        return str(tokens)
-    if tokens < 10_000:
-        return f"{tokens / 1000:.1f}k"
-    if tokens < 1_000_000:
-        return f"{round(tokens / 1000)}k"
-    if tokens < 10_000_000:
-        return f"{tokens / 1_000_000:.1f}M"
-    return f"{round(tokens / 1_000_000)}M"
-
-
 def _text_of(content: Any) -> str:
     if isinstance(content, str):
         return _flatten(content)

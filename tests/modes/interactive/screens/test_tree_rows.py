@@ -10,7 +10,6 @@ from pi_tui.core.messages import user_message
 from pi_tui.core.session.manager import SessionManager
 from pi_tui.modes.interactive.screens.tree_rows import (
     TreeView,
-    as_tree_nodes,
     build_rows,
 )
 from pi_tui.modes.interactive.screens.tree_text import format_tool_call
@@ -28,7 +27,7 @@ def branched(tmp_path: Path) -> BranchedSession:
 
 
 def _lines(session: BranchedSession, view: TreeView) -> list[str]:
-    rows = build_rows(as_tree_nodes(session.manager.get_tree()), leaf_id=session.manager.leaf_id, view=view)
+    rows = build_rows(list(session.manager.get_tree()), leaf_id=session.manager.leaf_id, view=view)
     return [
         f"{row.prefix}{'• ' if row.on_active_path else ''}{f'[{row.label}] ' if row.label else ''}{row.text}"
         + (" ←" if row.is_position else "")
@@ -128,7 +127,7 @@ def test_assistant_rows_for_aborted_error_and_empty(tmp_path: Path):
     manager.append_message(assistant(calls=[("c1", "read", {"path": "a.py"})]))
     manager.append_message(tool_result("c1", "read", "boom", is_error=True))
     manager.append_message(assistant())
-    rows = build_rows(as_tree_nodes(manager.get_tree()), leaf_id=manager.leaf_id, view=TreeView())
+    rows = build_rows(list(manager.get_tree()), leaf_id=manager.leaf_id, view=TreeView())
     assert [(row.text, row.kind) for row in rows] == [
         ("user: go", "user"),
         ("assistant: (aborted)", "error"),
@@ -143,7 +142,7 @@ def test_a_deep_linear_session_builds_without_recursion(tmp_path: Path):
     for index in range(3000):
         manager.append_message(user_message(f"prompt {index}"))
         manager.append_message(assistant(f"answer {index}"))
-    rows = build_rows(as_tree_nodes(manager.get_tree()), leaf_id=manager.leaf_id, view=TreeView())
+    rows = build_rows(list(manager.get_tree()), leaf_id=manager.leaf_id, view=TreeView())
     assert len(rows) == 6000
     assert rows[-1].is_position and rows[-1].text == "assistant: answer 2999"
 
@@ -167,5 +166,5 @@ def test_tool_results_name_their_own_call_when_ids_repeat_across_turns(tmp_path:
         manager.append_message(user_message(f"run {command}"))
         manager.append_message(assistant(calls=[("call-1", "bash", {"command": command})]))
         manager.append_message(tool_result("call-1", "bash", "ok"))
-    rows = build_rows(as_tree_nodes(manager.get_tree()), leaf_id=manager.leaf_id, view=TreeView())
+    rows = build_rows(list(manager.get_tree()), leaf_id=manager.leaf_id, view=TreeView())
     assert [row.text for row in rows] == ["user: run ls", "[bash: ls]", "user: run make test", "[bash: make test]"]
