@@ -16,7 +16,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from pi_tui.core.context.preview import RequestPart, RequestPreview
-from pi_tui.modes.interactive.screens.row_list import RowList
+from pi_tui.modes.interactive.screens.row_list import RowList, row_navigation_bindings
 
 SHARE_BAR_WIDTH = 12
 """Cells of the share bar of the largest part."""
@@ -35,10 +35,7 @@ class ContextScreen(ModalScreen[None]):
     CSS_PATH = "context_view.tcss"
     BINDINGS = [  # noqa: RUF012
         Binding("escape,q", "close", "Close", id="context.close"),
-        Binding("up", "move(-1)", "Previous part", show=False, id="context.up"),
-        Binding("down", "move(1)", "Next part", show=False, id="context.down"),
-        Binding("pageup", "page(-1)", "Page up", show=False, id="context.page_up"),
-        Binding("pagedown", "page(1)", "Page down", show=False, id="context.page_down"),
+        *row_navigation_bindings("context"),
         Binding("shift+down,ctrl+down", "scroll_text(1)", "Scroll the text down", show=False, id="context.text_down"),
         Binding("shift+up,ctrl+up", "scroll_text(-1)", "Scroll the text up", show=False, id="context.text_up"),
     ]
@@ -84,9 +81,8 @@ class ContextScreen(ModalScreen[None]):
     def action_move(self, delta: int) -> None:
         self.query_one("#context-parts", RowList).move_by(delta)
 
-    def action_page(self, delta: int) -> None:
-        rows = self.query_one("#context-parts", RowList)
-        rows.move_by(delta * rows.page_size)
+    def action_page(self, direction: int) -> None:
+        self.query_one("#context-parts", RowList).page(direction)
 
     def action_scroll_text(self, delta: int) -> None:
         detail = self.query_one("#context-detail", VerticalScroll)

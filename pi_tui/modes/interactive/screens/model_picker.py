@@ -13,7 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from pi_tui.core.provider import ModelInfo
-from pi_tui.modes.interactive.screens.row_list import RowList
+from pi_tui.modes.interactive.screens.row_list import RowList, row_navigation_bindings
 
 
 def format_window(tokens: int) -> str:
@@ -30,10 +30,7 @@ class ModelPickerScreen(ModalScreen[ModelInfo | None]):
 
     CSS_PATH = "model_picker.tcss"
     BINDINGS = [  # noqa: RUF012
-        Binding("up", "move(-1)", "Up", show=False, id="models.up"),
-        Binding("down", "move(1)", "Down", show=False, id="models.down"),
-        Binding("pageup", "page(-1)", "Page up", show=False, id="models.page_up"),
-        Binding("pagedown", "page(1)", "Page down", show=False, id="models.page_down"),
+        *row_navigation_bindings("models"),
         Binding("escape", "close", "Close", id="models.cancel"),
     ]
 
@@ -129,8 +126,8 @@ class ModelPickerScreen(ModalScreen[ModelInfo | None]):
     def action_move(self, delta: int) -> None:
         self._rows.move_by(delta)
 
-    def action_page(self, delta: int) -> None:
-        self._rows.move_by(delta * self._rows.page_size)
+    def action_page(self, direction: int) -> None:
+        self._rows.page(direction)
 
     def action_close(self) -> None:
         self.dismiss(None)

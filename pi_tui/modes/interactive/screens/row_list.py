@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from textual.binding import Binding
 from textual.content import Content
 from textual.events import Click, Resize
 from textual.geometry import Region, Size
@@ -18,6 +19,16 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.visual import visualize
+
+
+def row_navigation_bindings(prefix: str, *, page_keys: tuple[str, str] = ("pageup", "pagedown")) -> list[Binding]:
+    """↑/↓ and page keys for a screen whose ``action_move``/``action_page`` drive a ``RowList``."""
+    return [
+        Binding("up", "move(-1)", "Up", show=False, id=f"{prefix}.up"),
+        Binding("down", "move(1)", "Down", show=False, id=f"{prefix}.down"),
+        Binding(page_keys[0], "page(-1)", "Page up", show=False, id=f"{prefix}.page_up"),
+        Binding(page_keys[1], "page(1)", "Page down", show=False, id=f"{prefix}.page_down"),
+    ]
 
 
 class RowList(ScrollView, can_focus=False):
@@ -104,6 +115,9 @@ class RowList(ScrollView, can_focus=False):
         if previous != index:
             self.refresh()
             self.post_message(self.Highlighted(self, index))
+
+    def page(self, direction: int) -> None:
+        self.move_by(direction * self.page_size)
 
     def move_by(self, delta: int) -> None:
         self.move_to((self._cursor if self._cursor is not None else -1) + delta if self._count else None)

@@ -27,7 +27,7 @@ from pi_tui.core.errors import PiError
 from pi_tui.core.session.listing import SessionInfo, list_all_sessions, list_sessions
 from pi_tui.core.session.manager import SessionManager
 from pi_tui.modes.interactive.screens.confirm import ConfirmScreen, TextInputScreen
-from pi_tui.modes.interactive.screens.row_list import RowList
+from pi_tui.modes.interactive.screens.row_list import RowList, row_navigation_bindings
 from pi_tui.modes.interactive.screens.session_order import (
     SESSION_SORTS,
     PickerRow,
@@ -71,10 +71,7 @@ class SessionPickerScreen(ModalScreen[Path | None]):
 
     CSS_PATH = "session_picker.tcss"
     BINDINGS = [  # noqa: RUF012
-        Binding("up", "move(-1)", "Up", show=False, id="picker.up"),
-        Binding("down", "move(1)", "Down", show=False, id="picker.down"),
-        Binding("pageup", "page(-1)", "Page up", show=False, id="picker.page_up"),
-        Binding("pagedown", "page(1)", "Page down", show=False, id="picker.page_down"),
+        *row_navigation_bindings("picker"),
         Binding("tab", "toggle_scope", "All projects", priority=True, id="picker.toggle_scope"),
         Binding("ctrl+n", "toggle_named", "Named only", priority=True, id="picker.toggle_named"),
         Binding("ctrl+d", "delete", "Delete", priority=True, id="picker.delete"),
@@ -251,8 +248,8 @@ class SessionPickerScreen(ModalScreen[Path | None]):
     def action_move(self, delta: int) -> None:
         self._rows.move_by(delta)
 
-    def action_page(self, delta: int) -> None:
-        self._rows.move_by(delta * self._rows.page_size)
+    def action_page(self, direction: int) -> None:
+        self._rows.page(direction)
 
     def action_toggle_scope(self) -> None:
         self._all_projects = not self._all_projects

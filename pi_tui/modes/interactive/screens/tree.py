@@ -21,7 +21,7 @@ from textual.events import Key
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from pi_tui.modes.interactive.screens.row_list import RowList
+from pi_tui.modes.interactive.screens.row_list import RowList, row_navigation_bindings
 from pi_tui.modes.interactive.screens.tree_dialogs import (
     CustomInstructionsScreen,
     LabelEditScreen,
@@ -79,10 +79,7 @@ class TreeScreen(ModalScreen[TreeChoice | None]):
 
     CSS_PATH = "tree.tcss"
     BINDINGS = [  # noqa: RUF012 - Textual's declaration style
-        Binding("up", "move(-1)", "Up", show=False, id="tree.up"),
-        Binding("down", "move(1)", "Down", show=False, id="tree.down"),
-        Binding("left,pageup", "page(-1)", "Page up", show=False, id="tree.page_up"),
-        Binding("right,pagedown", "page(1)", "Page down", show=False, id="tree.page_down"),
+        *row_navigation_bindings("tree", page_keys=("left,pageup", "right,pagedown")),
         Binding("ctrl+left,alt+left", "fold_or_up", "Fold", show=False, id="tree.fold_or_up"),
         Binding("ctrl+right,alt+right", "unfold_or_down", "Unfold", show=False, id="tree.unfold_or_down"),
         Binding("enter", "choose", "Choose", id="tree.choose"),
@@ -221,9 +218,8 @@ class TreeScreen(ModalScreen[TreeChoice | None]):
     def action_move(self, delta: int) -> None:
         self._rows_widget.move_by(delta)
 
-    def action_page(self, delta: int) -> None:
-        widget = self._rows_widget
-        widget.move_by(delta * widget.page_size)
+    def action_page(self, direction: int) -> None:
+        self._rows_widget.page(direction)
 
     def action_fold_or_up(self) -> None:
         row, index = self.selected, self._rows_widget.cursor
