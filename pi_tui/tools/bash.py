@@ -75,8 +75,8 @@ def _signal_name(number: int) -> str:
 BASH_PARAMETERS: dict[str, JsonValue] = {
     "type": "object",
     "properties": {
-        "command": {"type": "string", "description": "Bash command to execute"},
-        "timeout": {"type": "number", "description": "Timeout in seconds (optional, no default timeout)"},
+        "command": {"type": "string", "description": "The shell command line to run"},
+        "timeout": {"type": "number", "description": "Seconds before the command is killed (no limit when omitted)"},
     },
     "required": ["command"],
 }

@@ -24,22 +24,22 @@ from pi_tui.tools.mutation_queue import file_mutation_lock
 from pi_tui.tools.paths import resolve_to_cwd
 
 EDIT_DESCRIPTION = (
-    "Edit a single file using exact text replacement. Every edits[].oldText must match a unique, "
-    "non-overlapping region of the original file. If two changes affect the same block or nearby "
-    "lines, merge them into one edit instead of emitting overlapping edits. Do not include large "
-    "unchanged regions just to connect distant changes."
+    "Change one file by replacing exact pieces of text. Each edits[].oldText names one region of the "
+    "file as it is now: it must occur exactly once and must not overlap another edit's region. "
+    "Changes that touch the same or neighbouring lines belong in a single edit; keep each oldText "
+    "short rather than spanning unchanged code between distant changes."
 )
 
 EDIT_PARAMETERS: dict[str, JsonValue] = {
     "type": "object",
     "properties": {
-        "path": {"type": "string", "description": "Path to the file to edit (relative or absolute)"},
+        "path": {"type": "string", "description": "File to change; relative paths start at the working directory"},
         "edits": {
             "type": "array",
             "description": (
-                "One or more targeted replacements. Each edit is matched against the original file, "
-                "not incrementally. Do not include overlapping or nested edits. If two changes touch "
-                "the same block or nearby lines, merge them into one edit instead."
+                "The replacements to make. All of them are located in the file as it was before this call "
+                "(not after the previous replacement), so regions must not overlap or nest; merge "
+                "changes to nearby lines into one replacement."
             ),
             "items": {
                 "type": "object",
@@ -47,11 +47,11 @@ EDIT_PARAMETERS: dict[str, JsonValue] = {
                     "oldText": {
                         "type": "string",
                         "description": (
-                            "Exact text for one targeted replacement. It must be unique in the original "
-                            "file and must not overlap with any other edits[].oldText in the same call."
+                            "Text to replace, copied exactly from the file (whitespace and line breaks "
+                            "included); it must occur once and not overlap another oldText of this call."
                         ),
                     },
-                    "newText": {"type": "string", "description": "Replacement text for this targeted edit."},
+                    "newText": {"type": "string", "description": "Text that takes its place."},
                 },
                 "required": ["oldText", "newText"],
                 "additionalProperties": False,

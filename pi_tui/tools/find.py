@@ -27,9 +27,9 @@ DEFAULT_FIND_LIMIT = 1000
 FIND_PARAMETERS: dict[str, JsonValue] = {
     "type": "object",
     "properties": {
-        "pattern": {"type": "string", "description": "Glob pattern to match files, e.g. '*.ts', '**/*.json', or 'src/**/*.spec.ts'"},
-        "path": {"type": "string", "description": "Directory to search in (default: current directory)"},
-        "limit": {"type": "number", "description": f"Maximum number of results (default: {DEFAULT_FIND_LIMIT})"},
+        "pattern": {"type": "string", "description": "Glob that file paths must match, such as '*.py', '**/*.json' or 'docs/**/*.md'"},
+        "path": {"type": "string", "description": "Folder to search; the working directory when omitted"},
+        "limit": {"type": "number", "description": f"Stop after this many paths ({DEFAULT_FIND_LIMIT} when omitted)"},
     },
     "required": ["pattern"],
 }

@@ -38,13 +38,13 @@ _BINARY_SNIFF = 8192
 GREP_PARAMETERS: dict[str, JsonValue] = {
     "type": "object",
     "properties": {
-        "pattern": {"type": "string", "description": "Search pattern (regex or literal string)"},
-        "path": {"type": "string", "description": "Directory or file to search (default: current directory)"},
-        "glob": {"type": "string", "description": "Filter files by glob pattern, e.g. '*.ts' or '**/*.spec.ts'"},
-        "ignoreCase": {"type": "boolean", "description": "Case-insensitive search (default: false)"},
-        "literal": {"type": "boolean", "description": "Treat pattern as literal string instead of regex (default: false)"},
-        "context": {"type": "number", "description": "Number of lines to show before and after each match (default: 0)"},
-        "limit": {"type": "number", "description": f"Maximum number of matches to return (default: {DEFAULT_GREP_LIMIT})"},
+        "pattern": {"type": "string", "description": "What to look for: a regular expression, or plain text with literal=true"},
+        "path": {"type": "string", "description": "File or folder to search; the working directory when omitted"},
+        "glob": {"type": "string", "description": "Only search files matching this glob, such as '*.py' or 'src/**/*.test.ts'"},
+        "ignoreCase": {"type": "boolean", "description": "Ignore letter case (false when omitted)"},
+        "literal": {"type": "boolean", "description": "Match the pattern as plain text, not as a regular expression (false when omitted)"},
+        "context": {"type": "number", "description": "Lines of surrounding context to show around each match (0 when omitted)"},
+        "limit": {"type": "number", "description": f"Stop after this many matches ({DEFAULT_GREP_LIMIT} when omitted)"},
     },
     "required": ["pattern"],
 }

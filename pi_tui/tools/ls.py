@@ -20,8 +20,8 @@ DEFAULT_LS_LIMIT = 500
 LS_PARAMETERS: dict[str, JsonValue] = {
     "type": "object",
     "properties": {
-        "path": {"type": "string", "description": "Directory to list (default: current directory)"},
-        "limit": {"type": "number", "description": f"Maximum number of entries to return (default: {DEFAULT_LS_LIMIT})"},
+        "path": {"type": "string", "description": "Folder to list; the working directory when omitted"},
+        "limit": {"type": "number", "description": f"Stop after this many entries ({DEFAULT_LS_LIMIT} when omitted)"},
     },
 }
 

@@ -35,9 +35,9 @@ def looks_binary(head: bytes) -> bool:
 READ_PARAMETERS: dict[str, JsonValue] = {
     "type": "object",
     "properties": {
-        "path": {"type": "string", "description": "Path to the file to read (relative or absolute)"},
-        "offset": {"type": "number", "description": "Line number to start reading from (1-indexed)"},
-        "limit": {"type": "number", "description": "Maximum number of lines to read"},
+        "path": {"type": "string", "description": "File to read; relative paths start at the working directory"},
+        "offset": {"type": "number", "description": "First line to return, counting from 1"},
+        "limit": {"type": "number", "description": "How many lines to return at most"},
     },
     "required": ["path"],
 }

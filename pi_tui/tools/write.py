@@ -20,8 +20,8 @@ from pi_tui.tools.paths import resolve_to_cwd
 WRITE_PARAMETERS: dict[str, JsonValue] = {
     "type": "object",
     "properties": {
-        "path": {"type": "string", "description": "Path to the file to write (relative or absolute)"},
-        "content": {"type": "string", "description": "Content to write to the file"},
+        "path": {"type": "string", "description": "File to create or replace; relative paths start at the working directory"},
+        "content": {"type": "string", "description": "The complete new content of the file"},
     },
     "required": ["path", "content"],
 }
