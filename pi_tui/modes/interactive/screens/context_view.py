@@ -17,6 +17,7 @@ from textual.widgets import Static
 
 from pi_tui.core.context.preview import RequestPart, RequestPreview
 from pi_tui.modes.interactive.screens.row_list import RowList, row_navigation_bindings
+from pi_tui.modes.interactive.screens.tree_text import clip_line
 
 SHARE_BAR_WIDTH = 12
 """Cells of the share bar of the largest part."""
@@ -92,7 +93,7 @@ class ContextScreen(ModalScreen[None]):
         part = self._preview.parts[index]
         return Content.assemble(
             (self._numbers[index].rjust(NUMBER_WIDTH - 2).ljust(NUMBER_WIDTH), "" if is_cursor else "$foreground-muted"),
-            (_clip(part.name, PART_NAME_WIDTH).ljust(PART_NAME_WIDTH), "bold" if part.kind != "message" else ""),
+            (clip_line(part.name, PART_NAME_WIDTH).ljust(PART_NAME_WIDTH), "bold" if part.kind != "message" else ""),
             f"{part.tokens:,}".rjust(TOKENS_WIDTH),
             "  ",
             _share_cell(part.tokens, self._preview.total_tokens, self._largest, plain=is_cursor),
@@ -184,7 +185,3 @@ def _share_cell(tokens: int, total: int, largest: int, *, plain: bool = False) -
         (f" {100 * tokens / total:4.1f}%", "" if plain else "$foreground-muted"),
     )
 
-
-def _clip(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

@@ -34,6 +34,7 @@ from pi_tui.modes.interactive.screens.session_order import (
     SessionSort,
     order_sessions,
 )
+from pi_tui.modes.interactive.screens.tree_text import clip_line
 
 AGE_WIDTH = 5
 COUNT_WIDTH = 9
@@ -198,9 +199,9 @@ class SessionPickerScreen(ModalScreen[Path | None]):
         room = width - 2 - len(nesting) - AGE_WIDTH - COUNT_WIDTH - 2 - len(where)
         first = " ".join(info.first_message.split())
         # A named session shows its name, then its first message dimmed.
-        title, rest = (info.name, f"  {first}") if info.name else (first, "")
-        title = _fit(title, room)
-        rest = _fit(rest, room - len(title)) if rest and room - len(title) > 4 else ""
+        title, after = (info.name, first) if info.name else (first, "")
+        title = clip_line(title, room)
+        rest = "  " + clip_line(after, room - len(title) - 2) if after and room - len(title) > 6 else ""
         return Content.assemble(
             marker,
             (nesting, muted),
@@ -326,10 +327,6 @@ class SessionPickerScreen(ModalScreen[Path | None]):
             self._loaded[scope] = [info for info in infos if info.path != path]
         self._render_rows()
         self.app.notify(f"Deleted {path.name}")
-
-
-def _fit(text: str, room: int) -> str:
-    return text if len(text) <= room else text[: max(1, room - 1)] + "…"
 
 
 def _fit_left(text: str, room: int) -> str:

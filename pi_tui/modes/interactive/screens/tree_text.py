@@ -22,9 +22,9 @@ def describe_entry(entry: Mapping[str, Any], tool_calls: Mapping[str, Mapping[st
     if entry_type == "compaction":
         return f"[compaction: {round(int(entry.get('tokensBefore') or 0) / 1000)}k tokens]", "summary"
     if entry_type == "branch_summary":
-        return _clip(f"[branch summary]: {entry.get('summary', '')}"), "summary"
+        return clip_line(f"[branch summary]: {entry.get('summary', '')}"), "summary"
     if entry_type == "custom_message":
-        return _clip(f"[{entry.get('customType', 'custom')}]: {_text_of(entry.get('content'))}"), "meta"
+        return clip_line(f"[{entry.get('customType', 'custom')}]: {_text_of(entry.get('content'))}"), "meta"
     if entry_type == "model_change":
         return f"[model: {entry.get('provider', '?')}/{entry.get('modelId', '?')}]", "meta"
     if entry_type == "thinking_level_change":
@@ -42,7 +42,7 @@ def describe_entry(entry: Mapping[str, Any], tool_calls: Mapping[str, Mapping[st
 def _describe_message(message: Mapping[str, Any], tool_calls: Mapping[str, Mapping[str, Any]]) -> tuple[str, RowKind]:
     role = message.get("role")
     if role == "user":
-        return _clip(f"user: {_text_of(message.get('content'))}"), "user"
+        return clip_line(f"user: {_text_of(message.get('content'))}"), "user"
     if role == "assistant":
         return _describe_assistant(message)
     if role == "toolResult":
@@ -51,9 +51,9 @@ def _describe_message(message: Mapping[str, Any], tool_calls: Mapping[str, Mappi
         text = format_tool_call(name, call.get("arguments") if call else None)
         return (f"{text} (error)", "error") if message.get("isError") else (text, "tool")
     if role == "bashExecution":
-        return _clip(f"[!{message.get('command', '')}]"), "tool"
+        return clip_line(f"[!{message.get('command', '')}]"), "tool"
     if role == "custom":
-        return _clip(f"[{message.get('customType', 'custom')}]: {_text_of(message.get('content'))}"), "meta"
+        return clip_line(f"[{message.get('customType', 'custom')}]: {_text_of(message.get('content'))}"), "meta"
     return f"[{role}]", "meta"
 
 
@@ -61,7 +61,7 @@ def _describe_assistant(message: Mapping[str, Any]) -> tuple[str, RowKind]:
     blocks = [b for b in message.get("content") or [] if isinstance(b, dict)]
     text = " ".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text").strip()
     if text:
-        return _clip(f"assistant: {text}"), "assistant"
+        return clip_line(f"assistant: {text}"), "assistant"
     if message.get("stopReason") == "aborted":
         return "assistant: (aborted)", "error"
     if message.get("stopReason") == "error":
@@ -69,7 +69,7 @@ def _describe_assistant(message: Mapping[str, Any]) -> tuple[str, RowKind]:
         return f"assistant: {error}", "error"
     calls = [b for b in blocks if b.get("type") == "toolCall"]
     if calls:
-        return _clip("assistant: " + ", ".join(format_tool_call(str(c.get("name")), c.get("arguments")) for c in calls)), "assistant"
+        return clip_line("assistant: " + ", ".join(format_tool_call(str(c.get("name")), c.get("arguments")) for c in calls)), "assistant"
     return "assistant: (no content)", "assistant"
 
 
@@ -82,9 +82,9 @@ def format_tool_call(name: str, arguments: Any) -> str:
         return f"[{name}]"
     main = _MAIN_ARGUMENT.get(name)
     if main and isinstance(arguments.get(main), str):
-        return _clip(f"[{name}: {_flatten(arguments[main])}]", 120)
+        return clip_line(f"[{name}: {_flatten(arguments[main])}]", 120)
     rendered = json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
-    return _clip(f"[{name}: {rendered}]", 120)
+    return clip_line(f"[{name}: {rendered}]", 120)
 
 
 def _text_of(content: Any) -> str:
@@ -99,6 +99,7 @@ def _flatten(text: str) -> str:
     return " ".join(text.split())
 
 
-def _clip(text: str, limit: int = ROW_TEXT_LIMIT) -> str:
+def clip_line(text: str, limit: int = ROW_TEXT_LIMIT) -> str:
+    """One line (whitespace runs become one space) of at most ``limit`` characters, ``…`` if cut."""
     text = _flatten(text)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return text if len(text) <= limit else text[: max(1, limit - 1)] + "…"

@@ -214,3 +214,12 @@ async def test_renaming_the_open_session_goes_through_the_callback(sessions):
         await _loaded(app, pilot)
         assert names == ["now named"]
         assert [info.name for info in screen.shown if info.path == sessions["tests"]] == ["now named"]
+
+
+async def test_a_named_session_shows_its_name_then_its_first_message(sessions):
+    screen = _picker(sessions)
+    app = ScreenHost(screen)
+    async with app.run_test(size=SIZE) as pilot:
+        await _loaded(app, pilot)
+        index = [info.path for info in screen.shown].index(sessions["refactor"])
+        assert str(screen.session_row(index)).startswith("  parser work  refactor the parser")
