@@ -12,7 +12,7 @@ Anything not given is built the way the CLI builds it::
     tools      the built-in tools; active: ``active_tools`` or read, bash, edit, write
     store      ``session_manager``, else --session / --continue / --no-session, else a new file
     extensions ``extensions`` (an ``ExtensionRunner``), else those found on disk (unless
-               ``load_extensions=False``)
+               ``load_extensions=False``) plus ``extension_paths`` (always loaded)
 
 A ``provider`` instance (e.g. a ``ScriptedProvider``) serves every model, and litellm is never
 imported: tests and demos run fully offline.
@@ -223,14 +223,17 @@ def _resource_options(settings: Any) -> Any:
 
 
 def _extensions(extensions: Any, load: bool, paths: Sequence[str], cwd: Path, agent: Path, settings: Any) -> Any:
+    """``load=False`` (``--no-extensions``) skips discovery only: explicit ``-e`` paths still load,
+    as in pi."""
     if extensions is not None:
         return extensions
-    if not load:
+    if not load and not paths:
         return None
     from pi_tui.extensions.loader import discover_extension_paths, load_extensions
 
     settings_paths = settings.resource_paths("extensions") if hasattr(settings, "resource_paths") else []
-    found = discover_extension_paths(cwd, agent, explicit_paths=[Path(p) for p in paths], settings_paths=settings_paths)
+    found = discover_extension_paths(cwd, agent, explicit_paths=[Path(p) for p in paths], settings_paths=settings_paths,
+                                     include_defaults=load)
     if not found:
         return None
     timeout = getattr(settings, "extension_handler_timeout_s", None)

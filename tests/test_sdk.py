@@ -117,3 +117,19 @@ def test_a_session_of_another_project_is_named_and_fork_copies_it(project: Path,
     manager = fork_session_arg("01b3", project, None, session_dir=here)
     assert manager.session_file is not None and manager.session_file.parent == here
     assert [e["type"] for e in manager.get_entries()] == ["message"]
+
+
+def test_no_extensions_still_loads_explicit_extension_paths(project: Path, agent_dir: Path, tmp_path: Path) -> None:
+    """``--no-extensions -e x.py``: discovery is off, the explicit path loads (as in pi)."""
+    discovered = project / ".pi" / "extensions"
+    discovered.mkdir(parents=True)
+    (discovered / "found.py").write_text("def register(pi):\n    pass\n")
+    explicit = tmp_path / "explicit.py"
+    explicit.write_text("def register(pi):\n    pass\n")
+    session = create_agent_session(cwd=project, agent_dir=agent_dir, provider=ScriptedProvider([]),
+                                   no_session=True, load_extensions=False, extension_paths=[str(explicit)])
+    assert session.extensions is not None
+    assert [e.path.name for e in session.extensions.extensions] == ["explicit.py"]
+    bare = create_agent_session(cwd=project, agent_dir=agent_dir, provider=ScriptedProvider([]),
+                                no_session=True, load_extensions=False)
+    assert bare.extensions is None
