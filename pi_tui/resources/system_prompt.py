@@ -32,9 +32,9 @@ INTRO = (
     "code and write new files, and you check your work before you report it."
 )
 CUSTOM_TOOLS_LINE = "Other tools may be available as well, depending on the project and its extensions."
-BASH_ONLY_GUIDELINE = "Use bash for file operations like ls, rg, find"
-PREFER_TOOLS_GUIDELINE = "Prefer grep/find/ls tools over bash for file exploration (faster, respects .gitignore)"
-CLOSING_GUIDELINES = ("Be concise in your responses", "Show file paths clearly when working with files")
+BASH_ONLY_GUIDELINE = "Explore files with bash (ls, rg, find)"
+PREFER_TOOLS_GUIDELINE = "Explore files with the grep, find and ls tools rather than bash: they are faster and skip ignored files"
+CLOSING_GUIDELINES = ("Keep answers short and to the point", "Name the files you look at or change by their paths")
 
 
 @dataclass(frozen=True, slots=True)

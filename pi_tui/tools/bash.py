@@ -92,7 +92,7 @@ class BashTool:
         "path is given. Optionally pass a timeout in seconds."
     )
     parameters: dict[str, JsonValue] = BASH_PARAMETERS
-    prompt_snippet: str | None = "Execute bash commands (ls, grep, find, etc.)"
+    prompt_snippet: str | None = "Run shell commands (ls, rg, git, tests, builds …)"
     prompt_guidelines: tuple[str, ...] = ()
     execution_mode: Literal["parallel", "sequential"] = "parallel"
 

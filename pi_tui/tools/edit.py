@@ -109,16 +109,16 @@ class EditTool:
     description = EDIT_DESCRIPTION
     parameters: dict[str, JsonValue] = EDIT_PARAMETERS
     prompt_snippet: str | None = (
-        "Make precise file edits with exact text replacement, including multiple disjoint edits in one call"
+        "Change files by replacing exact text; several separate changes fit in one call"
     )
     prompt_guidelines: tuple[str, ...] = (
-        "Use edit for precise changes (edits[].oldText must match exactly)",
-        "When changing multiple separate locations in one file, use one edit call with multiple "
-        "entries in edits[] instead of multiple edit calls",
-        "Each edits[].oldText is matched against the original file, not after earlier edits are "
-        "applied. Do not emit overlapping or nested edits. Merge nearby changes into one edit.",
-        "Keep edits[].oldText as small as possible while still being unique in the file. Do not pad "
-        "with large unchanged regions.",
+        "Make targeted changes with edit; each edits[].oldText must be copied exactly from the file",
+        "For several changes to one file, send one edit call with several edits[] entries rather "
+        "than several calls",
+        "Every edits[].oldText is looked up in the file as it was before the call, so entries must "
+        "not overlap or nest; fold changes to neighbouring lines into one entry",
+        "Keep each edits[].oldText as short as still identifies a single place in the file, "
+        "without padding it with unchanged code",
     )
     execution_mode: Literal["parallel", "sequential"] = "parallel"
 

@@ -108,7 +108,7 @@ class FindTool:
         f"to the search folder, at most {DEFAULT_FIND_LIMIT} by default or 50KB."
     )
     parameters: dict[str, JsonValue] = FIND_PARAMETERS
-    prompt_snippet: str | None = "Find files by glob pattern (respects .gitignore)"
+    prompt_snippet: str | None = "Locate files by glob (skips what .gitignore excludes)"
     prompt_guidelines: tuple[str, ...] = ()
     execution_mode: Literal["parallel", "sequential"] = "parallel"
 

@@ -159,7 +159,7 @@ class GrepTool:
         f"{GREP_MAX_LINE_LENGTH} characters."
     )
     parameters: dict[str, JsonValue] = GREP_PARAMETERS
-    prompt_snippet: str | None = "Search file contents for patterns (respects .gitignore)"
+    prompt_snippet: str | None = "Search inside files for a pattern (skips what .gitignore excludes)"
     prompt_guidelines: tuple[str, ...] = ()
     execution_mode: Literal["parallel", "sequential"] = "parallel"
 

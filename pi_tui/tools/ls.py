@@ -55,7 +55,7 @@ class LsTool:
         f"Returns at most {DEFAULT_LS_LIMIT} entries by default or 50KB."
     )
     parameters: dict[str, JsonValue] = LS_PARAMETERS
-    prompt_snippet: str | None = "List directory contents"
+    prompt_snippet: str | None = "Show what a folder contains"
     prompt_guidelines: tuple[str, ...] = ()
     execution_mode: Literal["parallel", "sequential"] = "parallel"
 

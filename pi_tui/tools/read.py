@@ -53,8 +53,8 @@ class ReadTool:
         "use offset/limit for large files and continue with the offset the notice gives."
     )
     parameters: dict[str, JsonValue] = READ_PARAMETERS
-    prompt_snippet: str | None = "Read file contents"
-    prompt_guidelines: tuple[str, ...] = ("Use read to examine files instead of cat or sed.",)
+    prompt_snippet: str | None = "Show a file's text (or an image) with line windows"
+    prompt_guidelines: tuple[str, ...] = ("Look at files with read, not with cat, head or sed.",)
     execution_mode: Literal["parallel", "sequential"] = "parallel"
 
     async def execute(self, call_id: str, args: dict[str, JsonValue], ctx: ToolContext) -> ToolResult:

@@ -35,8 +35,8 @@ class WriteTool:
         "directories) if it does not."
     )
     parameters: dict[str, JsonValue] = WRITE_PARAMETERS
-    prompt_snippet: str | None = "Create or overwrite files"
-    prompt_guidelines: tuple[str, ...] = ("Use write only for new files or complete rewrites.",)
+    prompt_snippet: str | None = "Create a file or replace its whole content"
+    prompt_guidelines: tuple[str, ...] = ("Reserve write for new files and full rewrites; change existing files with edit.",)
     execution_mode: Literal["parallel", "sequential"] = "parallel"
 
     async def execute(self, call_id: str, args: dict[str, JsonValue], ctx: ToolContext) -> ToolResult:

@@ -52,10 +52,10 @@ def test_default_prompt_structure_and_order() -> None:
         "- edit: Make precise file edits with exact text replacement\n- write: Create or overwrite files\n"
     ) in prompt
     assert (
-        "Guidelines:\n- Use bash for file operations like ls, rg, find\n"
+        "Guidelines:\n- Explore files with bash (ls, rg, find)\n"
         "- Use read to examine files instead of cat or sed.\n"
         "- Use write only for new files or complete rewrites.\n"
-        "- Be concise in your responses\n- Show file paths clearly when working with files\n"
+        "- Keep answers short and to the point\n- Name the files you look at or change by their paths\n"
     ) in prompt
     order = [
         prompt.index("Available tools:"),
@@ -73,7 +73,7 @@ def test_default_prompt_structure_and_order() -> None:
 def test_empty_tool_list() -> None:
     prompt = build([])
     assert "Available tools:\n(none)" in prompt
-    assert "- Show file paths clearly when working with files" in prompt
+    assert "- Name the files you look at or change by their paths" in prompt
     assert "Use bash" not in prompt
 
 
@@ -87,8 +87,8 @@ def test_guidelines_trimmed_deduplicated_and_exploration_line() -> None:
     tools = [tool("bash", "b", ("  Same line  ",)), tool("grep", "g", ("Same line", "")), tool("x", "x", ("Other",))]
     prompt = build(tools)
     assert (
-        "Guidelines:\n- Prefer grep/find/ls tools over bash for file exploration (faster, respects .gitignore)\n"
-        "- Same line\n- Other\n- Be concise in your responses\n"
+        "Guidelines:\n- Explore files with the grep, find and ls tools rather than bash: they are faster and skip ignored files\n"
+        "- Same line\n- Other\n- Keep answers short and to the point\n"
     ) in prompt
 
 

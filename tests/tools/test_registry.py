@@ -12,10 +12,10 @@ def test_builtin_tools_and_defaults():
         assert tool.parameters["type"] == "object"
         assert tool.description and tool.label
         assert tool.execution_mode == "parallel"
-    assert tools["read"].prompt_snippet == "Read file contents"
-    assert tools["bash"].prompt_snippet == "Execute bash commands (ls, grep, find, etc.)"
-    assert tools["edit"].prompt_guidelines[0] == "Use edit for precise changes (edits[].oldText must match exactly)"
-    assert tools["write"].prompt_guidelines == ("Use write only for new files or complete rewrites.",)
+    assert tools["read"].prompt_snippet == "Show a file's text (or an image) with line windows"
+    assert tools["bash"].prompt_snippet == "Run shell commands (ls, rg, git, tests, builds …)"
+    assert tools["edit"].prompt_guidelines[0] .startswith("Make targeted changes with edit")
+    assert tools["write"].prompt_guidelines == ("Reserve write for new files and full rewrites; change existing files with edit.",)
     assert tools["edit"].parameters["required"] == ["path", "edits"]
     assert tools["edit"].parameters["additionalProperties"] is False
 
