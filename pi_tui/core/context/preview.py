@@ -99,6 +99,7 @@ def build_request_preview(
     context_window: int | None = None,
     last_cache_read_tokens: int | None = None,
     notes: Sequence[str] = (),
+    branch: Sequence[Mapping[str, Any]] | None = None,
     count: TokenCounter | None = None,
 ) -> RequestPreview:
     """The preview of a request made of ``system_prompt``, ``tools`` and ``messages``.
@@ -107,6 +108,8 @@ def build_request_preview(
         messages: the request history (agent messages, before ``convert_to_llm``).
         message_notes: extra notes by index into ``messages`` (the pipeline's replacements).
         previous: ``request_fingerprints`` of the previous request, for prefix reuse.
+        branch: the session's root → leaf entries; the compaction summary's note then says how
+            many messages the compaction replaced and where the kept part starts.
         count: a token counter; defaults to tiktoken (chars/4 for huge parts).
     """
     counter = count or _count
@@ -114,8 +117,10 @@ def build_request_preview(
     if tools:
         parts.append(_tools_part(tools, counter))
     extra = message_notes or {}
+    detailed = compaction_note(branch) if branch else None
     for index, message in enumerate(messages):
-        part = _message_part(message, counter, extra.get(index, ""))
+        auto = detailed if detailed and message.get("role") == "compactionSummary" else None
+        part = _message_part(message, counter, extra.get(index, ""), auto_note=auto)
         if part is not None:
             parts.append(part)
     reuse = None if previous is None else _prefix_reuse(parts, previous)
@@ -188,14 +193,35 @@ def _tools_part(tools: Sequence[ToolSpec], counter: TokenCounter) -> RequestPart
     )
 
 
-def _message_part(message: AgentMessage, counter: TokenCounter, extra_note: str) -> RequestPart | None:
+def compaction_note(branch: Sequence[Mapping[str, Any]]) -> str | None:
+    """What the latest compaction on ``branch`` replaced, or None without one.
+
+    ``compaction: 42 earlier messages (12,345 tokens) summarized; kept from entry 1a2b3c4d``.
+    """
+    last = next((i for i in range(len(branch) - 1, -1, -1) if branch[i].get("type") == "compaction"), None)
+    if last is None:
+        return None
+    compaction = branch[last]
+    kept_id = compaction.get("firstKeptEntryId")
+    kept_at = next((i for i in range(last) if branch[i].get("id") == kept_id), last)
+    replaced = sum(
+        1 for entry in branch[:kept_at] if entry.get("type") in ("message", "custom_message", "branch_summary", "compaction")
+    )
+    tokens = int(compaction.get("tokensBefore") or 0)
+    kept = f"kept from entry {kept_id}" if kept_at < last else "nothing kept"
+    return f"compaction: {replaced} earlier messages ({tokens:,} tokens) summarized; {kept}"
+
+
+def _message_part(
+    message: AgentMessage, counter: TokenCounter, extra_note: str, *, auto_note: str | None = None
+) -> RequestPart | None:
     llm = convert_message(message)
     if llm is None:
         return None
     text, images = _wire_text(llm)
     role = str(message.get("role"))
     name = _part_name(message)
-    auto_note = _auto_note(message)
+    auto_note = auto_note or _auto_note(message)
     if role == "user":
         # Already-converted summaries (a request's LLM messages) are recognised by their wrappers.
         if text.startswith(COMPACTION_SUMMARY_PREFIX):

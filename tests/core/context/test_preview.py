@@ -99,3 +99,14 @@ def test_converted_request_messages_are_recognised(tmp_path: Path):
         ("summary", "compaction summary", "compaction: replaces earlier history"),
         ("message", "snip marker", "snip: 7 earlier message groups omitted from this request"),
     ]
+
+
+def test_branch_entries_detail_what_the_compaction_replaced(tmp_path: Path):
+    manager = _compacted_session(tmp_path)
+    branch = manager.get_branch()
+    kept = branch[2]["id"]
+    assert branch[2]["message"]["content"][0]["text"] == "read a.py"
+    preview = build_request_preview(
+        system_prompt=SYSTEM, tools=[], messages=manager.build_session_context().messages, branch=branch
+    )
+    assert preview.parts[1].note == f"compaction: 2 earlier messages (12,345 tokens) summarized; kept from entry {kept}"
