@@ -281,7 +281,24 @@ class SessionControlMixin(SessionBase):
         await self._replace("new", make)
 
     async def switch_session(self, path: Path) -> None:
-        await self._replace("resume", lambda: (None, SessionManager.open(Path(path), cwd=self.cwd)))
+        await self._replace("resume", lambda: (None, self._open_replacing_current(Path(path))))
+
+    def _open_replacing_current(self, path: Path) -> SessionManager:
+        """Release the current file's lock before opening ``path``: resuming the session that is
+        already open must not find it locked by ourselves. If the open fails, the current
+        session takes its lock back and stays."""
+        current = self.session_manager
+        if current.session_file is None:  # in memory: no lock, and closing drops its artifacts
+            return SessionManager.open(path, cwd=self.cwd)
+        current.close()
+        try:
+            return SessionManager.open(path, cwd=self.cwd)
+        except BaseException:
+            try:
+                current.relock()
+            except PiError:  # taken meanwhile: its next write reports it; the open error matters now
+                pass
+            raise
 
     async def fork(self, entry_id: str, position: str = "before") -> str | None:
         def make() -> tuple[str | None, SessionManager]:

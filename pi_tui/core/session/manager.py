@@ -343,6 +343,13 @@ class SessionManager:
             shutil.rmtree(self._temp_artifacts, ignore_errors=True)
             self._temp_artifacts = None
 
+    def relock(self) -> None:
+        """Take the file lock again after ``close()`` (a ``/resume`` whose target failed to open
+        keeps this session). A file not written yet stays unlocked until its first write."""
+        file = self._persistence.file
+        if file is not None and file.path.exists():
+            file.open()
+
     def __enter__(self) -> SessionManager:
         return self
 
