@@ -8,11 +8,13 @@ needs it. Because a thread still importing would hold up interpreter exit, the p
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import argparse
 
 
 def _session_kwargs(args: argparse.Namespace) -> dict[str, Any]:
@@ -55,39 +57,54 @@ def _warm_litellm() -> None:
 
 def build_app(session: Any, *, cwd: Path, agent_dir: Path | None, notices: list[str] | None = None,
               messages: list[str] | None = None, warm: bool = True) -> Any:
+    """An app around an existing session (the demo, tests, benchmarks)."""
     from pi_tui.modes.interactive.app import PiApp
 
     model = getattr(getattr(session, "state", None), "model", None)
-    theme = None
     settings = getattr(session, "settings", None)
-    if settings is not None and hasattr(settings, "get"):
-        theme = settings.get("theme", None)
+    theme = settings.get("theme", None) if settings is not None and hasattr(settings, "get") else None
     return PiApp(
         session, cwd=cwd, agent_dir=agent_dir, startup_notices=notices or [], initial_messages=messages or [],
         warm_up=_warm_litellm if warm and _needs_litellm(model) else None, theme=theme,
     )
 
 
-def run_interactive(args: argparse.Namespace) -> int:
+def load_session(args: argparse.Namespace, cwd: Path, agent: Path) -> Any:
+    """Build the session as the CLI asks (runs in a thread after the first frame).
+
+    Without a usable model the session is still built (model None) and the first-run notice
+    explains what to set; any other configuration error is returned as the startup error.
+    """
     from pi_tui.core.errors import PiError
-    from pi_tui.resources.locations import agent_dir as default_agent_dir
+    from pi_tui.modes.interactive.app import LoadedSession
     from pi_tui.sdk import create_agent_session
+
+    kwargs = _session_kwargs(args)
+    notices: list[str] = []
+    try:
+        session = create_agent_session(cwd=cwd, agent_dir=agent, **kwargs)
+    except PiError as err:
+        if kwargs.get("model") is None and kwargs.get("provider_name") is None:
+            return LoadedSession(None, error=str(err))
+        notices.append(str(err))
+        try:
+            session = create_agent_session(cwd=cwd, agent_dir=agent, **{**kwargs, "model": None, "provider_name": None})
+        except PiError as second:
+            return LoadedSession(None, notices=notices, error=str(second))
+    model = session.state.model
+    return LoadedSession(session, notices=notices, warm_up=_warm_litellm if _needs_litellm(model) else None)
+
+
+def run_interactive(args: argparse.Namespace) -> int:
+    from pi_tui.modes.interactive.app import PiApp
+    from pi_tui.resources.locations import agent_dir as default_agent_dir
 
     cwd = Path.cwd()
     agent = default_agent_dir()
-    notices: list[str] = []
-    try:
-        session = create_agent_session(cwd=cwd, agent_dir=agent, **_session_kwargs(args))
-    except PiError as err:
-        message = str(err)
-        if "model" not in message.lower():
-            print(f"pi-tui: {message}", file=sys.stderr)
-            return 1
-        # No usable model: start anyway and show the first-run screen instead of failing.
-        notices.append(message)
-        session = create_agent_session(cwd=cwd, agent_dir=agent, **{**_session_kwargs(args), "model": None})
-    app = build_app(session, cwd=cwd, agent_dir=agent, notices=notices, messages=list(args.messages or []))
+    app = PiApp(None, cwd=cwd, agent_dir=agent, initial_messages=list(args.messages or []),
+                session_loader=lambda: load_session(args, cwd, agent))
     code = app.run()
+    # A litellm import still running in its thread would hold interpreter exit for seconds.
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code if isinstance(code, int) else 0)

@@ -1,13 +1,17 @@
 """``PiApp``: the thin Textual application of the interactive mode.
 
-It holds the session, the keymap, the clock and the bridge, installs the chat screen, and warms
-litellm in a background thread once the first frame is on screen (the import costs seconds; the
-user can type meanwhile). Every domain decision stays in ``AgentSession``.
+It holds the session, the keymap, the clock and the bridge, and installs the chat screen. Startup
+is ordered for a fast first frame: the screen (editor, footer) is drawn first; the session, whose
+construction imports the engine and reads the session file, is built in a thread right after
+(``session_loader``); litellm is warmed in another thread once the session is known to need it.
+Every domain decision stays in ``AgentSession``.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -19,6 +23,17 @@ from pi_tui.modes.interactive.chat_screen import ChatScreen
 from pi_tui.modes.interactive.keymap import Keymap
 
 
+@dataclass(slots=True)
+class LoadedSession:
+    """What a ``session_loader`` returns: the session, notices to show, and a warm-up to start."""
+
+    session: Any
+    notices: list[str] = field(default_factory=list)
+    warm_up: Callable[[], object] | None = None
+    error: str | None = None
+    """Set when no session could be built; the chat shows it and the user can only quit."""
+
+
 class PiApp(App[int]):
     TITLE = "pi-tui"
     ENABLE_COMMAND_PALETTE = False
@@ -27,7 +42,7 @@ class PiApp(App[int]):
 
     def __init__(
         self,
-        session: Any,
+        session: Any = None,
         *,
         cwd: Path,
         agent_dir: Path | None = None,
@@ -37,6 +52,7 @@ class PiApp(App[int]):
         initial_messages: Sequence[str] = (),
         warm_up: Callable[[], object] | None = None,
         theme: str | None = None,
+        session_loader: Callable[[], LoadedSession] | None = None,
     ) -> None:
         super().__init__()
         self.session = session
@@ -47,6 +63,8 @@ class PiApp(App[int]):
         self.startup_notices = [*startup_notices, *self.keymap.diagnostics]
         self.initial_messages = list(initial_messages)
         self.warm_up = warm_up
+        self.session_loader = session_loader
+        self.started_at = time.perf_counter()
         self.first_frame_at: float | None = None
         self.after_first_frame: list[Callable[[], object]] = []
         """Hooks run once the first frame is on screen (the demo's tour, benchmarks)."""
@@ -58,23 +76,43 @@ class PiApp(App[int]):
     async def on_mount(self) -> None:
         self.chat = ChatScreen(self)
         self.bridge = SessionBridge(self.chat)
-        if self.session is not None:
-            self.bridge.attach(self.session)
         await self.push_screen(self.chat)
         self.call_after_refresh(self._after_first_frame)
 
     def _after_first_frame(self) -> None:
-        import time
-
-        self.first_frame_at = time.monotonic()
-        if self.warm_up is not None:
-            self.warm_up()
+        self.first_frame_at = time.perf_counter()
+        if self.session is not None or self.session_loader is None:
+            self.attach_session(LoadedSession(self.session, warm_up=self.warm_up))
+        else:
+            loader = self.session_loader
+            self.run_worker(lambda: self._load_in_thread(loader), thread=True, group="startup",
+                            exit_on_error=False)
         for hook in self.after_first_frame:
             hook()
-        if self.initial_messages and self.chat is not None:
-            text = "\n\n".join(self.initial_messages)
-            self.initial_messages = []
-            self.call_later(self.chat.submit, text)
+
+    def _load_in_thread(self, loader: Callable[[], LoadedSession]) -> None:
+        try:
+            loaded = loader()
+        except Exception as err:  # the loader reports expected failures itself; this is the rest
+            loaded = LoadedSession(None, error=f"{type(err).__name__}: {err}")
+        self.call_from_thread(self.attach_session, loaded)
+
+    def attach_session(self, loaded: LoadedSession) -> None:
+        """Install the session (from the loader thread, or at once when given) and fill the chat."""
+        self.session = loaded.session
+        self.startup_notices.extend(loaded.notices)
+        if self.session is not None and self.bridge is not None:
+            self.bridge.attach(self.session)
+            settings = getattr(self.session, "settings", None)
+            theme = settings.get("theme", None) if hasattr(settings, "get") else None
+            if isinstance(theme, str) and theme in self.available_themes:
+                self.theme = theme
+        if loaded.warm_up is not None:
+            loaded.warm_up()
+        if self.chat is not None:
+            self.chat.session = self.session
+            self.chat.startup_error = loaded.error
+            self.chat.call_later(self.chat.fill_conversation)
 
     async def on_unmount(self) -> None:
         if self.bridge is not None:

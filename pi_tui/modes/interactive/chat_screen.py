@@ -8,6 +8,7 @@ Agent work runs in ``agent``-group workers on the app's loop; a submit while a r
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -57,6 +58,9 @@ class ChatScreen(Screen[None]):
         self._files: list[str] | None = None
         self._events_forced: bool | None = None
         self.slash = SlashRunner(self)
+        self.startup_error: str | None = None
+        self.history_loaded = asyncio.Event()
+        """Set once the stored conversation is on screen (submits wait for it)."""
 
     # ------------------------------------------------------------------ layout
 
@@ -95,13 +99,27 @@ class ChatScreen(Screen[None]):
             held_messages=lambda: list(self.held),
         )
         self._apply_width(self.size.width)
+        self.refresh_footer()
+        self.editor.focus()
+        # The first frame shows the editor at once; the app attaches the session right after it
+        # and calls ``fill_conversation``.
+
+    async def fill_conversation(self) -> None:
         await self.load_history()
         for line in self.pi.startup_notices:
             await self.conversation.add_notice(line, severity="warning")
-        if self.session is None or getattr(self.session.state, "model", None) is None:
+        if self.startup_error is not None:
+            await self.conversation.add(ErrorBlock(
+                f"pi-tui could not start a session: {self.startup_error}",
+                advice="Fix the problem above and start again (ctrl+c twice quits)."))
+        elif self.session is None or getattr(self.session.state, "model", None) is None:
             await self.conversation.add(FirstRunNotice(self.pi.agent_dir))
         self.refresh_footer()
-        self.editor.focus()
+        self.history_loaded.set()
+        if self.pi.initial_messages:
+            text = "\n\n".join(self.pi.initial_messages)
+            self.pi.initial_messages = []
+            await self.submit(text)
 
     async def load_history(self) -> None:
         if self.session is not None:
@@ -157,7 +175,16 @@ class ChatScreen(Screen[None]):
         await self.submit(text, follow_up=message.follow_up)
 
     async def submit(self, text: str, *, follow_up: bool = False) -> None:
+        if not self.history_loaded.is_set():
+            # Typed before the session finished loading: sent once it is there (never awaited
+            # here, which would block this screen's queue and the loading itself).
+            self.pi.initial_messages.append(text)
+            return
         session = self.session
+        if self.startup_error is not None:
+            await self.conversation.add(ErrorBlock(f"No session: {self.startup_error}"))
+            self.editor.set_text(text)
+            return
         slash = parse_slash(text)
         if slash is not None and await self.slash.run(slash[0], slash[1]):
             return

@@ -77,6 +77,11 @@ async def wait_for(pilot: Any, condition: Callable[[], bool], *, seconds: float 
         await pilot.pause(0.02)
 
 
+async def ready(pilot: Any) -> None:
+    """Wait until the session is attached and the stored conversation is on screen."""
+    await wait_for(pilot, lambda: pilot.app.chat is not None and pilot.app.chat.history_loaded.is_set())
+
+
 async def settle(app: PiApp, pilot: Any) -> None:
     """Wait for agent work to finish and the UI to catch up with the posted events."""
     await app.workers.wait_for_complete()

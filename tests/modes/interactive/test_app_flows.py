@@ -11,12 +11,13 @@ from pi_tui.modes.interactive.widgets.first_run import FirstRunNotice
 from pi_tui.modes.interactive.widgets.markdown_stream import StreamedMarkdown
 from pi_tui.modes.interactive.widgets.status import QueueView, WorkingStatus
 from pi_tui.modes.interactive.widgets.tool_call import ToolCallPanel
-from tests.modes.interactive.conftest import GatedProvider, settle, wait_for
+from tests.modes.interactive.conftest import GatedProvider, ready, settle, wait_for
 
 SIZE = (120, 40)
 
 
 async def _type(pilot, text: str) -> None:
+    await ready(pilot)
     editor = pilot.app.screen.query_one(PromptEditor)
     editor.insert(text)
     await pilot.pause()
@@ -220,6 +221,7 @@ async def test_first_run_screen_without_a_model(project, agent_dir):
     assert session.state.model is None
     app = PiApp(session, cwd=project, agent_dir=agent_dir)
     async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
         notices = app.screen.query(FirstRunNotice)
         assert len(notices) == 1
         text = str(notices.first().render())

@@ -17,7 +17,7 @@ from pi_tui.modes.interactive.widgets.editor import PromptEditor
 from pi_tui.modes.interactive.widgets.tool_call import ToolCallPanel
 from pi_tui.providers.scripted import ScriptedProvider
 from pi_tui.sdk import create_agent_session
-from tests.modes.interactive.conftest import fixed_clock
+from tests.modes.interactive.conftest import fixed_clock, ready
 
 USAGE = {"prompt_tokens": 2400, "completion_tokens": 120}
 
@@ -66,6 +66,7 @@ async def _normalise(pilot: Any) -> None:
 
 
 async def _run_conversation(pilot: Any) -> None:
+    await ready(pilot)
     await pilot.app.chat.submit("run the tests and fix what fails")
     await pilot.app.chat.workers.wait_for_complete()
     await pilot.pause()
@@ -73,6 +74,7 @@ async def _run_conversation(pilot: Any) -> None:
 
 
 async def _post_events(pilot: Any) -> None:
+    await ready(pilot)
     for event in CONTEXT_EVENTS:
         pilot.app.chat.post_message(AgentEventReceived(event))
     await pilot.pause()

@@ -27,7 +27,9 @@ from pi_tui.modes.interactive.widgets.chat_items import (
 )
 from pi_tui.modes.interactive.widgets.tool_call import ToolCallPanel
 
-HISTORY_BATCH = 40
+HISTORY_BATCH = 16
+"""Messages mounted per batch: enough to fill a tall screen, cheap to lay out (tool-heavy
+messages become many widgets)."""
 
 
 class EarlierMessages(Static):

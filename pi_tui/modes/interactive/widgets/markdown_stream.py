@@ -10,11 +10,14 @@ the rest. Finished segments are never re-parsed.
 from __future__ import annotations
 
 from functools import cache
+from typing import TYPE_CHECKING
 
-from markdown_it import MarkdownIt
 from textual.containers import Vertical
-from textual.widgets import Markdown
-from textual.widgets.markdown import MarkdownStream
+
+if TYPE_CHECKING:  # imported lazily: Markdown + markdown-it cost ~0.15 s, after the first frame
+    from markdown_it import MarkdownIt
+    from textual.widgets import Markdown
+    from textual.widgets.markdown import MarkdownStream
 
 SEGMENT_CHARS = 4_000
 
@@ -24,10 +27,14 @@ def shared_parser() -> MarkdownIt:
     """One parser for every message. Textual builds a new "gfm-like" parser on every append
     (measured 2.6 ms each) and its linkify pass rescans the text (2 ms); tables and
     strikethrough are kept, bare-URL linkify is dropped."""
+    from markdown_it import MarkdownIt
+
     return MarkdownIt("commonmark").enable(["table", "strikethrough"])
 
 
 def new_markdown(text: str = "") -> Markdown:
+    from textual.widgets import Markdown
+
     return Markdown(text, parser_factory=shared_parser)
 
 
@@ -91,7 +98,7 @@ class StreamedMarkdown(Vertical):
         if self._stream is None:
             widget = new_markdown()
             await self.mount(widget)
-            self._stream = Markdown.get_stream(widget)
+            self._stream = type(widget).get_stream(widget)
         self._segment += fragment
         await self._stream.write(fragment)
 

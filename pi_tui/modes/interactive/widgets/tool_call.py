@@ -10,7 +10,6 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import Static
 
@@ -22,30 +21,20 @@ REPAINT_INTERVAL = 0.05
 """Live output repaints at most this often (a chatty command must not flood the loop)."""
 
 
-class ToolCallPanel(Vertical):
-    DEFAULT_CSS = """
-    ToolCallPanel { height: auto; }
-    ToolCallPanel > .tool-body { height: auto; }
-    ToolCallPanel > .tool-notes { height: auto; }
-    """
+class ToolCallPanel(Static):
+    """One widget per call (body and notes in one ``Content``): long sessions mount hundreds."""
+
+    DEFAULT_CSS = "ToolCallPanel { height: auto; }"
 
     def __init__(self, call_id: str, name: str, args: dict[str, Any] | None = None, *,
                  expanded: bool = False, status: str = "pending") -> None:
-        super().__init__(classes="tool-call")
+        super().__init__("", classes="tool-call")
         self.call_id = call_id
         self.state = ToolCallState(name=name, args=dict(args or {}), status=status)
         self.expanded = expanded
         self.started_at: float | None = None
         self.duration: float | None = None
         self._repaint_scheduled = False
-        self._body = Static("", classes="tool-body")
-        self._notes = Static("", classes="tool-notes")
-
-    def compose(self):  # type: ignore[no-untyped-def]
-        yield self._body
-        yield self._notes
-
-    def on_mount(self) -> None:
         self.repaint()
 
     # ------------------------------------------------------------------ state changes
@@ -109,8 +98,9 @@ class ToolCallPanel(Vertical):
         self.border_subtitle = Content(mark)
         for status in STATUS_MARK:
             self.set_class(self.state.status == status, f"-{status}")
-        self._body.update(view.body if view.body is not None else Content(""))
-        self._body.display = view.body is not None and bool(view.body.plain)
+        content = view.body if view.body is not None and view.body.plain else Content("")
         if view.notes:
-            self._notes.update(Content.styled("\n".join(view.notes), "$text-muted"))
-        self._notes.display = bool(view.notes)
+            separator = "\n" if content.plain else ""
+            content = content.append_text(separator + "\n".join(view.notes), "$text-muted")
+        self.update(content)
+        self.set_class(not content.plain, "-empty")
