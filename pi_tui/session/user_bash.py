@@ -43,6 +43,8 @@ class UserBashMixin(SessionBase):
         self.session_manager.append_message(message)
 
     async def _execute_user_bash(self, command: str, exclude: bool) -> BashExecutionMessage:
+        # A fresh abort event before anything awaits, so an abort during the extension call counts.
+        self._bash_abort = asyncio.Event()
         if self.extensions is not None and self.extensions.has_handlers("user_bash"):
             answer = await self.extensions.emit_user_bash(command, exclude, self.cwd)
             result = answer.get("result") if answer else None
@@ -50,7 +52,9 @@ class UserBashMixin(SessionBase):
                 return _from_result(command, result, exclude)
         from pi_tui.tools.user_bash import run_user_bash
 
-        self._bash_abort = asyncio.Event()
+        if self._bash_abort.is_set():
+            return _from_result(command, {"cancelled": True, "exitCode": None}, exclude)
+        # Full outputs go beside the session file, so they survive a restart (in-memory: temp).
         artifact_dir = self.session_manager.artifact_dir if self.session_manager.session_file is not None else None
         return await run_user_bash(command, cwd=self.cwd, settings=self.settings, artifact_dir=artifact_dir,
                                    abort=self._bash_abort, exclude_from_context=exclude)
