@@ -30,6 +30,7 @@ from pi_tui.core.context.compaction import (
     CompactionResult,
     CompactionSettings,
     coerce_compaction_settings,
+    fit_to_window,
     prepare_compaction,
 )
 from pi_tui.core.errors import PiError
@@ -120,7 +121,8 @@ class CompactionRunner(CompactionSteps):
         if not callable(getter):
             return CompactionSettings()
         raw = getter(model.provider, model.id) if model is not None else getter()
-        return coerce_compaction_settings(raw)
+        settings = coerce_compaction_settings(raw)
+        return fit_to_window(settings, model.context_window) if model is not None else settings
 
     # ------------------------------------------------------------------ manual
 

@@ -76,6 +76,26 @@ def coerce_compaction_settings(value: Any) -> CompactionSettings:
     )
 
 
+def fit_to_window(settings: CompactionSettings, context_window: int) -> CompactionSettings:
+    """Scale reserve/keep-recent down for small context windows.
+
+    pi's defaults (reserve 16,384, keep 20,000) are sized for 128k+ windows. On an 8k local model
+    they make ``tokens > window - reserve`` true for every turn, so pi compacts after each answer
+    while keeping everything (nothing can be cut): a summary call per turn for nothing. A value
+    as large as the whole window, which can never work, is brought down to a quarter of it; any
+    value smaller than the window is the user's choice and used as given.
+    """
+    if context_window <= 0:
+        return settings
+    limit = context_window
+    quarter = max(1, context_window // 4)
+    reserve = settings.reserve_tokens if settings.reserve_tokens < limit else quarter
+    keep = settings.keep_recent_tokens if settings.keep_recent_tokens < limit else quarter
+    if reserve == settings.reserve_tokens and keep == settings.keep_recent_tokens:
+        return settings
+    return CompactionSettings(enabled=settings.enabled, reserve_tokens=reserve, keep_recent_tokens=keep)
+
+
 def history_max_tokens(settings: CompactionSettings) -> int:
     """The history summarizer's own output budget: floor(0.8 × reserve), never the window."""
     return math.floor(HISTORY_BUDGET_RATIO * settings.reserve_tokens)

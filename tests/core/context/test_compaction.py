@@ -275,3 +275,15 @@ def test_fixture_projection_is_summary_then_kept_then_newer(pi_fixtures: Path, n
         "timestamp": messages[0]["timestamp"],
     }
     assert messages[1:] == [by_id[i]["message"] for i in expected_ids]
+
+
+def test_fit_to_window_scales_settings_that_cannot_fit_a_small_window() -> None:
+    from pi_tui.core.context.compaction import CompactionSettings, fit_to_window
+
+    defaults = CompactionSettings()
+    small = fit_to_window(defaults, 8192)
+    assert (small.reserve_tokens, small.keep_recent_tokens) == (2048, 2048)
+    # A reserve below the window is a deliberate choice and stays; only keep-recent is scaled.
+    chosen = fit_to_window(CompactionSettings(reserve_tokens=6000, keep_recent_tokens=20000), 8192)
+    assert (chosen.reserve_tokens, chosen.keep_recent_tokens) == (6000, 2048)
+    assert fit_to_window(defaults, 200_000) is defaults
