@@ -1,10 +1,19 @@
-"""Classifying provider failures into pi-tui's error kinds (shared by every provider)."""
+"""Provider failures, shared by every provider (the direct HTTP client and the litellm adapter):
+the error kind, pi's error text for an HTTP error body (§14.2) and the retry delay a response
+asks for. No litellm here: the HTTP client must not pay for its import."""
 
 from __future__ import annotations
+
+import email.utils
+import json
+import math
+import time
+from typing import Any
 
 from pi_tui.core.messages import ErrorKind
 from pi_tui.core.overflow import is_overflow_error_text
 
+CONNECTION_ERROR_MESSAGE = "Connection error."
 _OVERFLOW_CODES = ("context_length_exceeded", "model_context_window_exceeded", "request_too_large")
 
 
@@ -30,3 +39,45 @@ def classify_http_error(status: int | None, message: str = "", code: str | None 
     if 400 <= status < 500:
         return "bad_request"
     return "unknown"
+
+
+def error_text(status: int, raw: str) -> tuple[str, str | None]:
+    """pi's error message for an HTTP error body (§14.2) and the error's ``code``."""
+    try:
+        parsed = json.loads(raw)
+    except ValueError:
+        return f"{status} {raw}".rstrip(), None
+    error = parsed.get("error") if isinstance(parsed, dict) else None
+    if error is None:
+        return f"{status} status code (no body)", None
+    if not isinstance(error, dict):
+        return f"{status} {json.dumps(error, separators=(',', ':'))}", None
+    code = error.get("code")
+    message = error.get("message")
+    text = f"{status} {message}" if isinstance(message, str) else f"{status} {json.dumps(error, separators=(',', ':'))}"
+    metadata = error.get("metadata")
+    if isinstance(metadata, dict) and metadata.get("raw"):
+        text += f"\n{metadata['raw']}"
+    return text, (str(code) if code else None)
+
+
+def retry_after_ms(headers: Any) -> int | None:
+    """``retry-after-ms``, else ``retry-after`` (seconds or an HTTP date)."""
+    value = headers.get("retry-after-ms")
+    if value is not None:
+        try:
+            return math.ceil(float(value))
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return math.ceil(float(value) * 1000)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0, math.ceil((when.timestamp() - time.time()) * 1000))

@@ -28,9 +28,13 @@ from typing import Any
 
 from pi_tui.core.messages import ErrorKind
 from pi_tui.core.provider import CompletionRequest
-from pi_tui.providers.classify import classify_http_error
+from pi_tui.providers.classify import (
+    CONNECTION_ERROR_MESSAGE,
+    classify_http_error,
+    error_text,
+    retry_after_ms,
+)
 from pi_tui.providers.openai_encode import build_request_body, model_compat, request_headers
-from pi_tui.providers.openai_http import CONNECTION_ERROR_MESSAGE, error_text, retry_after_ms
 from pi_tui.providers.script import CONNECTION_CUT_MESSAGE, TIMEOUT_MESSAGE
 
 _TOP_LEVEL_KEYS = ("model", "stream", "stream_options")

@@ -13,16 +13,18 @@ No HTTP-level retries: retries are the session's, with visible events (§7.5).
 
 from __future__ import annotations
 
-import email.utils
 import json
-import math
-import time
 from collections.abc import AsyncIterator
 from typing import Any
 
 from pi_tui import __version__
 from pi_tui.core.provider import AssistantMessageEvent, CompletionRequest
-from pi_tui.providers.classify import classify_http_error
+from pi_tui.providers.classify import (
+    CONNECTION_ERROR_MESSAGE,
+    classify_http_error,
+    error_text,
+    retry_after_ms,
+)
 from pi_tui.providers.http_stream import (
     ConnectFailed,
     ReadTimeout,
@@ -39,7 +41,6 @@ from pi_tui.providers.openai_encode import (
 from pi_tui.providers.script import CONNECTION_CUT_MESSAGE, TIMEOUT_MESSAGE
 from pi_tui.providers.stream_assembler import StreamAssembler
 
-CONNECTION_ERROR_MESSAGE = "Connection error."
 DEFAULT_TIMEOUT_S = 600.0
 
 
@@ -125,45 +126,3 @@ async def _sse_data(response: Any) -> AsyncIterator[str]:
             lines.append(line[5:].lstrip(" "))
     if lines:
         yield "\n".join(lines)
-
-
-def error_text(status: int, raw: str) -> tuple[str, str | None]:
-    """pi's error message for an HTTP error body (§14.2) and the error's ``code``."""
-    try:
-        parsed = json.loads(raw)
-    except ValueError:
-        return f"{status} {raw}".rstrip(), None
-    error = parsed.get("error") if isinstance(parsed, dict) else None
-    if error is None:
-        return f"{status} status code (no body)", None
-    if not isinstance(error, dict):
-        return f"{status} {json.dumps(error, separators=(',', ':'))}", None
-    code = error.get("code")
-    message = error.get("message")
-    text = f"{status} {message}" if isinstance(message, str) else f"{status} {json.dumps(error, separators=(',', ':'))}"
-    metadata = error.get("metadata")
-    if isinstance(metadata, dict) and metadata.get("raw"):
-        text += f"\n{metadata['raw']}"
-    return text, (str(code) if code else None)
-
-
-def retry_after_ms(headers: Any) -> int | None:
-    """``retry-after-ms``, else ``retry-after`` (seconds or an HTTP date)."""
-    value = headers.get("retry-after-ms")
-    if value is not None:
-        try:
-            return math.ceil(float(value))
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return math.ceil(float(value) * 1000)
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0, math.ceil((when.timestamp() - time.time()) * 1000))
