@@ -41,12 +41,19 @@ def usage_from_openai(raw: dict[str, Any], model: ModelInfo) -> Usage:
     usage["totalTokens"] = inp + out + cache_read + cache_write
     prices = model.cost
     cost = usage["cost"]
-    cost["input"] = prices.input * inp / 1e6
-    cost["output"] = prices.output * out / 1e6
-    cost["cacheRead"] = prices.cache_read * cache_read / 1e6
-    cost["cacheWrite"] = prices.cache_write * cache_write / 1e6
-    cost["total"] = cost["input"] + cost["output"] + cost["cacheRead"] + cost["cacheWrite"]
+    parts = (prices.input * inp / 1e6, prices.output * out / 1e6,
+             prices.cache_read * cache_read / 1e6, prices.cache_write * cache_write / 1e6)
+    cost["input"], cost["output"], cost["cacheRead"], cost["cacheWrite"] = (js_number(p) for p in parts)
+    cost["total"] = js_number(sum(parts))
     return usage
+
+
+def js_number(value: float) -> float:
+    """An integral float as an int, so it is written ``0`` (as JavaScript writes numbers in pi's
+    files) rather than ``0.0``; other values unchanged."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
 
 
 # --------------------------------------------------------------------------- tolerant JSON
