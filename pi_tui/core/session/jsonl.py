@@ -17,6 +17,10 @@ from typing import Any
 
 from pi_tui.core.session.entries import Entry
 
+_BLANK = " \t\r\f\v"
+"""What may fill a line that is skipped as blank (ASCII only: a NEL or NBSP line is malformed,
+as it is for pi)."""
+
 MAX_LISTED_WARNINGS = 20
 """Individual malformed-line warnings listed before the rest are summarized in one line."""
 
@@ -92,7 +96,7 @@ def parse_session_text(text: str, path: Path) -> ParsedSession:
             stop = find("\n", start)
             if stop < 0:
                 stop = length
-            blank = stop == start or (text[start] in " \t\r\f\v" and text[start:stop].isspace())
+            blank = stop == start or (text[start] in _BLANK and not text[start:stop].strip(_BLANK))
             if not blank:
                 result.has_content = True
                 try:

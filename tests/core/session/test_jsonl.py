@@ -81,7 +81,7 @@ def _reference(text: str) -> tuple[list[dict], list[int]]:
     """Line by line with json.loads: what the fast parser must agree with."""
     good, bad = [], []
     for number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
+        if not line.strip(" \t\r\f\v"):  # ASCII blanks only, as JS trim() in pi
             continue
         try:
             obj = json.loads(line)
