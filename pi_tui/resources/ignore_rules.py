@@ -1,71 +1,29 @@
-"""A small ``.gitignore``/``.ignore``/``.fdignore`` matcher for skill discovery (§6.2).
+"""``.gitignore``/``.ignore``/``.fdignore`` rules for skill discovery (§6.2).
 
-Enough of gitignore for resource folders: comments, ``!`` negation, trailing ``/`` (directories
-only), leading or inner ``/`` (anchored to the folder holding the file), ``*``/``?``/``[]`` and
-``**``. The last matching rule wins, as in git.
+The matching is ``core.gitignore`` (the same matcher grep/find use): comments, ``!`` negation,
+trailing ``/`` (directories only), leading or inner ``/`` (anchored to the folder holding the
+file), ``*``/``?``/``[]`` that never cross ``/``, ``**``, escapes. The last matching rule wins.
 """
 
 from __future__ import annotations
 
-import fnmatch
-import re
-from dataclasses import dataclass
 from pathlib import Path
+
+from pi_tui.core.gitignore import IgnoreScopes
 
 IGNORE_FILES = (".gitignore", ".ignore", ".fdignore")
 
 
-@dataclass(frozen=True, slots=True)
-class _Rule:
-    base: Path
-    regex: re.Pattern[str]
-    negate: bool
-    dir_only: bool
-    anchored: bool
-
-
-def _compile(pattern: str) -> re.Pattern[str]:
-    parts = pattern.split("**")
-    translated = ".*".join(fnmatch.translate(p).removeprefix("(?s:").removesuffix(")\\Z") for p in parts)
-    return re.compile(f"(?s:{translated})\\Z")
-
-
 class IgnoreRules:
-    def __init__(self, rules: tuple[_Rule, ...] = ()) -> None:
-        self._rules = rules
+    def __init__(self, scopes: IgnoreScopes | None = None) -> None:
+        self._scopes = scopes or IgnoreScopes()
 
     def with_directory(self, directory: Path) -> IgnoreRules:
         """These rules plus the ignore files found directly in ``directory``."""
-        added: list[_Rule] = []
+        scopes = self._scopes
         for name in IGNORE_FILES:
-            try:
-                text = (directory / name).read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                continue
-            for raw in text.splitlines():
-                line = raw.strip()
-                if not line or line.startswith("#"):
-                    continue
-                negate = line.startswith("!")
-                line = line.removeprefix("!")
-                dir_only = line.endswith("/")
-                line = line.rstrip("/")
-                anchored = "/" in line
-                line = line.lstrip("/")
-                if line:
-                    added.append(_Rule(directory, _compile(line), negate, dir_only, anchored))
-        return IgnoreRules(self._rules + tuple(added)) if added else self
+            scopes = scopes.with_file(directory, directory / name)
+        return self if scopes is self._scopes else IgnoreRules(scopes)
 
     def ignored(self, path: Path, *, is_dir: bool) -> bool:
-        verdict = False
-        for rule in self._rules:
-            if rule.dir_only and not is_dir:
-                continue
-            try:
-                relative = path.relative_to(rule.base).as_posix()
-            except ValueError:
-                continue
-            target = relative if rule.anchored else path.name
-            if rule.regex.match(target):
-                verdict = not rule.negate
-        return verdict
+        return self._scopes.ignored(path, is_dir=is_dir)

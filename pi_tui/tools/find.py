@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Literal
 
 from pi_tui.core.errors import ToolError
+from pi_tui.core.gitignore import glob_to_regex, walk
 from pi_tui.core.messages import JsonValue
 from pi_tui.core.tool import ToolContext, ToolResult
 from pi_tui.tools.common import names_failures, optional_int, optional_str, require_str
-from pi_tui.tools.gitignore import glob_to_regex, walk
 from pi_tui.tools.paths import resolve_to_cwd
 from pi_tui.tools.search_common import find_binary, listing_result
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Literal
 
 from pi_tui.core.errors import ToolError
+from pi_tui.core.gitignore import glob_to_regex, walk
 from pi_tui.core.messages import JsonValue
 from pi_tui.core.tool import ToolContext, ToolResult
 from pi_tui.tools.common import (
@@ -27,7 +28,6 @@ from pi_tui.tools.common import (
     optional_str,
     require_str,
 )
-from pi_tui.tools.gitignore import glob_to_regex, walk
 from pi_tui.tools.paths import resolve_to_cwd
 from pi_tui.tools.search_common import find_binary, kill_quietly, listing_result
 from pi_tui.tools.truncate import GREP_MAX_LINE_LENGTH, truncate_line

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pi_tui.tools.gitignore import IgnoreScope, IgnoreStack, glob_to_regex, parse_gitignore, walk
+from pi_tui.core.gitignore import IgnoreScope, IgnoreStack, glob_to_regex, parse_gitignore, walk
 
 
 def ignored(rules_text: str, rel: str, is_dir: bool = False) -> bool:

@@ -1,4 +1,5 @@
-"""A small ``.gitignore`` matcher and a walker that honours it (for grep/find without rg/fd).
+"""A small ``.gitignore`` matcher and a walker that honours it (stdlib only). Used by grep/find
+without rg/fd (``walk``) and by skill discovery (``IgnoreScopes``, absolute folders).
 
 Covers what projects actually write: comments, blank lines, ``!`` negation (last match wins),
 trailing ``/`` for directories only, patterns with an inner ``/`` anchored to their file's
@@ -205,3 +206,33 @@ def _walk_dir(folder: Path, rel: str, stack: IgnoreStack, respect: bool) -> Iter
         yield WalkEntry(child_rel, Path(entry.path), is_dir)
         if is_dir:
             yield from _walk_dir(Path(entry.path), child_rel, stack, respect)
+
+
+class IgnoreScopes:
+    """Rules keyed by the absolute folder of their ignore file (skill discovery walks absolute
+    paths; ``IgnoreStack`` is for a walk relative to one root). Later files win, as in git."""
+
+    def __init__(self, scopes: tuple[tuple[Path, tuple[IgnoreRule, ...]], ...] = ()) -> None:
+        self._scopes = scopes
+
+    def with_file(self, folder: Path, ignore_file: Path) -> IgnoreScopes:
+        try:
+            text = ignore_file.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return self
+        rules = tuple(parse_gitignore(text))
+        return IgnoreScopes((*self._scopes, (folder, rules))) if rules else self
+
+    def ignored(self, path: Path, *, is_dir: bool) -> bool:
+        verdict = False
+        for folder, rules in self._scopes:
+            try:
+                local = path.relative_to(folder).as_posix()
+            except ValueError:
+                continue
+            for rule in rules:
+                if rule.directory_only and not is_dir:
+                    continue
+                if rule.regex.match(local):
+                    verdict = not rule.negated
+        return verdict
