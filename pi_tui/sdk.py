@@ -20,6 +20,7 @@ imported: tests and demos run fully offline.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -83,10 +84,15 @@ def create_agent_session(
     if resources is None:
         options = resource_options if resource_options is not None else _resource_options(settings)
 
-        def loader() -> Any:
+        def loader(extra_skill_paths: Sequence[Path] = (), extra_prompt_paths: Sequence[Path] = ()) -> Any:
+            """Extensions' ``resources_discover`` paths come in as arguments."""
             from pi_tui.resources.loader import load_resources
 
-            return load_resources(cwd_path, agent, options)
+            chosen = options
+            if extra_skill_paths or extra_prompt_paths:
+                chosen = dataclasses.replace(options, extra_skill_paths=tuple(extra_skill_paths),
+                                             extra_prompt_paths=tuple(extra_prompt_paths))
+            return load_resources(cwd_path, agent, chosen)
 
         resources = loader()
     manager = session_manager or _session_manager(cwd_path, settings, session, session_dir, continue_session, no_session)

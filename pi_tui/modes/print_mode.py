@@ -63,6 +63,7 @@ async def _run(args: argparse.Namespace) -> int:
         for note in session.session_manager.load_warnings:
             print(f"pi-tui: {note}", file=sys.stderr)
     try:
+        await session.start()  # session_start + resources_discover before the first prompt
         for index, text in enumerate(prompts):
             await session.prompt(text, images=images if index == 0 else ())
     except PiError as err:

@@ -43,6 +43,7 @@ from pi_tui.core.messages import (
 from pi_tui.core.provider import CompletionRequest, ModelInfo, Provider
 from pi_tui.core.session.manager import SessionManager
 from pi_tui.core.tool import Tool
+from pi_tui.session.lifecycle import LifecycleMixin
 from pi_tui.session.persistence import persist_message
 from pi_tui.session.prompting import expand_prompt_text
 from pi_tui.session.queue_mirror import QueueMirror
@@ -64,7 +65,7 @@ _FORWARDED_TO_EXTENSIONS = frozenset({
 })
 
 
-class AgentSession(RunConfigMixin, SessionControlMixin, UserBashMixin, RetryMixin):
+class AgentSession(RunConfigMixin, LifecycleMixin, SessionControlMixin, UserBashMixin, RetryMixin):
     def __init__(
         self,
         *,
@@ -115,6 +116,10 @@ class AgentSession(RunConfigMixin, SessionControlMixin, UserBashMixin, RetryMixi
         self._retrying = False
         self._abort_requested = False
         self._started = False
+        self._extra_skill_paths: list[Path] = []
+        self._extra_prompt_paths: list[Path] = []
+        self.replacement_cancelled = False
+        """Whether the last new/resume/fork was cancelled by an extension."""
         self._background: set[asyncio.Future[Any]] = set()
         self._pending_bash: list[AgentMessage] = []
         self._bash_abort = asyncio.Event()

@@ -62,6 +62,7 @@ class SessionBase:
     _run_system_prompt: str | None
     _background: set[asyncio.Future[Any]]
     _started: bool
+    replacement_cancelled: bool
 
     # Implemented by AgentSession.
     def emit(self, event: dict[str, Any]) -> None:
@@ -121,5 +122,11 @@ class SessionBase:
         raise NotImplementedError
 
     def replace_messages(self, messages: list[AgentMessage]) -> None:
+        raise NotImplementedError
+
+    async def _lifecycle(self, event: str, payload: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    def _load_resources(self) -> Any:
         raise NotImplementedError
 

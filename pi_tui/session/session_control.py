@@ -28,7 +28,7 @@ class SessionControlMixin(SessionBase):
         called before each run and after compaction."""
         if reload and self._resource_loader is not None:
             try:
-                self.resources = self._resource_loader()
+                self.resources = self._load_resources()
             except Exception as err:
                 self.emit({"type": "notify", "message": f"Reloading resources failed: {err}", "level": "warning"})
         if self._system_prompt_builder is not None:
@@ -248,17 +248,6 @@ class SessionControlMixin(SessionBase):
             return None
         return found
 
-    async def start(self) -> None:
-        """Tell extensions the session is up (``session_start{reason:"startup"}``); once.
-        ``prompt()`` calls it, so modes need not."""
-        if not self._started:
-            self._started = True
-            await self._lifecycle("session_start", {"reason": "startup"})
-
-    async def _lifecycle(self, event: str, payload: dict[str, Any]) -> None:
-        if self.extensions is not None and self.extensions.has_handlers(event):
-            await self.extensions.emit(event, payload)
-
     async def _replace(self, reason: str, make: Any) -> Any:
         """Shut the current session down for extensions, swap it (under the lock), restore, and
         start the new one (§13.8 ``session_shutdown`` / ``session_start``)."""
@@ -272,16 +261,36 @@ class SessionControlMixin(SessionBase):
         await self._lifecycle("session_start", {"reason": reason, "previousSessionFile": _text(previous)})
         return outcome
 
-    async def new_session(self) -> None:
+    async def _cancelled_by_extension(self, event: str, payload: dict[str, Any]) -> bool:
+        """``session_before_switch`` / ``session_before_fork``: may an extension veto it?
+        The answer is also kept in ``replacement_cancelled`` (``fork`` returns None either way)."""
+        cancelled = False
+        if self.extensions is not None and self.extensions.has_handlers(event):
+            cancelled = await self.extensions.emit_cancellable(event, payload)
+        self.replacement_cancelled = cancelled
+        return cancelled
+
+    async def new_session(self) -> bool:
+        """``/new``; False when an extension cancelled it (``session_before_switch``)."""
+        if await self._cancelled_by_extension("session_before_switch", {"reason": "new"}):
+            return False
+
         def make() -> tuple[None, SessionManager]:
             previous = self.session_manager.session_file
             self.session_manager.new_session(parent_session=str(previous) if previous else None)
             return None, self.session_manager
 
         await self._replace("new", make)
+        return True
 
-    async def switch_session(self, path: Path) -> None:
-        await self._replace("resume", lambda: (None, self._open_replacing_current(Path(path))))
+    async def switch_session(self, path: Path) -> bool:
+        """``/resume``; False when an extension cancelled it (``session_before_switch``)."""
+        target = Path(path)
+        payload = {"reason": "resume", "targetSessionFile": str(target)}
+        if await self._cancelled_by_extension("session_before_switch", payload):
+            return False
+        await self._replace("resume", lambda: (None, self._open_replacing_current(target)))
+        return True
 
     def _open_replacing_current(self, path: Path) -> SessionManager:
         """Release the current file's lock before opening ``path``: resuming the session that is
@@ -301,6 +310,11 @@ class SessionControlMixin(SessionBase):
             raise
 
     async def fork(self, entry_id: str, position: str = "before") -> str | None:
+        """``/fork``: the selected text, or None (also when ``session_before_fork`` cancelled it;
+        then ``replacement_cancelled`` is True). Only ``cancel`` is honoured (§13.1)."""
+        if await self._cancelled_by_extension("session_before_fork", {"entryId": entry_id, "position": position}):
+            return None
+
         def make() -> tuple[str | None, SessionManager]:
             result = self.session_manager.fork(entry_id, position)  # type: ignore[arg-type]
             return result.selected_text, self.session_manager

@@ -9,6 +9,9 @@ adjacent in the history.
 from __future__ import annotations
 
 import asyncio
+import inspect
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from pi_tui.core.messages import AgentMessage, BashExecutionMessage, now_ms
@@ -45,11 +48,14 @@ class UserBashMixin(SessionBase):
     async def _execute_user_bash(self, command: str, exclude: bool) -> BashExecutionMessage:
         # A fresh abort event before anything awaits, so an abort during the extension call counts.
         self._bash_abort = asyncio.Event()
+        executor = None
         if self.extensions is not None and self.extensions.has_handlers("user_bash"):
             answer = await self.extensions.emit_user_bash(command, exclude, self.cwd)
             result = answer.get("result") if answer else None
             if isinstance(result, dict):
                 return _from_result(command, result, exclude)
+            if answer and answer.get("operations") is not None:
+                executor = _executor_from(answer["operations"])
         from pi_tui.tools.user_bash import run_user_bash
 
         if self._bash_abort.is_set():
@@ -57,7 +63,7 @@ class UserBashMixin(SessionBase):
         # Full outputs go beside the session file, so they survive a restart (in-memory: temp).
         artifact_dir = self.session_manager.artifact_dir if self.session_manager.session_file is not None else None
         return await run_user_bash(command, cwd=self.cwd, settings=self.settings, artifact_dir=artifact_dir,
-                                   abort=self._bash_abort, exclude_from_context=exclude)
+                                   abort=self._bash_abort, exclude_from_context=exclude, executor=executor)
 
 
 def _from_result(command: str, result: dict[str, Any], exclude: bool) -> BashExecutionMessage:
@@ -75,3 +81,30 @@ def _from_result(command: str, result: dict[str, Any], exclude: bool) -> BashExe
     if exclude:
         message["excludeFromContext"] = True
     return message
+
+
+def _executor_from(operations: Any) -> Any:
+    """An extension's ``operations`` (an object or dict with ``exec``) as a shell executor.
+
+    ``exec(command, cwd, on_data=..., signal=...)`` may be sync or async; ``on_data`` takes
+    text or bytes; the result is ``{"exitCode": n}`` or the number. A failure becomes the
+    command's output with exit code 1 (the user sees it, nothing is raised)."""
+    run = operations.get("exec") if isinstance(operations, dict) else getattr(operations, "exec", None)
+    if not callable(run):
+        return None
+
+    async def execute(command: str, cwd: Path, on_output: Callable[[bytes], None], abort: asyncio.Event | None) -> int | None:
+        def on_data(chunk: str | bytes) -> None:
+            on_output(chunk.encode("utf-8") if isinstance(chunk, str) else bytes(chunk))
+
+        try:
+            outcome = run(command, str(cwd), on_data=on_data, signal=abort)
+            if inspect.isawaitable(outcome):
+                outcome = await outcome
+        except Exception as err:
+            on_data(f"{type(err).__name__}: {err}\n")
+            return 1
+        code = outcome.get("exitCode") if isinstance(outcome, dict) else outcome
+        return code if isinstance(code, int) and not isinstance(code, bool) else None
+
+    return execute

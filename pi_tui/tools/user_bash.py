@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,9 @@ from pi_tui.tools.common import output_dir
 from pi_tui.tools.output import OutputAccumulator
 from pi_tui.tools.shell import run_shell
 from pi_tui.tools.truncate import truncate_tail
+
+ShellExecutor = Callable[[str, Path, Callable[[bytes], None], "asyncio.Event | None"], Awaitable["int | None"]]
+"""``(command, cwd, on_output, abort) -> exit code``: a replacement for the local shell."""
 
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
@@ -39,12 +42,16 @@ async def run_user_bash(
     abort: asyncio.Event | None = None,
     on_chunk: Callable[[str], None] | None = None,
     exclude_from_context: bool = False,
+    executor: ShellExecutor | None = None,
 ) -> BashExecutionMessage:
     """Run ``command`` for the user and return the ``bashExecution`` message (pi's fields:
     output, exitCode, cancelled, truncated, fullOutputPath when the output was saved).
 
     ``settings`` is the merged settings dict or anything with ``as_dict()`` (SettingsManager).
-    ``on_chunk`` receives sanitized text as it arrives.
+    ``on_chunk`` receives sanitized text as it arrives. ``executor`` replaces the local shell
+    (an extension's ``user_bash`` ``operations``): it gets the command, the cwd, a byte sink and
+    ``abort``, and returns the exit code; the output still goes through truncation and the
+    full-output file. With an executor the result is ``cancelled`` when ``abort`` was set.
     """
     acc = OutputAccumulator(output_dir(artifact_dir))
     settings_dict = _settings_dict(settings)
@@ -55,17 +62,22 @@ async def run_user_bash(
             on_chunk(sanitize_output(chunk.decode("utf-8", "replace")))
 
     try:
-        outcome = await run_shell(command, cwd=cwd, settings=settings_dict, on_output=on_output, abort=abort)
+        if executor is None:
+            exit_code = (await run_shell(command, cwd=cwd, settings=settings_dict, on_output=on_output,
+                                         abort=abort)).exit_code
+            cancelled = exit_code is None
+        else:
+            exit_code = await executor(command, cwd, on_output, abort)
+            cancelled = abort is not None and abort.is_set()
     finally:
         acc.finish()
     truncation = truncate_tail(sanitize_output(acc.tail_text()))
     truncated = truncation.truncated or acc.over_limits
-    cancelled = outcome.exit_code is None
     message: BashExecutionMessage = {
         "role": "bashExecution",
         "command": command,
         "output": truncation.content,
-        "exitCode": None if cancelled else outcome.exit_code,
+        "exitCode": None if cancelled else exit_code,
         "cancelled": cancelled,
         "truncated": truncated,
         "timestamp": now_ms(),

@@ -167,3 +167,20 @@ def test_unknown_tool_names_are_reported(tmp_path: Path, project: Path) -> None:
     result = _run(["-p", "--tools", "read,fly", "hi"], agent, project)
     assert result.returncode == 1
     assert "Unknown tool in --tools: fly (available: read, bash, edit, write" in result.stderr
+
+
+def test_print_mode_starts_the_session_so_discovered_templates_expand(tmp_path: Path, project: Path) -> None:
+    extension = tmp_path / "discover.py"
+    extension.write_text(
+        "def register(pi):\n"
+        "    @pi.on('resources_discover')\n"
+        f"    def found(event):\n        return {{'promptPaths': [{str(tmp_path / 'prompts')!r}]}}\n"
+    )
+    (tmp_path / "prompts").mkdir()
+    (tmp_path / "prompts" / "greet.md").write_text("Say hello to $1.\n")
+    with FakeServer([{"text": "hello"}]) as server:
+        agent = _agent_dir(tmp_path, server.base_url)
+        result = _run(["-p", "--no-session", "--no-extensions", "-e", str(extension), "/greet Ada"], agent, project)
+        requests = server.requests
+    assert result.returncode == 0, result.stderr
+    assert requests[0]["messages"][1]["content"][0]["text"].strip() == "Say hello to Ada."
