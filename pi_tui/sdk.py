@@ -125,6 +125,7 @@ def create_agent_session(
         runner.on_error(agent_session.emit)
         runner.bind(agent_session)
     for note in restored.notes:
+        agent_session.add_diagnostic("model", note)  # no listener yet: modes show diagnostics()
         agent_session.notify(note, "warning")
     return agent_session
 

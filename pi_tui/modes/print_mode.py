@@ -4,7 +4,8 @@ The prompts run one after another in one session. Text mode prints the text bloc
 assistant message to stdout; if that message ended in ``error`` or ``aborted`` its
 ``errorMessage`` (or ``Request <reason>``) goes to stderr and the exit code is 1. JSON mode
 prints the session header line, then every session event as one JSON line
-(``json_mode.py``). Diagnostics always go to stderr; stdout carries only the answer.
+(``json_mode.py``). Diagnostics always go to stderr (JSON mode: also as ``notify`` warning
+events after the header); stdout carries only the answer.
 
 Speed: a CLI run ends with flush + ``os._exit``: interpreter teardown after litellm was loaded
 costs about a second and buys nothing here.
@@ -59,11 +60,9 @@ async def _run(args: argparse.Namespace) -> int:
         from pi_tui.modes.json_mode import attach_json_output
 
         attach_json_output(session)
-    else:
-        for note in session.session_manager.load_warnings:
-            print(f"pi-tui: {note}", file=sys.stderr)
     try:
         await session.start()  # session_start + resources_discover before the first prompt
+        show_diagnostics(session, json_mode=json_mode)
         for index, text in enumerate(prompts):
             await session.prompt(text, images=images if index == 0 else ())
     except PiError as err:
@@ -72,6 +71,16 @@ async def _run(args: argparse.Namespace) -> int:
     finally:
         await _shutdown(session)
     return _report_last(session, print_text=not json_mode)
+
+
+def show_diagnostics(session: object, *, json_mode: bool) -> None:
+    """Start-up problems (settings, resources, models.json, the session file, extensions), each
+    naming its file, on stderr; in JSON mode also as ``notify`` warning events (stdout carries
+    only events there)."""
+    for _source, message in session.diagnostics():  # type: ignore[attr-defined]
+        print(f"pi-tui: {message}", file=sys.stderr)
+        if json_mode:
+            session.emit({"type": "notify", "message": message, "level": "warning"})  # type: ignore[attr-defined]
 
 
 def _report_last(session: object, *, print_text: bool) -> int:

@@ -118,6 +118,7 @@ class AgentSession(RunConfigMixin, LifecycleMixin, SessionControlMixin, UserBash
         self._started = False
         self._extra_skill_paths: list[Path] = []
         self._extra_prompt_paths: list[Path] = []
+        self._startup_notes: list[tuple[str, str]] = []
         self.replacement_cancelled = False
         """Whether the last new/resume/fork was cancelled by an extension."""
         self._background: set[asyncio.Future[Any]] = set()

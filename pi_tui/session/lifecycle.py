@@ -20,6 +20,35 @@ from pi_tui.session.session_base import SessionBase
 class LifecycleMixin(SessionBase):
     _extra_skill_paths: list[Path]
     _extra_prompt_paths: list[Path]
+    _startup_notes: list[tuple[str, str]]
+
+    def diagnostics(self) -> list[tuple[str, str]]:
+        """Every problem found while setting up, as ``(source, message)``; each message names its
+        file. Sources: ``settings``, ``resources`` (context files, skills, templates; current as
+        of the last reload), ``models`` (models.json), ``session`` (the session file's load
+        warnings), ``extensions`` (load failures) and whatever was added with
+        ``add_diagnostic`` (the SDK adds ``model`` restore notes). Modes show them at startup
+        and after ``/reload``."""
+        found: list[tuple[str, str]] = []
+        found += [("settings", str(d)) for d in getattr(self.settings, "diagnostics", None) or ()]
+        found += [("resources", str(d)) for d in getattr(self.resources, "diagnostics", None) or ()]
+        found += [("models", str(d)) for d in getattr(self.model_registry, "diagnostics", None) or ()]
+        found += [("session", str(w)) for w in getattr(self.session_manager, "load_warnings", None) or ()]
+        if self.extensions is not None:
+            found += [("extensions", f"{e['extensionPath']}: {e['error']}")
+                      for e in self.extensions.errors if e.get("event") == "load"]
+        found += self._startup_notes
+        unique: list[tuple[str, str]] = []
+        seen: set[str] = set()
+        for source, message in found:
+            if message not in seen:  # the same file problem may reach us through two parts
+                seen.add(message)
+                unique.append((source, message))
+        return unique
+
+    def add_diagnostic(self, source: str, message: str) -> None:
+        """Record a start-up problem for ``diagnostics()`` (shown by every mode)."""
+        self._startup_notes.append((source, message))
 
     async def start(self) -> None:
         """Tell extensions the session is up, once: ``session_start{reason:"startup"}`` then

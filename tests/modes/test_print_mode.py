@@ -184,3 +184,21 @@ def test_print_mode_starts_the_session_so_discovered_templates_expand(tmp_path: 
         requests = server.requests
     assert result.returncode == 0, result.stderr
     assert requests[0]["messages"][1]["content"][0]["text"].strip() == "Say hello to Ada."
+
+
+def test_startup_diagnostics_go_to_stderr_and_are_notify_events_in_json_mode(tmp_path: Path, project: Path) -> None:
+    (project / ".pi").mkdir(exist_ok=True)
+    settings_file = project / ".pi" / "settings.json"
+    settings_file.write_text("{ broken")
+    with FakeServer([{"text": "one"}, {"text": "two"}]) as server:
+        agent = _agent_dir(tmp_path, server.base_url)
+        text = _run(["-p", "--no-session", "hi"], agent, project)
+        json_run = _run(["--mode", "json", "-p", "--no-session", "hi"], agent, project)
+    assert text.returncode == 0 and text.stdout == "one\n"
+    assert str(settings_file) in text.stderr
+    assert json_run.returncode == 0, json_run.stderr
+    lines = [json.loads(line) for line in json_run.stdout.splitlines()]
+    assert lines[0]["type"] == "session"
+    assert lines[1]["type"] == "notify" and lines[1]["level"] == "warning"
+    assert str(settings_file) in lines[1]["message"]
+    assert lines[2]["type"] == "agent_start"
