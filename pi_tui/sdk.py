@@ -121,6 +121,7 @@ def create_agent_session(
         clock=clock,
         check_credentials=provider is None,
     )
+    agent_session.fresh_start = _fresh_start(model, provider_name, provider, registry, settings, thinking_level)
     if runner is not None:
         runner.on_error(agent_session.emit)
         runner.bind(agent_session)
@@ -166,6 +167,22 @@ def _initial_model(model: ModelInfo | str | None, provider_name: str | None, pro
                 raise
             return None
         return SCRIPTED_MODEL
+
+
+def _fresh_start(model: ModelInfo | str | None, provider_name: str | None, provider: Any, registry: Any,
+                 settings: Any, thinking_level: str | None) -> Callable[[], tuple[ModelInfo | None, str | None]]:
+    """§13.1: a replacement session without messages (``/new``, a root fork) starts like a fresh
+    one: the model and thinking level come again from the CLI choices kept here and from the
+    settings as they are now (``/model`` saved its choice there). None = keep the current."""
+
+    def resolve() -> tuple[ModelInfo | None, str | None]:
+        try:
+            chosen = _initial_model(model, provider_name, provider, registry, settings)
+        except (ProviderSetupError, ConfigError):
+            chosen = None
+        return (None if chosen is SCRIPTED_MODEL else chosen), thinking_level
+
+    return resolve
 
 
 def _resolve_stored(registry: Any, chosen: ModelInfo | None, provider: str, model_id: str) -> ModelInfo | None:

@@ -119,6 +119,9 @@ class AgentSession(RunConfigMixin, LifecycleMixin, SessionControlMixin, UserBash
         self._extra_skill_paths: list[Path] = []
         self._extra_prompt_paths: list[Path] = []
         self._startup_notes: list[tuple[str, str]] = []
+        self.fresh_start: Callable[[], tuple[ModelInfo | None, str | None]] | None = None
+        """The model (None = keep the current) and CLI thinking level for an empty replacement
+        session (§13.1); the SDK sets it from the CLI choices and the settings."""
         self.replacement_cancelled = False
         """Whether the last new/resume/fork was cancelled by an extension."""
         self._background: set[asyncio.Future[Any]] = set()

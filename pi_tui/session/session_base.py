@@ -63,6 +63,7 @@ class SessionBase:
     _background: set[asyncio.Future[Any]]
     _started: bool
     replacement_cancelled: bool
+    fresh_start: Callable[[], tuple[ModelInfo | None, str | None]] | None
 
     # Implemented by AgentSession.
     def emit(self, event: dict[str, Any]) -> None:

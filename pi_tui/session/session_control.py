@@ -228,8 +228,13 @@ class SessionControlMixin(SessionBase):
             self.session_manager.close()
         self.session_manager = manager
         default_level = getattr(self.settings, "default_thinking_level", "medium")
+        model, level = self._model, None
+        if self.fresh_start is not None and not manager.build_session_context().messages:
+            # §13.1: an empty replacement (``/new``, a root fork) starts as at startup.
+            fresh_model, level = self.fresh_start()
+            model = fresh_model or self._model
         restored = restore_model_and_thinking(
-            manager, model=self._model, model_explicit=explicit_model, thinking_level=None,
+            manager, model=model, model_explicit=explicit_model, thinking_level=level,
             default_thinking_level=default_level, resolve=self._resolve_model,
         )
         self._model = restored.model
