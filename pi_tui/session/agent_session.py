@@ -78,7 +78,7 @@ class AgentSession(RunConfigMixin, LifecycleMixin, SessionControlMixin, UserBash
         active_tools: Sequence[str] | None = None,
         settings: Any = None,
         resources: Any = None,
-        resource_loader: Callable[[], Any] | None = None,
+        resource_loader: Callable[..., Any] | None = None,
         model_registry: Any = None,
         extensions: ExtensionRunner | None = None,
         api_key: str | None = None,

@@ -53,7 +53,7 @@ class SessionBase:
     _check_keys: bool
     _all_tools: dict[str, Tool]
     _active_tool_names: list[str]
-    _resource_loader: Callable[[], Any] | None
+    _resource_loader: Callable[..., Any] | None
     _system_prompt_builder: Callable[[Any, Sequence[Tool]], str] | None
     _hooks: AgentHooks | None
     _queue: QueueMirror
