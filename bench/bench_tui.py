@@ -119,13 +119,33 @@ def bench_first_frame(runs: int) -> list[str]:
 # --------------------------------------------------------------------------- streaming
 
 
+def _answer_text(tokens: int) -> str:
+    """An LLM-like answer of about ``tokens`` tokens (4 chars each): paragraphs, a list, code."""
+    parts: list[str] = []
+    count = 0
+    block = 0
+    while count < tokens:
+        block += 1
+        if block % 5 == 0:
+            lines = [f"    value_{block}_{i} = compute({i})" for i in range(8)]
+            parts.append("```python\n" + "\n".join(lines) + "\n```")
+            count += 8 * 8
+        elif block % 3 == 0:
+            parts.append("\n".join(f"- item {block}.{i} is ready" for i in range(5)))
+            count += 5 * 6
+        else:
+            parts.append(" ".join(f"w{(block * 31 + i) % 97:02d}" for i in range(60)))
+            count += 60
+    return "\n\n".join(parts)
+
+
 async def _stream_once(tokens: int, chunks_per_second: int) -> dict[str, float]:
     from pi_tui.modes.interactive import chat_events
     from pi_tui.modes.interactive.app import PiApp
     from pi_tui.providers.fake_server import FakeServer
     from pi_tui.sdk import create_agent_session
 
-    text = "".join(f"w{i % 97:02d} " for i in range(tokens))  # ~4 chars ≈ 1 token per chunk
+    text = _answer_text(tokens)
     turn = {"text": text, "chunk_size": 4, "chunk_delay_ms": 1000 / chunks_per_second}
     base = Path(tempfile.mkdtemp(prefix="bench-stream-"))
     project = base / "project"

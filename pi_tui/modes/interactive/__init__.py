@@ -96,6 +96,9 @@ def load_session(args: argparse.Namespace, cwd: Path, agent: Path) -> Any:
 
 
 def run_interactive(args: argparse.Namespace) -> int:
+    # 30 frames/s instead of Textual's 60: streaming repaints half as often and the loop keeps
+    # time for the stream itself (read by textual.constants at import, so set it first).
+    os.environ.setdefault("TEXTUAL_FPS", "30")
     from pi_tui.modes.interactive.app import PiApp
     from pi_tui.resources.locations import agent_dir as default_agent_dir
 

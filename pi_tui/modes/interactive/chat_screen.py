@@ -21,7 +21,11 @@ from textual.screen import Screen
 from pi_tui.modes.interactive.chat_events import ChatEventRenderer, ChatWidgets
 from pi_tui.modes.interactive.commands import collect_commands, complete_slash, parse_slash
 from pi_tui.modes.interactive.file_complete import fuzzy_files, list_project_files
-from pi_tui.modes.interactive.messages import AgentEventReceived, SessionReplaced
+from pi_tui.modes.interactive.messages import (
+    AgentEventReceived,
+    AgentEventsBatched,
+    SessionReplaced,
+)
 from pi_tui.modes.interactive.session_view import footer_data, history_messages
 from pi_tui.modes.interactive.slash_runner import SlashRunner
 from pi_tui.modes.interactive.widgets.chat_items import ErrorBlock
@@ -146,8 +150,18 @@ class ChatScreen(Screen[None]):
     @on(AgentEventReceived)
     async def _agent_event(self, message: AgentEventReceived) -> None:
         message.stop()
-        await self.renderer.handle(message.event)
-        if message.event.get("type") == "compaction_end" and self.held:
+        await self._handle_event(message.event)
+
+    @on(AgentEventsBatched)
+    async def _agent_events(self, message: AgentEventsBatched) -> None:
+        message.stop()
+        events = self.pi.bridge.take(message.events) if self.pi.bridge is not None else message.events
+        for event in events:
+            await self._handle_event(event)
+
+    async def _handle_event(self, event: dict[str, Any]) -> None:
+        await self.renderer.handle(event)
+        if event.get("type") == "compaction_end" and self.held:
             self._flush_held()
 
     @on(SessionReplaced)

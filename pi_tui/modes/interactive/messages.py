@@ -21,6 +21,17 @@ class AgentEventReceived(Message):
 
 
 @dataclass
+class AgentEventsBatched(Message):
+    """Events that arrived while the screen was busy, delivered together in order.
+
+    At thousands of stream deltas per second one Textual message per delta costs more than the
+    delta's own work; the bridge coalesces whatever piles up between two deliveries.
+    """
+
+    events: list[dict[str, Any]]
+
+
+@dataclass
 class PromptFinished(Message):
     """A worker running ``session.prompt`` (or a command) ended; ``error`` when it raised."""
 

@@ -9,17 +9,22 @@ the rest. Finished segments are never re-parsed.
 
 from __future__ import annotations
 
+import asyncio
 from functools import cache
 from typing import TYPE_CHECKING
 
 from textual.containers import Vertical
+from textual.widgets import Static
 
 if TYPE_CHECKING:  # imported lazily: Markdown + markdown-it cost ~0.15 s, after the first frame
     from markdown_it import MarkdownIt
     from textual.widgets import Markdown
     from textual.widgets.markdown import MarkdownStream
 
-SEGMENT_CHARS = 4_000
+FLUSH_SECONDS = 1 / 10
+"""Streamed text reaches the screen at most this often (10 updates/s still reads as live)."""
+SEGMENT_CHARS = 1_500
+"""The live segment is settled at the next paragraph break after this many characters."""
 
 
 @cache
@@ -60,49 +65,96 @@ def split_markdown(text: str, limit: int = SEGMENT_CHARS) -> list[str]:
     return [s for s in segments if s.strip()] or [""]
 
 
+class SettledMarkdown(Static):
+    """Finished Markdown as one widget (Rich's renderer): cheap to lay out and to repaint.
+
+    Textual's ``Markdown`` makes a widget per block; hundreds of them made every frame of a long
+    conversation re-lay out the lot (measured ~100 ms per frame). Text that no longer changes is
+    rendered once into a single ``Static`` instead.
+    """
+
+    DEFAULT_CSS = "SettledMarkdown { height: auto; margin: 0 0 1 0; }"
+
+    def __init__(self, text: str) -> None:
+        from rich.markdown import Markdown as RichMarkdown
+
+        super().__init__(RichMarkdown(text, code_theme="ansi_dark", hyperlinks=False), classes="settled-markdown")
+        self.source = text
+
+
 class StreamedMarkdown(Vertical):
-    """A column of Markdown segments; ``write`` streams, ``finish`` settles."""
+    """Assistant text: a live ``Markdown`` segment while streaming, settled segments before it."""
 
     DEFAULT_CSS = """
     StreamedMarkdown { height: auto; }
     StreamedMarkdown > Markdown { margin: 0; padding: 0; }
-    StreamedMarkdown > Markdown > *:first-child { margin-top: 0; }
     """
 
     def __init__(self, text: str = "", **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self._initial = text
         self._stream: MarkdownStream | None = None
+        self._live: Markdown | None = None
         self._segment = ""
+        self._pending = ""
+        self._flush_scheduled = False
+        self._lock = asyncio.Lock()
         self.text = text
 
     def compose(self):  # type: ignore[no-untyped-def]
         if self._initial:
             for part in split_markdown(self._initial):
-                yield new_markdown(part)
+                yield SettledMarkdown(part)
 
     async def write(self, fragment: str) -> None:
+        """Take a fragment; it reaches the screen with the next flush (at most ``FLUSH_SECONDS``
+        later), so a fast stream costs one Markdown update per flush, not one per token."""
         if not fragment:
             return
         self.text += fragment
+        self._pending += fragment
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            self.set_timer(FLUSH_SECONDS, self._flush)
+
+    async def _flush(self) -> None:
+        async with self._lock:
+            self._flush_scheduled = False
+            fragment, self._pending = self._pending, ""
+            if fragment:
+                await self._write_now(fragment)
+
+    async def _write_now(self, fragment: str) -> None:
         if self._stream is not None and len(self._segment) >= SEGMENT_CHARS and "\n\n" in fragment:
             head, _, tail = fragment.rpartition("\n\n")
             if not _fence_open(self._segment + head):
+                self._segment += head
                 await self._stream.write(head)
-                await self._stream.stop()
-                self._stream = None
-                self._segment = ""
+                await self._settle()
                 fragment = tail
                 if not fragment:
                     return
         if self._stream is None:
             widget = new_markdown()
             await self.mount(widget)
+            self._live = widget
             self._stream = type(widget).get_stream(widget)
         self._segment += fragment
         await self._stream.write(fragment)
 
-    async def finish(self) -> None:
+    async def _settle(self) -> None:
+        """Finish the live segment and swap it for its settled rendering."""
         if self._stream is not None:
             await self._stream.stop()
             self._stream = None
+        live, self._live = self._live, None
+        text, self._segment = self._segment, ""
+        if live is not None:
+            if text.strip():
+                await self.mount(SettledMarkdown(text), before=live)
+            await live.remove()
+
+    async def finish(self) -> None:
+        await self._flush()
+        async with self._lock:
+            await self._settle()
