@@ -249,9 +249,12 @@ class AgentSession(RunConfigMixin, LifecycleMixin, SessionControlMixin, UserBash
         return bool(getattr(self.compaction_runner, "is_compacting", False))
 
     async def prompt(
-        self, text: str, *, images: Sequence[ImageContent] = (), streaming_behavior: str | None = None
+        self, text: str, *, images: Sequence[ImageContent] = (), streaming_behavior: str | None = None,
+        source: str = "interactive",
     ) -> None:
-        """Expand and run ``text``; returns when the run (and its retries) has settled."""
+        """Expand and run ``text``; returns when the run (and its retries) has settled. ``source``
+        is what the extension ``input`` event reports (``"interactive"``, ``"rpc"``,
+        ``"extension"``; §10.2)."""
         await self.start()
         if await self._run_extension_command(text):
             return
@@ -260,7 +263,7 @@ class AgentSession(RunConfigMixin, LifecycleMixin, SessionControlMixin, UserBash
                 raise AgentBusyError(BUSY_TEXT)
             (self.steer if streaming_behavior == "steer" else self.follow_up)(text)
             return
-        expanded = await expand_prompt_text(self, text, list(images))
+        expanded = await expand_prompt_text(self, text, list(images), source=source)
         if expanded is None:
             return
         text, image_list = expanded

@@ -18,12 +18,13 @@ if TYPE_CHECKING:
 
 
 async def expand_prompt_text(
-    session: AgentSession, text: str, images: list[ImageContent]
+    session: AgentSession, text: str, images: list[ImageContent], *, source: str = "interactive"
 ) -> tuple[str, list[ImageContent]] | None:
-    """The text and images to send, or None when an extension handled the input."""
+    """The text and images to send, or None when an extension handled the input. ``source`` is
+    the ``input`` event's ``source`` (who sent the prompt)."""
     runner = session.extensions
     if runner is not None and runner.has_handlers("input"):
-        answer = await runner.emit_input(text, images)
+        answer = await runner.emit_input(text, images, source)
         if answer.action == "handled":
             return None
         text, images = answer.text, list(answer.images)

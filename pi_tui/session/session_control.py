@@ -275,14 +275,17 @@ class SessionControlMixin(SessionBase):
         self.replacement_cancelled = cancelled
         return cancelled
 
-    async def new_session(self) -> bool:
-        """``/new``; False when an extension cancelled it (``session_before_switch``)."""
+    async def new_session(self, *, parent_session: str | None = None) -> bool:
+        """``/new``; False when an extension cancelled it (``session_before_switch``). The new
+        header's ``parentSession`` is ``parent_session`` when given (RPC ``new_session``,
+        pi's ``newSession({parentSession})``), else the file being replaced."""
         if await self._cancelled_by_extension("session_before_switch", {"reason": "new"}):
             return False
 
         def make() -> tuple[None, SessionManager]:
             previous = self.session_manager.session_file
-            self.session_manager.new_session(parent_session=str(previous) if previous else None)
+            parent = parent_session if parent_session is not None else (str(previous) if previous else None)
+            self.session_manager.new_session(parent_session=parent)
             return None, self.session_manager
 
         await self._replace("new", make)

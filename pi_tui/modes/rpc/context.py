@@ -12,7 +12,6 @@ returns something (``None`` from a handler means "no data", ``NULL_DATA`` means 
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -74,8 +73,8 @@ class RpcContext:
     """Writes one frame to stdout (already serialized per line, flushed)."""
     scoped_models: list[tuple[ModelInfo, str | None]] = field(default_factory=list)
     """``--models``: the models ``cycle_model`` cycles through, each with its ``:thinking``."""
-    bash_abort: asyncio.Event | None = None
-    """Set by ``abort_bash`` to stop the running ``bash`` command."""
+    bash_running: bool = False
+    """A ``bash`` command is running (one at a time; ``abort_bash`` stops it)."""
 
     def respond(self, command: str, request_id: Any, data: Any = None) -> None:
         self.write(success(command, request_id, data))

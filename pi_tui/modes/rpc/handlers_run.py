@@ -13,7 +13,6 @@ is reported only by the run's own events (an assistant message with ``stopReason
 
 from __future__ import annotations
 
-import asyncio
 import sys
 import traceback
 from pathlib import Path
@@ -55,7 +54,7 @@ async def prompt(ctx: RpcContext, command: dict[str, Any]) -> Any:
     ticket = PromptTicket(command.get("id"))
     CURRENT_PROMPT.set(ticket)  # this task's context only
     try:
-        await ctx.session.prompt(text, images=images, streaming_behavior=behaviour)
+        await ctx.session.prompt(text, images=images, streaming_behavior=behaviour, source="rpc")
     except Exception as err:
         if not isinstance(err, PiError):  # a bug, not a refusal: keep the trace for the log
             traceback.print_exc(file=sys.stderr)
@@ -118,29 +117,20 @@ async def compact(ctx: RpcContext, command: dict[str, Any]) -> Any:
 
 
 async def bash(ctx: RpcContext, command: dict[str, Any]) -> Any:
-    """Run a command for the user (``!cmd``) and record its ``bashExecution`` message.
-
-    ``AgentSession.run_user_bash`` takes no abort handle, so this runs the same executor with
-    one (``abort_bash`` sets it; the result then says ``cancelled`` and keeps the output so far)
-    and records the message the way the session does.
-    """
-    from pi_tui.tools.user_bash import run_user_bash
-
+    """Run a command for the user, exactly like ``!cmd``: ``AgentSession.run_user_bash`` (the
+    extension ``user_bash`` event, the full output beside the session file, and the
+    ``bashExecution`` message recorded at once when idle or, during a run, before the next
+    prompt so a tool call and its result stay adjacent). ``abort_bash`` stops it through
+    ``AgentSession.abort_user_bash``; the result then says ``cancelled`` and keeps the output
+    so far."""
     text = field_str(command, "command") or ""
-    if ctx.bash_abort is not None:
+    if ctx.bash_running:
         raise RpcCommandError("bash: a command is already running (send abort_bash first)")
-    session = ctx.session
-    stop = asyncio.Event()
-    ctx.bash_abort = stop
+    ctx.bash_running = True
     try:
-        message = await run_user_bash(text, cwd=session.cwd, settings=session.settings,
-                                      artifact_dir=session.session_manager.artifact_dir, abort=stop)
+        message = await ctx.session.run_user_bash(text)
     finally:
-        ctx.bash_abort = None
-    session.emit({"type": "message_start", "message": message})
-    session.messages.append(message)
-    session.session_manager.append_message(message)
-    session.emit({"type": "message_end", "message": message})
+        ctx.bash_running = False
     data: dict[str, Any] = {"output": message["output"]}
     if message.get("exitCode") is not None:
         data["exitCode"] = message["exitCode"]
@@ -151,8 +141,8 @@ async def bash(ctx: RpcContext, command: dict[str, Any]) -> Any:
 
 
 async def abort_bash(ctx: RpcContext, command: dict[str, Any]) -> Any:
-    if ctx.bash_abort is not None:
-        ctx.bash_abort.set()
+    if ctx.bash_running:
+        ctx.session.abort_user_bash()
     return None
 
 
@@ -160,16 +150,18 @@ async def abort_bash(ctx: RpcContext, command: dict[str, Any]) -> Any:
 
 
 async def new_session(ctx: RpcContext, command: dict[str, Any]) -> Any:
-    """``parentSession`` is accepted but not used: ``AgentSession.new_session()`` always records
-    the session it replaces as the parent."""
-    field_str(command, "parentSession", optional=True)
-    await ctx.session.new_session()
-    return {"cancelled": False}
+    """``parentSession`` (any string, as pi takes it) becomes the new header's parent; without
+    it the replaced session's file is the parent. ``cancelled``: an extension's
+    ``session_before_switch`` refused."""
+    parent = field_str(command, "parentSession", optional=True)
+    started = await ctx.session.new_session(parent_session=parent)
+    return {"cancelled": not started}
 
 
 async def switch_session(ctx: RpcContext, command: dict[str, Any]) -> Any:
-    await ctx.session.switch_session(_existing_session_file(field_str(command, "sessionPath") or ""))
-    return {"cancelled": False}
+    path = _existing_session_file(field_str(command, "sessionPath") or "")
+    switched = await ctx.session.switch_session(path)
+    return {"cancelled": not switched}
 
 
 async def fork(ctx: RpcContext, command: dict[str, Any]) -> Any:
@@ -179,6 +171,8 @@ async def fork(ctx: RpcContext, command: dict[str, Any]) -> Any:
     if not isinstance(message, dict) or message.get("role") != "user":
         raise RpcCommandError("Invalid entry ID for forking")  # pi's text
     text = await ctx.session.fork(entry_id)
+    if text is None and ctx.session.replacement_cancelled:  # session_before_fork refused
+        return {"text": "", "cancelled": True}
     return {"text": text or "", "cancelled": False}
 
 

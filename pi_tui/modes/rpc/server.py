@@ -10,6 +10,11 @@
   ``extension_ui_request`` (``ui.py``). Extension errors are session events already
   (``{type:"extension_error", extensionPath, event, error}``); those reported while extensions
   loaded, before the server started, are written first.
+* Before the first command the session is started (``AgentSession.start()``: extensions get
+  ``session_start`` and ``resources_discover`` once), then its start-up problems
+  (``diagnostics()``: settings, resources, models.json, the session file, model restore notes)
+  go to stderr and, as ``notify`` warnings, to the client. Extension load failures among them
+  are not repeated as notices: the client already has them as ``extension_error`` frames.
 * At end of input the server finishes the commands in flight (a running prompt runs to its end),
   then shuts the session down and exits 0.
 """
@@ -65,6 +70,7 @@ class RpcServer:
         self.ui = UiBridge(write)
         self.context = RpcContext(session=session, write=write, scoped_models=list(scoped_models or []))
         self._tasks: set[asyncio.Task[None]] = set()
+        self._started = False
         self._unsubscribe = session.subscribe(self._on_event)
         runner = session.extensions
         for error in list(getattr(runner, "errors", None) or []):
@@ -79,11 +85,25 @@ class RpcServer:
             return
         self.write(event)
 
+    # ------------------------------------------------------------------ start-up
+
+    async def start(self) -> None:
+        """Start the session once and report its start-up problems (``serve`` calls it first)."""
+        if self._started:
+            return
+        self._started = True
+        await self.session.start()
+        for source, message in self.session.diagnostics():
+            print(f"pi-tui: {message}", file=sys.stderr)
+            if source != "extensions":  # already written as extension_error frames
+                self.session.emit({"type": "notify", "message": message, "level": "warning"})
+
     # ------------------------------------------------------------------ input
 
     async def serve(self, chunks: AsyncIterable[bytes]) -> None:
-        """Handle every record of ``chunks`` (raw stdin bytes, split on LF), then wait for the
-        commands still running."""
+        """Start the session, handle every record of ``chunks`` (raw stdin bytes, split on LF),
+        then wait for the commands still running."""
+        await self.start()
         splitter = LineSplitter()
         async for chunk in chunks:
             for record in splitter.feed(chunk):
@@ -208,8 +228,6 @@ async def _serve_process(args: argparse.Namespace, writer: FrameWriter) -> int:
     except PiError as err:
         print(f"pi-tui: {err}", file=sys.stderr)
         return EXIT_FAILURE
-    for note in session.session_manager.load_warnings:
-        print(f"pi-tui: {note}", file=sys.stderr)
     scoped = resolve_scoped_models(getattr(args, "models", None), session.model_registry)
     server = RpcServer(session, writer, scoped_models=scoped)
     try:

@@ -179,7 +179,7 @@ async def test_bash_runs_records_and_aborts(make_client: ClientFactory) -> None:
 
 
 def _bash_running(client: Any) -> bool:
-    return client.server.context.bash_abort is not None
+    return client.server.context.bash_running
 
 
 async def test_notify_becomes_an_extension_ui_request(make_client: ClientFactory) -> None:
