@@ -5,10 +5,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pi_tui.core.session.jsonl import dump_line, parse_session_bytes, read_header, read_session_file
+from pi_tui.core.session.jsonl import (
+    dump_line,
+    parse_session_bytes,
+    parse_session_text,
+    read_header,
+    read_session_file,
+)
 
 HEADER = '{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}'
 ENTRY = '{"type":"custom","customType":"x","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z"}'
@@ -94,7 +101,8 @@ def _reference(text: str) -> tuple[list[dict], list[int]]:
     return good, bad
 
 
-_objects = st.dictionaries(st.text(max_size=5), st.one_of(st.integers(), st.text(max_size=8), st.none()), max_size=3)
+# Integers past 64 bits load as floats with orjson (as in JavaScript, i.e. as pi reads them).
+_objects = st.dictionaries(st.text(max_size=5), st.one_of(st.integers(-(2**63), 2**63 - 1), st.text(max_size=8), st.none()), max_size=3)
 _lines = st.one_of(
     _objects.map(lambda o: json.dumps(o, ensure_ascii=False)),
     _objects.map(lambda o: " \t" + json.dumps(o) + " \r"),
@@ -111,3 +119,28 @@ def test_the_fast_parser_agrees_with_json_loads_line_by_line(lines: list[str], f
     good, bad = _reference(body.encode("utf-8", errors="surrogatepass").decode("utf-8", errors="replace"))
     assert result.entries == good
     assert result.malformed_lines == bad
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_lines, max_size=12), st.booleans())
+def test_the_stdlib_parser_agrees_with_json_loads_line_by_line(lines: list[str], final_newline: bool):
+    """The path used when orjson is not installed gives the same entries and reports."""
+    body = "\n".join([HEADER, *lines]) + ("\n" if final_newline else "")
+    text = body.encode("utf-8", errors="surrogatepass").decode("utf-8", errors="replace")
+    result = parse_session_text(text, Path("p.jsonl"))
+    good, bad = _reference(text)
+    assert result.entries == good
+    assert result.malformed_lines == bad
+
+
+def test_lines_orjson_refuses_still_load_like_pi_wrote_them():
+    pytest.importorskip("orjson")
+    lines = ['{"type":"custom","customType":"x","data":"\\ud800","id":"a","parentId":null}',
+             '{"type":"custom","customType":"x","data":123456789012345678901234567890,"id":"b","parentId":"a"}',
+             '{"type":"custom","customType":"x","data":NaN,"id":"c","parentId":"b"}']
+    body = "\n".join([HEADER, *lines]) + "\n"
+    result = parse_session_bytes(body.encode(), Path("p.jsonl"))
+    assert [e.get("id") for e in result.entries[1:]] == ["a", "b", "c"]
+    assert result.entries[1]["data"] == "\ud800"
+    assert result.entries[2]["data"] == float(123456789012345678901234567890)  # as JSON.parse reads it
+    assert result.malformed_lines == []
