@@ -103,7 +103,7 @@ class PiApp(App[int]):
         self.startup_notices.extend(loaded.notices)
         if self.session is not None and self.bridge is not None:
             self.bridge.attach(self.session)
-            settings = getattr(self.session, "settings", None)
+            settings: Any = getattr(self.session, "settings", None)
             theme = settings.get("theme", None) if hasattr(settings, "get") else None
             if isinstance(theme, str) and theme in self.available_themes:
                 self.theme = theme

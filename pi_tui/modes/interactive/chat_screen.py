@@ -171,6 +171,7 @@ class ChatScreen(Screen[None]):
         await self.load_history()
         if message.notice:
             await self.conversation.add_notice(message.notice, severity="success")
+            self.renderer.note(message.notice)
         if message.editor_text is not None:
             self.editor.set_text(message.editor_text)
         self.refresh_footer()
@@ -185,7 +186,8 @@ class ChatScreen(Screen[None]):
             return
         self.editor.remember(message.text)
         self.editor.clear()
-        self.editor.menu and self.editor.menu.hide()
+        if self.editor.menu is not None:
+            self.editor.menu.hide()
         await self.submit(text, follow_up=message.follow_up)
 
     async def submit(self, text: str, *, follow_up: bool = False) -> None:

@@ -58,7 +58,7 @@ def footer_data(session: Any, cwd: Path, *, context_unknown: bool = False) -> Fo
         data.context_percent = float(usage.percent)
     elif model is not None:
         data.context_window = int(model.context_window)
-    settings = getattr(session, "settings", None)
+    settings: Any = getattr(session, "settings", None)
     try:
         compaction = settings.compaction_settings(getattr(model, "provider", None), getattr(model, "id", None))
         data.auto_compaction = bool(compaction.enabled)

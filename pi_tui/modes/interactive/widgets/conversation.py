@@ -146,7 +146,8 @@ class Conversation(VerticalScroll):
             if isinstance(widget, AssistantMessageView):
                 self.tool_panels.update(widget.panels)
         if at_top and self.children:
-            first = self._earlier.next_sibling if self._earlier is not None else self.children[0]
+            index = self.children.index(self._earlier) + 1 if self._earlier is not None else 0
+            first = self.children[index] if index < len(self.children) else None
             if first is not None:
                 await self.mount_all(widgets, before=first)
             else:
