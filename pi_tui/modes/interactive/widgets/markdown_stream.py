@@ -125,22 +125,37 @@ class StreamedMarkdown(Vertical):
                 await self._write_now(fragment)
 
     async def _write_now(self, fragment: str) -> None:
-        if self._stream is not None and len(self._segment) >= SEGMENT_CHARS and "\n\n" in fragment:
-            head, _, tail = fragment.rpartition("\n\n")
-            if not _fence_open(self._segment + head):
-                self._segment += head
-                await self._stream.write(head)
-                await self._settle()
-                fragment = tail
-                if not fragment:
-                    return
+        """Append to the live segment; settle it at a paragraph break once it is long enough."""
+        while fragment:
+            cut = self._settle_point(fragment)
+            if cut is None:
+                await self._append_live(fragment)
+                return
+            await self._append_live(fragment[:cut])
+            await self._settle()
+            fragment = fragment[cut + 2:]
+
+    def _settle_point(self, fragment: str) -> int | None:
+        """Index of the first paragraph break in ``fragment`` that ends a long-enough segment
+        outside a code fence, or None."""
+        start = max(0, SEGMENT_CHARS - len(self._segment))
+        cut = fragment.find("\n\n", start)
+        while cut != -1:
+            if not _fence_open(self._segment + fragment[:cut]):
+                return cut
+            cut = fragment.find("\n\n", cut + 2)
+        return None
+
+    async def _append_live(self, text: str) -> None:
+        if not text:
+            return
         if self._stream is None:
             widget = new_markdown()
             await self.mount(widget)
             self._live = widget
             self._stream = type(widget).get_stream(widget)
-        self._segment += fragment
-        await self._stream.write(fragment)
+        self._segment += text
+        await self._stream.write(text)
 
     async def _settle(self) -> None:
         """Finish the live segment and swap it for its settled rendering."""
