@@ -14,7 +14,7 @@ from typing import Any
 
 from pi_tui.providers.fake_server import FakeServer
 
-TOOL_THEN_TEXT = [
+TOOL_THEN_TEXT: list[dict[str, Any]] = [
     {"tool_calls": [{"id": "call_1", "name": "bash", "arguments": {"command": "echo hello"}}],
      "usage": {"prompt_tokens": 120, "completion_tokens": 10}},
     {"text": "The command printed hello.", "usage": {"prompt_tokens": 150, "completion_tokens": 6}},

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from typing import Any
 
 from tests.modes.rpc.conftest import SMALL_MODEL, ClientFactory, GatedProvider
@@ -129,7 +130,7 @@ async def test_manual_compaction_returns_the_result(make_client: ClientFactory) 
                          model=SMALL_MODEL, settings={"compaction": {"reserveTokens": 2000, "keepRecentTokens": 100}})
     for index, text in enumerate(["first " + "x" * 3000, "second " + "y" * 3000, "third"]):
         client.send({"id": f"p{index}", "type": "prompt", "message": text})
-        await client.wait_for(lambda n=index + 1: client.types().count("agent_end") == n)
+        await client.wait_for(_runs_ended(client, index + 1))
     result = await client.request({"id": "c", "type": "compact", "customInstructions": "focus on y"})
     await client.close()
     assert result["success"] is True, (result["error"], client.types())
@@ -146,7 +147,7 @@ async def test_fork_messages_and_fork(make_client: ClientFactory) -> None:
     client = make_client([{"text": "one"}, {"text": "two"}])
     for index, text in enumerate(["first question", "second question"]):
         client.send({"id": f"p{index}", "type": "prompt", "message": text})
-        await client.wait_for(lambda n=index + 1: client.types().count("agent_end") == n)
+        await client.wait_for(_runs_ended(client, index + 1))
     old_file = client.session.session_manager.session_file
     choices = (await client.request({"id": "m", "type": "get_fork_messages"}))["data"]["messages"]
     assert [c["text"] for c in choices] == ["first question", "second question"]
@@ -179,7 +180,11 @@ async def test_bash_runs_records_and_aborts(make_client: ClientFactory) -> None:
 
 
 def _bash_running(client: Any) -> bool:
-    return client.server.context.bash_running
+    return bool(client.server.context.bash_running)
+
+
+def _runs_ended(client: Any, count: int) -> Callable[[], bool]:
+    return lambda: bool(client.types().count("agent_end") == count)
 
 
 async def test_notify_becomes_an_extension_ui_request(make_client: ClientFactory) -> None:
@@ -273,3 +278,49 @@ async def test_end_of_input_waits_for_a_run_an_extension_command_started(make_cl
     assert client.response("l") == {"id": "l", "type": "response", "command": "prompt", "success": True}
     assert client.types()[-1] == "agent_end"
     assert client.frames[-1]["messages"][-1]["content"] == [{"type": "text", "text": "done later"}]
+
+
+LIFECYCLE = '''
+def register(pi):
+    def on_start(event, ctx):
+        pi.notify("session_start: " + event["reason"], "info")
+
+    def on_discover(event, ctx):
+        pi.notify("resources_discover: " + event["reason"], "info")
+        return {}
+
+    pi.on("session_start", on_start)
+    pi.on("resources_discover", on_discover)
+'''
+
+
+async def test_the_session_is_started_once_before_the_first_command(make_client: ClientFactory, project: Any) -> None:
+    from pi_tui.extensions.loader import load_extensions
+
+    (project / "lifecycle.py").write_text(LIFECYCLE)
+    client = make_client([{"text": "ran"}], extensions=load_extensions([project / "lifecycle.py"]))
+    state = await client.request({"id": "s", "type": "get_state"})
+    client.send({"id": "p", "type": "prompt", "message": "hi"})
+    await client.close()
+    notices = [f for f in client.frames if f["type"] == "extension_ui_request"]
+    assert [n["message"] for n in notices] == ["session_start: startup", "resources_discover: startup"]
+    assert client.frames.index(notices[-1]) < client.frames.index(state)  # before any command ran
+    assert client.types().count("agent_end") == 1
+
+
+async def test_startup_diagnostics_go_to_stderr_and_the_client(make_client: ClientFactory, agent_dir: Any,
+                                                               capsys: Any) -> None:
+    (agent_dir / "models.json").write_text("{not json")
+    client = make_client([])
+    client.session.session_manager.load_warnings.append("session.jsonl: line 3 is not JSON; skipped")
+    await client.request({"id": "s", "type": "get_state"})
+    await client.close()
+    problems = [message for _source, message in client.session.diagnostics()]
+    assert any("models.json" in message for message in problems)
+    assert "session.jsonl: line 3 is not JSON; skipped" in problems
+    notices = [f for f in client.frames if f["type"] == "extension_ui_request"]
+    assert [n["message"] for n in notices] == problems
+    assert {n["notifyType"] for n in notices} == {"warning"}
+    assert client.frames.index(notices[-1]) < client.frames.index(client.response("s"))  # type: ignore[arg-type]
+    stderr = capsys.readouterr().err
+    assert all(f"pi-tui: {message}" in stderr for message in problems)
