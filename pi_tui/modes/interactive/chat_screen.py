@@ -109,6 +109,9 @@ class ChatScreen(Screen[None]):
         # and calls ``fill_conversation``.
 
     async def fill_conversation(self) -> None:
+        settings: Any = getattr(self.session, "settings", None)
+        if hasattr(settings, "get") and settings.get("hideThinkingBlock", None) is False:
+            self.conversation.show_thinking = True  # the user chose to see thinking (ctrl+t saves it)
         await self.load_history()
         for line in self.pi.startup_notices:
             await self.conversation.add_notice(line, severity="warning")
