@@ -92,7 +92,13 @@ class RpcServer:
         if self._started:
             return
         self._started = True
-        await self.session.start()
+        try:
+            await self.session.start()
+        except PiError as err:  # keep serving: the commands may still work (and say what fails)
+            self.session.add_diagnostic("session", f"start-up failed: {err}")
+        except Exception as err:  # a bug: keep the trace for the log, tell the client
+            traceback.print_exc(file=sys.stderr)
+            self.session.add_diagnostic("session", f"start-up failed: {type(err).__name__}: {err}")
         for source, message in self.session.diagnostics():
             print(f"pi-tui: {message}", file=sys.stderr)
             if source != "extensions":  # already written as extension_error frames
