@@ -109,9 +109,6 @@ class ChatScreen(Screen[None]):
         # and calls ``fill_conversation``.
 
     async def fill_conversation(self) -> None:
-        settings: Any = getattr(self.session, "settings", None)
-        if hasattr(settings, "get") and settings.get("hideThinkingBlock", None) is False:
-            self.conversation.show_thinking = True  # the user chose to see thinking (ctrl+t saves it)
         await self.load_history()
         for line in self.pi.startup_notices:
             await self.conversation.add_notice(line, severity="warning")
@@ -146,7 +143,12 @@ class ChatScreen(Screen[None]):
     def refresh_footer(self) -> None:
         renderer = getattr(self, "renderer", None)
         unknown = renderer is not None and renderer.context_unknown
-        self.query_one(StatusFooter).set_data(footer_data(self.session, self.pi.cwd, context_unknown=unknown))
+        data = footer_data(self.session, self.pi.cwd, context_unknown=unknown)
+        self.query_one(StatusFooter).set_data(data)
+        # pi: the editor border follows the thinking level (bash mode overrides it, see app.tcss).
+        editor = self.editor
+        for level in ("off", "minimal", "low", "medium", "high", "xhigh"):
+            editor.set_class(data.thinking == level, f"-thinking-{level}")
 
     # ------------------------------------------------------------------ session events
 

@@ -9,7 +9,11 @@ from textual.app import App, ComposeResult
 from pi_tui.modes.interactive.bridge import SessionBridge
 from pi_tui.modes.interactive.messages import AgentEventsBatched
 from pi_tui.modes.interactive.widgets.assistant_message import AssistantMessageView
-from pi_tui.modes.interactive.widgets.conversation import HISTORY_BATCH, Conversation, EarlierMessages
+from pi_tui.modes.interactive.widgets.conversation import (
+    HISTORY_BATCH,
+    Conversation,
+    EarlierMessages,
+)
 from pi_tui.modes.interactive.widgets.markdown_stream import (
     SEGMENT_CHARS,
     SettledMarkdown,
