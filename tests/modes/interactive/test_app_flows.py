@@ -376,3 +376,16 @@ async def test_context_shows_the_parts_of_the_next_request(make_app):
         assert [p.kind for p in preview.parts].count("message") == 2
         await pilot.press("escape")
         assert type(app.screen).__name__ == "ChatScreen"
+
+
+async def test_a_rate_limit_is_retried_and_shown_in_the_events_pane(make_app):
+    app, _ = make_app([{"error": {"status": 429, "message": "slow down"}}, {"text": "made it"}],
+                      settings={"retry": {"enabled": True, "maxRetries": 2, "baseDelayMs": 20}})
+    async with app.run_test(size=SIZE) as pilot:
+        await _type(pilot, "hello")
+        await pilot.press("enter")
+        await settle(app, pilot)
+        titles = [e.line.title for e in app.screen.query_one(EventsPane).query(EventEntry)]
+        assert titles[0].startswith("retry 1/2 in")
+        assert titles[1] == "retry ✓ on attempt 1"
+        assert app.screen.query(StreamedMarkdown).last().text == "made it"
