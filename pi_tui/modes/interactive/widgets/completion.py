@@ -18,12 +18,17 @@ class CompletionItem:
     source: str = ""
 
 
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def item_prompt(item: CompletionItem, label_width: int) -> Content:
+    """One line per item: long hints and descriptions are cut rather than wrapped."""
     text = Content.styled(item.label.ljust(label_width), "bold")
     if item.hint:
-        text = text.append_text(" " + item.hint, "$accent")
+        text = text.append_text(" " + _cut(item.hint, 28), "$accent")
     if item.description:
-        text = text.append_text("  " + item.description, "$text-muted")
+        text = text.append_text("  " + _cut(item.description, 64), "$text-muted")
     if item.source and item.source != "builtin":
         text = text.append_text(f"  [{item.source}]", "$text-muted")
     return text
