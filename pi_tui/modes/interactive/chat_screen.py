@@ -374,6 +374,3 @@ class ChatScreen(Screen[None]):
 
     async def action_open_hotkeys(self) -> None:
         await self.slash.run("hotkeys", "")
-
-    def editor_text_for(self, text: str) -> Any:
-        self.editor.set_text(text)

@@ -12,7 +12,6 @@ translated to Textual's names here.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -128,13 +127,6 @@ class Keymap:
 
     def matches(self, action_id: str, key: str) -> bool:
         return key in self.keys.get(action_id, ())
-
-    def action_for(self, key: str, candidates: Iterable[str]) -> str | None:
-        """The first of ``candidates`` bound to ``key``."""
-        for action_id in candidates:
-            if key in self.keys.get(action_id, ()):
-                return action_id
-        return None
 
     def screen_bindings(self) -> list[Binding]:
         """Textual bindings for every action that runs a screen action.

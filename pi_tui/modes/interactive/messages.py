@@ -1,8 +1,7 @@
 """Textual messages that carry the session's activity into the UI ("attributes down, messages up").
 
-Only ``bridge.py`` posts ``AgentEventReceived``; only the main screen's handlers turn it into
-widget changes. Workers post ``PromptFinished`` when ``session.prompt`` returns or fails, so a
-failure the session could not express as an event still reaches the screen.
+Only ``bridge.py`` posts session events (``AgentEventsBatched``; a single ``AgentEventReceived``
+is accepted too); only the chat screen's handlers turn them into widget changes.
 """
 
 from __future__ import annotations
@@ -29,13 +28,6 @@ class AgentEventsBatched(Message):
     """
 
     events: list[dict[str, Any]]
-
-
-@dataclass
-class PromptFinished(Message):
-    """A worker running ``session.prompt`` (or a command) ended; ``error`` when it raised."""
-
-    error: str | None = None
 
 
 @dataclass

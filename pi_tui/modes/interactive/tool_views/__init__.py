@@ -15,8 +15,6 @@ from pi_tui.modes.interactive.tool_views.edit import render_edit
 from pi_tui.modes.interactive.tool_views.files import render_file_tool
 from pi_tui.modes.interactive.tool_views.generic import render_generic
 
-ToolRenderer = Callable[[ToolCallState], ToolView]
-
 _VIEWS: dict[str, Callable[..., ToolView]] = {
     "bash": render_bash,
     "edit": render_edit,

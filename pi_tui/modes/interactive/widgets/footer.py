@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from textual.content import Content
-from textual.widget import Widget
 from textual.widgets import Static
 
 from pi_tui.modes.interactive.formatting import context_bar, format_cost, format_tokens
@@ -90,5 +89,3 @@ class StatusFooter(Static):
     def on_resize(self) -> None:
         self.refresh_lines()
 
-
-__all__ = ["FooterData", "StatusFooter", "Widget", "footer_lines"]
