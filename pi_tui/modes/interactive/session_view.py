@@ -14,7 +14,14 @@ from pi_tui.modes.interactive.widgets.footer import FooterData
 
 
 def history_messages(session: Any) -> list[dict[str, Any]]:
-    """The messages of the current branch as the model sees them (summaries included)."""
+    """The messages of the current branch as the model sees them (summaries included).
+
+    The session keeps them already (``messages``); the file is projected again only when a
+    session object does not expose them.
+    """
+    messages = getattr(session, "messages", None)
+    if isinstance(messages, list):
+        return list(messages)
     manager = getattr(session, "session_manager", None)
     if manager is None:
         return []
@@ -77,7 +84,7 @@ def context_preview(session: Any) -> Any:
     from pi_tui.core.context.preview import build_request_preview, request_fingerprints
 
     request = session.preview_request()
-    messages = list(getattr(session, "messages", None) or history_messages(session))
+    messages = history_messages(session)
     last_request = getattr(session, "last_request", None)
     previous = request_fingerprints(last_request) if last_request is not None else None
     cache_read = None
