@@ -84,4 +84,4 @@ class EventsTicker(Static):
         text = Content.styled(stamp + " ", "$text-muted").append_text(line.title, SEVERITY_STYLE[line.severity])
         if line.detail:
             text = text.append_text(" · " + " ".join(line.detail.split()), "$text-muted")
-        self.update(text)
+        self.update(text, layout=False)

@@ -59,7 +59,9 @@ class WorkingStatus(Static):
     def _paint(self) -> None:
         if self.message is None:
             return
-        self.update(Content.styled(SPINNER[self._frame] + " ", "$accent").append_text(self.message, "$text-muted"))
+        # One fixed-height line: repaint without a layout pass (it ticks 10 times a second).
+        self.update(Content.styled(SPINNER[self._frame] + " ", "$accent").append_text(self.message, "$text-muted"),
+                    layout=False)
 
 
 class QueueView(Static):
