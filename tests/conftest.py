@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import socket
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -52,6 +53,12 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     agent = home / ".pi" / "agent"
     agent.mkdir(parents=True)
     monkeypatch.setenv("HOME", str(home))
+    # Temp folders (in-memory sessions' artifact dirs, bash full-output files) go under pytest's
+    # own base temp, which pytest prunes, instead of piling up in /tmp.
+    scratch = tmp_path_factory.getbasetemp() / "tmp"
+    scratch.mkdir(exist_ok=True)
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(agent))
     monkeypatch.delenv("PI_CODING_AGENT_SESSION_DIR", raising=False)
     for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "OPENROUTER_API_KEY"):
