@@ -74,6 +74,10 @@ _KIND_STYLE = {
 }
 
 
+ACTIVE_MARKER = "  ← active"
+"""Drawn after the current position; never cut, whatever the width."""
+
+
 class TreeScreen(ModalScreen[TreeChoice | None]):
     """The whole session tree; choose a node to move the leaf there."""
 
@@ -176,22 +180,30 @@ class TreeScreen(ModalScreen[TreeChoice | None]):
         return position if position is not None else len(self._rows) - 1
 
     def _row_content(self, index: int, is_cursor: bool) -> Content:
-        return self._render_row(self._rows[index], is_cursor=is_cursor)
+        return self._render_row(self._rows[index], is_cursor=is_cursor,
+                                width=self._rows_widget.scrollable_content_region.width)
 
-    def _render_row(self, row: TreeRow, *, is_cursor: bool) -> Content:
+    def _render_row(self, row: TreeRow, *, is_cursor: bool, width: int | None = None) -> Content:
+        """One row; with ``width`` the entry text is shortened (``…``) so the rails, the label and
+        the ``← active`` marker always stay visible (the list would otherwise cut the row's end)."""
         # On the cursor row the cursor's own colours win; only bold/italic cues stay.
         muted = "" if is_cursor else "$foreground-muted"
-        parts: list[Content | str | tuple[str, str]] = [(row.prefix, muted)]
-        parts.append(("• ", "" if is_cursor else "$accent") if row.on_active_path else "  ")
+        head: list[Content | str | tuple[str, str]] = [(row.prefix, muted)]
+        head.append(("• ", "" if is_cursor else "$accent") if row.on_active_path else "  ")
         if row.label:
-            parts.append((f"[{row.label}] ", "bold" if is_cursor else "$text-warning"))
+            head.append((f"[{row.label}] ", "bold" if is_cursor else "$text-warning"))
+        tail: list[Content | str | tuple[str, str]] = []
+        if row.is_position:
+            tail.append((ACTIVE_MARKER, "bold" if is_cursor else "bold $accent"))
         text = Content.styled(row.text, "bold" if is_cursor else _KIND_STYLE[row.kind])
         if self._search_pattern is not None:
             text = text.highlight_regex(self._search_pattern, style="underline" if is_cursor else "bold underline $text-accent")
-        parts.append(text)
-        if row.is_position:
-            parts.append(("  ← active", "bold" if is_cursor else "bold $accent"))
-        return Content.assemble(*parts)
+        if width is not None and width > 0:
+            fixed = Content.assemble(*head, *tail).cell_length
+            room = max(1, width - fixed)
+            if text.cell_length > room:
+                text = text.truncate(room, ellipsis=True)
+        return Content.assemble(*head, text, *tail)
 
     def _refresh_header(self) -> None:
         query = self._view.search

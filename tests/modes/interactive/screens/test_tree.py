@@ -257,3 +257,23 @@ async def test_summarizing_screen_finished_before_it_mounts_closes_itself():
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         assert app.results == [False] and app.screen is not loader
+
+
+async def test_a_long_row_keeps_its_label_and_active_marker(tmp_path: Path):
+    from pi_tui.core.messages import user_message
+    from pi_tui.core.session.manager import SessionManager
+    from tests.modes.interactive.screens.builders import assistant
+
+    manager = SessionManager.in_memory(tmp_path)
+    manager.append_message(user_message("short question"))
+    manager.append_message(assistant("word " * 80))
+    manager.append_label_change(manager.leaf_id, "keep-me")
+    screen = TreeScreen(manager)
+    async with ScreenHost(screen).run_test(size=(60, 20)) as pilot:
+        await pilot.pause()
+        rows = screen.query_one("#tree-rows")
+        lines = [rows.render_line(y).text for y in range(rows.row_count)]
+        active = [line for line in lines if "← active" in line]
+        assert len(active) == 1, lines
+        assert "[keep-me]" in active[0] and "…" in active[0]
+        assert active[0].rstrip().endswith("← active")
