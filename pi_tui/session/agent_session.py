@@ -306,6 +306,7 @@ class AgentSession(RunConfigMixin, LifecycleMixin, SessionControlMixin, UserBash
         async with self.lock:
             self.flush_pending_bash()
             self._abort_requested = False
+            self._retry_cancel.clear()  # here, not at the retry wait: an abort while the run winds down must count
             if rebuild:
                 self.rebuild_system_prompt()
             self._run_system_prompt = system_prompt_override or None

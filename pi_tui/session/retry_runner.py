@@ -48,8 +48,7 @@ class RetryMixin(SessionBase):
             await self.agent.continue_()
 
     async def _sleep_unless_aborted(self, seconds: float) -> bool:
-        self._retrying = True
-        self._retry_cancel.clear()
+        self._retrying = True  # _retry_cancel is cleared when the run starts (AgentSession._run)
         sleeper = asyncio.ensure_future(self.clock.sleep(seconds))
         cancel = asyncio.ensure_future(self._retry_cancel.wait())
         try:
