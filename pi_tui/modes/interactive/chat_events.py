@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pi_tui.core.messages import text_of
-from pi_tui.modes.interactive.event_lines import EventLine, describe_event
+from pi_tui.modes.interactive.event_lines import EventLine, Severity, describe_event
 from pi_tui.modes.interactive.widgets.chat_items import BashOutputBlock, ErrorBlock, SummaryBlock
 from pi_tui.modes.interactive.widgets.conversation import Conversation
 from pi_tui.modes.interactive.widgets.events_pane import EventsPane, EventsTicker
@@ -68,9 +68,10 @@ class ChatEventRenderer:
         if kind in FOOTER_EVENTS:
             self.on_footer()
 
-    def note(self, title: str, detail: str = "") -> None:
-        """A line in the events pane for something the app did itself (tree move, new session)."""
-        line = EventLine(title, detail, "info")
+    def note(self, title: str, detail: str = "", *, severity: Severity = "info") -> None:
+        """A line in the events pane for something the app did itself (tree move, new session,
+        a setup problem)."""
+        line = EventLine(title, detail, severity)
         stamp = self.w.events.record(line)
         self.w.ticker.show_line(line, stamp)
 

@@ -119,11 +119,39 @@ class ChatScreen(Screen[None]):
         elif self.session is None or getattr(self.session.state, "model", None) is None:
             await self.conversation.add(FirstRunNotice(self.pi.agent_dir))
         self.refresh_footer()
+        # Starting the session runs extension handlers, which may post UI requests back to this
+        # screen: it runs in a worker so the screen keeps handling messages meanwhile.
+        self.run_worker(self._start_session(), group="startup", exit_on_error=False)
+
+    async def _start_session(self) -> None:
+        """``session.start()`` once (``session_start`` + ``resources_discover``), the setup
+        problems it knows about, then whatever was typed while loading."""
+        if self.session is not None and self.startup_error is None:
+            try:
+                await self.session.start()
+            except Exception as err:  # a failing extension must not keep the chat from opening
+                await self.conversation.add(ErrorBlock(f"Session start failed: {err}"))
+            await self.show_diagnostics()
+        self.refresh_footer()
         self.history_loaded.set()
         if self.pi.initial_messages:
             text = "\n\n".join(self.pi.initial_messages)
             self.pi.initial_messages = []
             await self.submit(text)
+
+    async def show_diagnostics(self) -> None:
+        """Every setup problem of the session (each names its file) as a warning notice and an
+        events-pane line; shown at startup and again after ``/reload``."""
+        diagnostics = getattr(self.session, "diagnostics", None)
+        if not callable(diagnostics):
+            return
+        try:
+            found = list(diagnostics())
+        except Exception as err:
+            found = [("session", f"could not list setup problems: {err}")]
+        for source, message in found:
+            await self.conversation.add_notice(f"Warning ({source}): {message}", severity="warning")
+            self.renderer.note(f"{source} warning", str(message), severity="warning")
 
     async def load_history(self) -> None:
         if self.session is not None:

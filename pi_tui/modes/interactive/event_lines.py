@@ -23,6 +23,9 @@ class EventLine:
     severity: Severity = "info"
 
 
+SKIPPED_TITLE = "compaction skipped: nothing to compact"
+
+
 def _reason_label(reason: str) -> str:
     return {"overflow": "overflow recovery", "threshold": "threshold", "manual": "manual"}.get(reason, reason)
 
@@ -35,6 +38,10 @@ def _compaction_end(event: dict[str, Any]) -> EventLine:
         detail = str(event["errorMessage"]).removeprefix("Compaction failed: ")
         return EventLine("compaction failed", detail, "error")
     result = event.get("result") if isinstance(event.get("result"), dict) else {}
+    if not result:
+        # Not aborted, no error and no result: the engine found nothing to cut (everything is
+        # already summarized or too recent to drop), so nothing changed — no ✓.
+        return EventLine(SKIPPED_TITLE, _reason_label(reason), "info")
     before = result.get("tokensBefore") if result else None
     after = event.get("tokensAfter")
     parts: list[str] = [_reason_label(reason)]

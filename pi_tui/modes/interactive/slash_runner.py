@@ -320,8 +320,13 @@ class SlashRunner:
         if reload is None:
             await self.notice("Reload is not supported by this session.", "warning")
             return
-        result = reload()
-        if hasattr(result, "__await__"):
-            await result
+        try:
+            result = reload()
+            if hasattr(result, "__await__"):
+                await result
+        except Exception as err:
+            await self.screen.conversation.add(ErrorBlock(f"Reload failed: {err}"))
+            return
         self.screen.refresh_footer()
         await self.notice("Reloaded settings, prompt templates, skills and context files", "success")
+        await self.screen.show_diagnostics()

@@ -29,6 +29,17 @@ def test_failed_and_cancelled_compactions():
     cancelled = describe_event({"type": "compaction_end", "reason": "manual", "aborted": True, "willRetry": False,
                                 "result": None})
     assert cancelled is not None and cancelled.title == "compaction cancelled"
+    assert cancelled.severity == "warning" and "✓" not in cancelled.title
+
+
+def test_a_compaction_without_a_result_says_it_was_skipped():
+    skipped = describe_event({"type": "compaction_end", "reason": "threshold", "aborted": False,
+                              "willRetry": False, "result": None})
+    assert skipped is not None
+    assert skipped.title == "compaction skipped: nothing to compact"
+    assert "✓" not in skipped.title and skipped.severity == "info" and skipped.detail == "threshold"
+    missing = describe_event({"type": "compaction_end", "reason": "manual", "aborted": False, "willRetry": False})
+    assert missing is not None and missing.title.startswith("compaction skipped")
 
 
 def test_retry_artifact_reduction_extension_model_thinking():

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
@@ -19,17 +19,23 @@ MAX_ENTRIES = 500
 SEVERITY_STYLE = {"info": "$text", "success": "$success", "warning": "$warning", "error": "$error"}
 
 
-def event_title(line: EventLine, stamp: str) -> Content:
-    return Content.styled(stamp + " ", "$text-muted").append_text(line.title, f"bold {SEVERITY_STYLE[line.severity]}")
+STAMP_WIDTH = len("00:00:00 ")
 
 
 class EventEntry(Vertical):
-    """One event: the timestamped title, then the detail indented under it."""
+    """One event: the timestamped title, then the detail indented under it.
 
-    DEFAULT_CSS = """
-    EventEntry { height: auto; }
-    EventEntry > Static { height: auto; }
-    EventEntry > .event-detail { padding-left: 2; color: $text-muted; }
+    The stamp and the title are two cells of a row, so a title too long for the pane wraps under
+    its own text (a hanging indent) instead of back at column 0 under the time.
+    """
+
+    DEFAULT_CSS = f"""
+    EventEntry {{ height: auto; }}
+    EventEntry > Static {{ height: auto; }}
+    EventEntry > .event-head {{ height: auto; }}
+    EventEntry > .event-head > .event-stamp {{ width: {STAMP_WIDTH}; height: 1; color: $text-muted; }}
+    EventEntry > .event-head > .event-title {{ width: 1fr; height: auto; }}
+    EventEntry > .event-detail {{ padding-left: 2; color: $text-muted; }}
     """
 
     def __init__(self, line: EventLine, stamp: str) -> None:
@@ -38,7 +44,10 @@ class EventEntry(Vertical):
         self.stamp = stamp
 
     def compose(self):  # type: ignore[no-untyped-def]
-        yield Static(event_title(self.line, self.stamp), classes="event-title")
+        with Horizontal(classes="event-head"):
+            yield Static(self.stamp, classes="event-stamp")
+            yield Static(Content.styled(self.line.title, f"bold {SEVERITY_STYLE[self.line.severity]}"),
+                         classes="event-title")
         if self.line.detail:
             yield Static(Content(self.line.detail), classes="event-detail")
 

@@ -1,0 +1,95 @@
+"""Startup, /reload, the events pane layout and the session commands, on the real app."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pi_tui.modes.interactive.widgets.chat_items import Notice
+from pi_tui.modes.interactive.widgets.editor import PromptEditor
+from pi_tui.modes.interactive.widgets.events_pane import EventEntry, EventsPane
+from tests.modes.interactive.conftest import ready, settle
+
+SIZE = (120, 40)
+
+RECORDER = '''
+import json, pathlib
+
+LOG = pathlib.Path(__file__).with_name("events.jsonl")
+
+def recorder(name):
+    def record(event, *context):
+        with LOG.open("a") as f:
+            f.write(json.dumps({"type": name, "reason": event.get("reason")}) + "\\n")
+    return record
+
+def register(pi):
+    for name in ("session_start", "resources_discover", "session_shutdown"):
+        pi.on(name)(recorder(name))
+'''
+
+
+def _bad_skill(project: Path, name: str) -> Path:
+    folder = project / ".pi" / "skills" / name
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text("no front matter, so no description\n")
+    return folder / "SKILL.md"
+
+
+async def _submit(pilot, text: str) -> None:
+    await ready(pilot)
+    editor = pilot.app.screen.query_one(PromptEditor)
+    editor.insert(text)
+    await pilot.pause()
+    await pilot.press("enter")
+    await settle(pilot.app, pilot)
+
+
+def _warnings(app) -> list[str]:
+    return [n.text for n in app.screen.query(Notice) if n.has_class("-warning")]
+
+
+def _event_titles(app) -> list[str]:
+    return [e.line.title for e in app.screen.query_one(EventsPane).query(EventEntry)]
+
+
+async def test_startup_starts_the_session_and_shows_every_diagnostic(make_app, project, agent_dir):
+    extensions = project / ".pi" / "extensions"
+    extensions.mkdir(parents=True)
+    (extensions / "recorder.py").write_text(RECORDER)
+    skill = _bad_skill(project, "broken")
+    (agent_dir / "models.json").write_text("{not json")
+    app, _session = make_app([], load_extensions=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await settle(app, pilot)
+        log = [json.loads(line) for line in (extensions / "events.jsonl").read_text().splitlines()]
+        assert log == [{"type": "session_start", "reason": "startup"},
+                       {"type": "resources_discover", "reason": "startup"}]
+        warnings = _warnings(app)
+        assert any(str(skill) in w and "description" in w for w in warnings), warnings
+        assert any("models.json" in w for w in warnings), warnings
+        details = [e.line.detail for e in app.screen.query_one(EventsPane).query(EventEntry)]
+        assert any(str(skill) in d for d in details)
+
+        second = _bad_skill(project, "broken-later")
+        await _submit(pilot, "/reload")
+        log = [json.loads(line) for line in (extensions / "events.jsonl").read_text().splitlines()]
+        assert [e["reason"] for e in log[2:]] == ["reload", "reload", "reload"]
+        after = _warnings(app)[len(warnings):]
+        assert any(str(second) in w for w in after) and any(str(skill) in w for w in after), after
+
+
+async def test_a_long_events_line_wraps_under_its_text(make_app):
+    app, _ = make_app([])
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        app.screen.renderer.note("Moved back in the tree; the abandoned branch was summarized")
+        await pilot.pause()
+        await pilot.pause()
+        entry = app.screen.query_one(EventsPane).query(EventEntry).last()
+        stamp = entry.query_one(".event-stamp")
+        title = entry.query_one(".event-title")
+        assert title.region.height >= 2  # it did wrap
+        assert title.region.x > stamp.region.x  # every line of it starts right of the time
+        assert title.region.x >= stamp.region.x + len("12:00:00")
