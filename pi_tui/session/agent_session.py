@@ -327,11 +327,19 @@ class AgentSession(RunConfigMixin, LifecycleMixin, SessionControlMixin, UserBash
                 return
             if not await runner.check_after_run(last):
                 return
+            if not self._can_continue():
+                return  # a silent overflow (a ``stop`` reply) leaves an assistant last: pi's continue() fails quietly
             async with self.lock:
                 self.rebuild_system_prompt()
                 self.agent.context.system_prompt = self.base_system_prompt
                 await self.agent.continue_()
                 await self._retry_while_needed()
+
+    def _can_continue(self) -> bool:
+        messages = self.agent.messages
+        if not messages:
+            return False
+        return messages[-1].get("role") != "assistant" or bool(len(self.agent.steering) or len(self.agent.follow_ups))
 
     def _last_assistant(self) -> AssistantMessage | None:
         for message in reversed(self.agent.messages):

@@ -36,3 +36,30 @@ async def test_abort_while_run_winds_down_stops_the_retry(make_session, project:
     await asyncio.gather(*aborts)
     assert len(provider.requests) == 1
     assert not session.is_streaming
+
+
+async def test_silent_overflow_compacts_without_raising_from_prompt(make_session) -> None:
+    """A ``stop`` reply whose input exceeded the window is an overflow (§7.6): compaction runs
+    and pi's continue() finds an assistant last, which pi swallows. prompt() must not raise
+    ``Cannot continue from message role: assistant`` after a successful compaction."""
+    from pi_tui.core.provider import ModelInfo
+    from pi_tui.resources.settings import SettingsManager
+
+    small = ModelInfo(provider="fake", id="fake-model", context_window=8192, max_tokens=1000)
+    settings = SettingsManager.in_memory({"compaction": {"reserveTokens": 2000, "keepRecentTokens": 1000}})
+    turns = [
+        {"text": "first answer", "usage": {"prompt_tokens": 1500, "completion_tokens": 10}},
+        {"text": "middle answer", "usage": {"prompt_tokens": 3000, "completion_tokens": 10}},
+        {"text": "too big", "usage": {"prompt_tokens": 9000, "completion_tokens": 10}},
+        {"text": "## Goal\nSUMMARY", "when": {"system_contains": "summarize conversations"}},
+        {"text": "unexpected extra call"},
+    ]
+    session, provider, events = make_session(turns, model=small, settings=settings)
+    await session.prompt("first " + "f" * 6000)
+    await session.prompt("middle " + "m" * 6000)
+    await session.prompt("second question")
+    end = next(e for e in events if e["type"] == "compaction_end")
+    assert end["reason"] == "overflow" and end["result"] is not None, end.get("errorMessage")
+    assert not session.is_streaming
+    assert session.messages[-1]["role"] == "assistant"
+    assert len(provider.requests) == 4  # three answers and the summary; no continue() call
