@@ -121,6 +121,11 @@ class SlashRunner:
         return default if value is None else value
 
     async def _cmd_tree(self, args: str) -> None:
+        await self._open_tree()
+
+    async def _open_tree(self, select_id: str | None = None) -> None:
+        """The tree navigator, on the current leaf or on ``select_id`` (pi reopens it on the
+        chosen entry after a cancelled branch summary, so the user can pick again)."""
         screen = _screen_class("tree", "TreeScreen")
         if screen is None:
             await self.notice("/tree is not available in this build.", "warning")
@@ -129,6 +134,7 @@ class SlashRunner:
             self.session.session_manager,
             skip_summary_prompt=bool(self._setting("branchSummary.skipPrompt", False)),
             initial_filter=str(self._setting("treeFilterMode", "default")),
+            select_id=select_id,
         )
         await self.screen.app.push_screen(tree, self._tree_chosen)
 
@@ -155,6 +161,8 @@ class SlashRunner:
                 waiting.finish()
         if getattr(result, "cancelled", False) or getattr(result, "aborted", False):
             await self.notice("Navigation cancelled; the session is unchanged.", "warning")
+            if choice.summarize:
+                await self._open_tree(select_id=choice.target_id)
             return
         self.screen.post_message(SessionReplaced("Moved in the session tree", _editor_text_of(result)))
 

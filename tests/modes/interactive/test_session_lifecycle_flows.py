@@ -93,3 +93,34 @@ async def test_a_long_events_line_wraps_under_its_text(make_app):
         assert title.region.height >= 2  # it did wrap
         assert title.region.x > stamp.region.x  # every line of it starts right of the time
         assert title.region.x >= stamp.region.x + len("12:00:00")
+
+
+async def test_a_cancelled_branch_summary_reopens_the_tree_on_the_same_entry(make_app):
+    from tests.modes.interactive.conftest import GatedProvider, wait_for
+
+    provider = GatedProvider([
+        {"text": "first answer"}, {"text": "second answer"},
+        {"when": {"last_user_contains": "<conversation>"}, "text": "## Goal\nnever used"},
+    ])
+    provider.gate.set()
+    app, session = make_app(provider=provider)
+    async with app.run_test(size=SIZE) as pilot:
+        for text in ("first question", "second question"):
+            await _submit(pilot, text)
+        leaf_before = session.session_manager.leaf_id
+        provider.gate.clear()
+        provider.waiting.clear()
+        await _submit(pilot, "/tree")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "TreeScreen")
+        await pilot.press("up")
+        target = app.screen.selected.entry_id
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "SummarizeChoiceScreen")
+        await pilot.press("down", "enter")  # "Summarize"
+        await wait_for(pilot, provider.waiting.is_set)
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "SummarizingScreen")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "TreeScreen")
+        assert app.screen.selected.entry_id == target
+        assert session.session_manager.leaf_id == leaf_before
+        provider.gate.set()
