@@ -205,7 +205,8 @@ class SlashRunner:
         current = self.session.state.session_file
         folder = current.parent if current is not None else default_session_dir(
             self.screen.pi.cwd, setting=getattr(self.session.settings, "session_dir", None))
-        picker = SessionPickerScreen(session_dir=folder, sessions_root=sessions_root(), current_session=current)
+        picker = SessionPickerScreen(session_dir=folder, sessions_root=sessions_root(), current_session=current,
+                                     rename_current=self.session.set_session_name)
         await self.screen.app.push_screen(picker, self._resume_chosen)
 
     def _resume_chosen(self, chosen: Any) -> None:

@@ -124,3 +124,23 @@ async def test_a_cancelled_branch_summary_reopens_the_tree_on_the_same_entry(mak
         assert app.screen.selected.entry_id == target
         assert session.session_manager.leaf_id == leaf_before
         provider.gate.set()
+
+
+async def test_resume_renames_the_open_session_through_the_session(make_app):
+    from tests.modes.interactive.conftest import wait_for
+
+    app, session = make_app([{"text": "an answer"}])
+    async with app.run_test(size=SIZE) as pilot:
+        await _submit(pilot, "a question")
+        assert session.state.session_file is not None
+        await _submit(pilot, "/resume")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "SessionPickerScreen"
+                       and any(info.path == session.state.session_file for info in app.screen.shown))
+        index = [info.path for info in app.screen.shown].index(session.state.session_file)
+        await pilot.press(*["down"] * index, "ctrl+r")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "TextInputScreen")
+        await pilot.press(*"renamed here", "enter")
+        await wait_for(pilot, lambda: session.state.session_name == "renamed here")
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert "renamed here" in str(app.screen.query_one("#footer").render())
