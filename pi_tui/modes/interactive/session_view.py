@@ -79,7 +79,9 @@ def context_preview(session: Any) -> Any:
 
     The session supplies the system prompt, tools and model of the next call; the parts are built
     from its current context messages so compaction summaries and artifact references keep their
-    notes. Prefix reuse is computed when the session exposes its last request.
+    notes, and the branch lets the compaction summary say what it replaced. Under the
+    ``pipeline`` strategy the messages are the reduced request copy (snip and micro applied, see
+    ``pipeline_messages``). Prefix reuse is computed when the session exposes its last request.
     """
     from pi_tui.core.context.preview import build_request_preview, request_fingerprints
 
@@ -93,6 +95,15 @@ def context_preview(session: Any) -> Any:
             cache_read = int((message.get("usage") or {}).get("cacheRead", 0))
             break
     model = request.model
+    try:
+        branch = list(session.session_manager.get_branch())
+    except Exception:  # no manager (a bare session): the summary keeps its short note
+        branch = None
+    notes: list[str] = []
+    prepared = pipeline_messages(session, messages)
+    if prepared is not None:
+        notes.append("pipeline strategy: messages as sent after snip and micro (summaries happen at send time)")
+        messages = prepared
     return build_request_preview(
         system_prompt=request.system_prompt,
         tools=request.tools,
@@ -101,4 +112,27 @@ def context_preview(session: Any) -> Any:
         model_ref=model_label(model) if model is not None else None,
         context_window=getattr(model, "context_window", None),
         last_cache_read_tokens=cache_read,
+        branch=branch,
+        notes=notes,
     )
+
+
+def pipeline_messages(session: Any, messages: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    """The request copy the pipeline strategy would send (snip markers, cleared tool results), or
+    None under pi's strategy.
+
+    A fresh ``RequestPreparer`` is used, not the session's: its output is a function of the
+    history alone (pipeline_cache.py), and the session's own cache, events and summary step stay
+    untouched. The JSON summary that may follow at send time needs a model call and is not
+    previewed.
+    """
+    settings = getattr(session, "settings", None)
+    strategy = getattr(settings, "context_strategy", None)
+    if not callable(strategy) or str(strategy()) != "pipeline":
+        return None
+    from pi_tui.core.context.pipeline import coerce_pipeline_config
+    from pi_tui.core.context.pipeline_cache import RequestPreparer
+
+    pipeline_settings = getattr(settings, "pipeline_settings", None)
+    config = coerce_pipeline_config(pipeline_settings() if callable(pipeline_settings) else None)
+    return [dict(m) for m in RequestPreparer(config, strategy="pipeline").prepare(messages).messages]

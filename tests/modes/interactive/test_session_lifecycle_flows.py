@@ -144,3 +144,42 @@ async def test_resume_renames_the_open_session_through_the_session(make_app):
         await pilot.press("escape")
         await settle(app, pilot)
         assert "renamed here" in str(app.screen.query_one("#footer").render())
+
+
+async def test_context_details_the_compaction_it_shows(make_app):
+    from tests.modes.interactive.conftest import wait_for
+
+    turns = [{"text": f"answer {i} " + "detail " * 60} for i in range(3)]
+    summary = {"when": {"last_user_contains": "<conversation>"}, "text": "## Goal\nShort summary."}
+    turns += [summary, dict(summary)]
+    app, _ = make_app(turns, settings={"compaction": {"keepRecentTokens": 50}})
+    async with app.run_test(size=SIZE) as pilot:
+        for i in range(3):
+            await _submit(pilot, f"question {i} " + "context " * 30)
+        await _submit(pilot, "/compact")
+        await _submit(pilot, "/context")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "ContextScreen")
+        summary_part = next(p for p in app.screen.preview.parts if p.role == "compactionSummary")
+        assert "earlier messages" in summary_part.note and "summarized" in summary_part.note
+
+
+async def test_context_under_the_pipeline_shows_snip_and_micro(make_app, project):
+    from tests.modes.interactive.conftest import wait_for
+
+    (project / "notes.txt").write_text("line\n" * 40)
+    turns: list[dict] = []
+    for i in range(5):
+        turns.append({"tool_calls": [{"id": f"c{i}", "name": "read", "arguments": {"path": "notes.txt"}}]})
+        turns.append({"text": f"answer {i}"})
+    pipeline = {"snipMaxGroups": 8, "snipKeepFirst": 1, "snipKeepLast": 6, "microKeepRecent": 1}
+    app, session = make_app(turns, settings={"context": {"strategy": "pipeline", "pipeline": pipeline}})
+    async with app.run_test(size=SIZE) as pilot:
+        for i in range(5):
+            await _submit(pilot, f"read it, take {i}")
+        await _submit(pilot, "/context")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "ContextScreen")
+        notes = [p.note for p in app.screen.preview.parts]
+        assert any(n.startswith("snip:") for n in notes), notes
+        assert any(n.startswith("micro:") for n in notes), notes
+        assert any("pipeline" in n for n in app.screen.preview.notes)
+        assert len(session.messages) == 20  # the session's own history is untouched
