@@ -125,6 +125,9 @@ class SessionBase:
     def replace_messages(self, messages: list[AgentMessage]) -> None:
         raise NotImplementedError
 
+    def flush_pending_bash(self) -> None:
+        raise NotImplementedError
+
     async def _lifecycle(self, event: str, payload: dict[str, Any]) -> None:
         raise NotImplementedError
 

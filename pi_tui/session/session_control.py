@@ -259,6 +259,7 @@ class SessionControlMixin(SessionBase):
         await self.abort()
         previous = self.session_manager.session_file
         async with self.lock:
+            self.flush_pending_bash()  # a !cmd held back during the aborted run belongs to this session
             outcome, manager = make()
             await self._lifecycle("session_shutdown", {"reason": reason, "targetSessionFile": _text(manager.session_file)})
             self._adopt(manager)

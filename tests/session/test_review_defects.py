@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from tests.session.conftest import FakeClock
 
@@ -63,3 +63,43 @@ async def test_silent_overflow_compacts_without_raising_from_prompt(make_session
     assert not session.is_streaming
     assert session.messages[-1]["role"] == "assistant"
     assert len(provider.requests) == 4  # three answers and the summary; no continue() call
+
+
+class _SlowTool:
+    name = "slow"
+    label = "slow"
+    description = "Sleeps"
+    prompt_snippet = None
+    prompt_guidelines = ()
+    execution_mode = "parallel"
+    parameters: ClassVar[dict[str, Any]] = {"type": "object", "properties": {"s": {"type": "number"}}}
+
+    async def execute(self, call_id: str, args: dict[str, Any], ctx: Any) -> Any:
+        from pi_tui.core.tool import text_result
+
+        await asyncio.sleep(float(args.get("s", 0)))
+        return text_result("slept")
+
+
+async def test_bash_run_while_streaming_stays_in_its_session_after_new_session(make_session) -> None:
+    """A ``!cmd`` held back during a run belongs to that session: /new must not carry it into
+    the next session's history and file."""
+    from tests.session.conftest import entries_of
+
+    turns = [{"tool_calls": [{"name": "slow", "arguments": {"s": 5}}]}, {"text": "fresh answer"}]
+    session, provider, _ = make_session(turns, tools=[_SlowTool()])
+    run = asyncio.ensure_future(session.prompt("go"))
+    for _ in range(200):
+        if session.is_streaming and session.messages and session.messages[-1].get("role") == "assistant":
+            break
+        await asyncio.sleep(0.01)
+    await session.run_user_bash("echo held-back")
+    old_file = session.session_manager.session_file
+    await session.new_session()
+    await run
+    await session.prompt("in the new session")
+    new_roles = [m["role"] for m in session.messages]
+    assert "bashExecution" not in new_roles
+    assert not any(e.get("message", {}).get("role") == "bashExecution" for e in entries_of(session))
+    assert "bashExecution" not in [m["role"] for m in provider.requests[-1].messages]
+    assert old_file is not None and "held-back" in old_file.read_text()
