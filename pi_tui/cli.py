@@ -108,6 +108,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return run_inspect(build_inspect_parser().parse_args(args_list))
     args = build_parser().parse_args(args_list)
+    if args.export:
+        from pi_tui.modes.export_html import run_export
+
+        return run_export(args)
     if args.list_models is not None:
         from pi_tui.modes.list_models import run_list_models
 

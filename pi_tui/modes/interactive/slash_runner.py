@@ -318,7 +318,9 @@ class SlashRunner:
             await self.notice("HTML export is not available in this build.", "warning")
             return
         try:
-            path = exporter(self.session.session_manager, Path(args) if args else None)
+            # Relative to the project folder the app runs in; without an argument ``<stem>.html`` there.
+            target = self.screen.pi.cwd / Path(args.strip()).expanduser() if args.strip() else self.screen.pi.cwd
+            path = exporter(self.session.session_manager, target)
         except Exception as err:
             await self.screen.conversation.add(ErrorBlock(f"Export failed: {err}"))
             return

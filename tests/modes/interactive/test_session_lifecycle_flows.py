@@ -183,3 +183,17 @@ async def test_context_under_the_pipeline_shows_snip_and_micro(make_app, project
         assert any(n.startswith("micro:") for n in notes), notes
         assert any("pipeline" in n for n in app.screen.preview.notes)
         assert len(session.messages) == 20  # the session's own history is untouched
+
+
+async def test_export_writes_the_html_and_says_where(make_app, project):
+    app, session = make_app([{"text": "an <answer>"}])
+    async with app.run_test(size=SIZE) as pilot:
+        await _submit(pilot, "a question")
+        await _submit(pilot, "/export")
+        default = project / f"{session.state.session_file.stem}.html"
+        assert default.is_file() and "an &lt;answer&gt;" in default.read_text(encoding="utf-8")
+        await _submit(pilot, "/export out/chat.html")
+        named = project / "out" / "chat.html"
+        assert named.is_file()
+        notices = [n.text for n in app.screen.query(Notice) if n.has_class("-success")]
+        assert f"Exported to {default}" in notices and f"Exported to {named}" in notices
