@@ -43,6 +43,7 @@ def request_view(request: CompletionRequest) -> RequestView:
     body = json.dumps(
         {"system": request.system_prompt, "messages": request.messages, "tools": [t.name for t in request.tools]},
         ensure_ascii=False,
+        default=str,  # a Python tool's details may hold a Path; the real bodies never carry details
     )
     return RequestView(
         system_prompt=request.system_prompt,

@@ -103,3 +103,31 @@ async def test_bash_run_while_streaming_stays_in_its_session_after_new_session(m
     assert not any(e.get("message", {}).get("role") == "bashExecution" for e in entries_of(session))
     assert "bashExecution" not in [m["role"] for m in provider.requests[-1].messages]
     assert old_file is not None and "held-back" in old_file.read_text()
+
+
+class _PathDetailsTool(_SlowTool):
+    """A tool (think: an extension written in Python) whose details hold a ``Path``."""
+
+    name = "where"
+
+    async def execute(self, call_id: str, args: dict[str, Any], ctx: Any) -> Any:
+        from pi_tui.core.tool import ToolResult
+
+        return ToolResult(content=[{"type": "text", "text": "here"}], details={"path": Path("/tmp/x"), "tags": {"a"}})
+
+
+async def test_a_result_with_non_json_details_does_not_stop_the_file_being_written(make_session) -> None:
+    """One entry that ``json`` cannot encode must not raise out of the run nor leave every
+    later entry unwritten (it stayed pending, so each flush failed again)."""
+    from tests.session.conftest import entries_of
+
+    turns = [{"tool_calls": [{"name": "where", "arguments": {}}]}, {"text": "done"}]
+    session, _, _ = make_session(turns, tools=[_PathDetailsTool()])
+    await session.prompt("where?")
+    session.set_session_name("later entry")
+    entries = entries_of(session)
+    stored = [e["message"] for e in entries if e["type"] == "message"]
+    assert [m["role"] for m in stored] == ["user", "assistant", "toolResult", "assistant"]
+    assert stored[2]["details"] == {"path": "/tmp/x", "tags": ["a"]}
+    assert stored[-1]["content"][0]["text"] == "done"
+    assert entries[-1]["type"] == "session_info" and entries[-1]["name"] == "later entry"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 import json
 import json.scanner
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -210,13 +211,24 @@ def read_session_file(path: Path) -> ParsedSession:
     return parse_session_bytes(path.read_bytes(), path)
 
 
+def _json_fallback(value: object) -> object:
+    """A value ``json`` cannot encode (a ``Path`` or a set in a Python tool's ``details``): as
+    a list or a string. Raising here would leave the entry pending forever, so no later entry
+    of the session could be written either."""
+    if isinstance(value, set | frozenset | tuple):
+        return list(value)
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    return str(value)
+
+
 def dump_line(entry: Entry) -> str:
     """One JSONL line as ``JSON.stringify`` writes it (compact, UTF-8), newline included."""
-    line = json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
+    line = json.dumps(entry, ensure_ascii=False, separators=(",", ":"), default=_json_fallback)
     try:
         line.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate: escape it, as JSON.stringify does
-        line = json.dumps(entry, ensure_ascii=True, separators=(",", ":"))
+        line = json.dumps(entry, ensure_ascii=True, separators=(",", ":"), default=_json_fallback)
     return line + "\n"
 
 
