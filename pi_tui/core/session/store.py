@@ -65,7 +65,18 @@ class SessionFile:
         data = dump_lines(entries)
         if self._needs_newline:
             data = b"\n" + data
-        self._write_all(data)
+        assert self._fd is not None
+        size = os.fstat(self._fd).st_size
+        try:
+            self._write_all(data)
+        except OSError:
+            # A full disk can take part of the data: cut it off again, so the caller's retry
+            # writes whole lines once (no torn line swallowing the next entry, no duplicates).
+            try:
+                os.ftruncate(self._fd, size)
+            except OSError:
+                self._needs_newline = True  # at least start the next write on a fresh line
+            raise
         self._needs_newline = False
 
     def rewrite(self, entries: list[Entry]) -> None:
