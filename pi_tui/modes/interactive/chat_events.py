@@ -161,6 +161,12 @@ class ChatEventRenderer:
                                                      advice="The conversation is unchanged. /compact retries; "
                                                             "/model can pick a model with a larger window."))
             return
+        if not isinstance(result, dict):
+            # Nothing was cut (all summarized already, or too recent to drop): say so where the
+            # user asked for it; automatic ones only get their events-pane line.
+            if event.get("reason") == "manual":
+                await self.w.conversation.add_notice("Compaction skipped: nothing to compact", severity="warning")
+            return
         if isinstance(result, dict):
             self.context_unknown = True
             await self.w.conversation.add(SummaryBlock(

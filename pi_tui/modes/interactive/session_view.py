@@ -86,7 +86,7 @@ def context_preview(session: Any) -> Any:
     from pi_tui.core.context.preview import build_request_preview, request_fingerprints
 
     request = session.preview_request()
-    messages = history_messages(session)
+    messages: Any = history_messages(session)
     last_request = getattr(session, "last_request", None)
     previous = request_fingerprints(last_request) if last_request is not None else None
     cache_read = None
@@ -135,4 +135,5 @@ def pipeline_messages(session: Any, messages: list[dict[str, Any]]) -> list[dict
 
     pipeline_settings = getattr(settings, "pipeline_settings", None)
     config = coerce_pipeline_config(pipeline_settings() if callable(pipeline_settings) else None)
-    return [dict(m) for m in RequestPreparer(config, strategy="pipeline").prepare(messages).messages]
+    prepared = RequestPreparer(config, strategy="pipeline").prepare(messages)  # type: ignore[arg-type]
+    return [dict(m) for m in prepared.messages]

@@ -7,6 +7,7 @@ a callback; the session work they lead to runs in ``agent``-group workers.
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -318,13 +319,17 @@ class SlashRunner:
             await self.notice("HTML export is not available in this build.", "warning")
             return
         try:
-            # Relative to the project folder the app runs in; without an argument ``<stem>.html`` there.
-            target = self.screen.pi.cwd / Path(args.strip()).expanduser() if args.strip() else self.screen.pi.cwd
-            path = exporter(self.session.session_manager, target)
+            # Relative to the project folder the app runs in; without an argument ``<stem>.html``
+            # there. Written in a thread: a long session is a few MB of HTML.
+            path = await asyncio.to_thread(self._export_to, exporter, args.strip())
         except Exception as err:
             await self.screen.conversation.add(ErrorBlock(f"Export failed: {err}"))
             return
         await self.notice(f"Exported to {path}", "success")
+
+    def _export_to(self, exporter: Any, where: str) -> Path:
+        cwd = self.screen.pi.cwd
+        return Path(exporter(self.session.session_manager, cwd / Path(where).expanduser() if where else cwd))
 
     async def _cmd_reload(self, args: str) -> None:
         reload = getattr(self.session, "reload", None)

@@ -197,3 +197,20 @@ async def test_export_writes_the_html_and_says_where(make_app, project):
         assert named.is_file()
         notices = [n.text for n in app.screen.query(Notice) if n.has_class("-success")]
         assert f"Exported to {default}" in notices and f"Exported to {named}" in notices
+
+
+async def test_a_skipped_compaction_is_not_shown_as_done(make_app):
+    from pi_tui.modes.interactive.messages import AgentEventReceived
+    from pi_tui.modes.interactive.widgets.chat_items import SummaryBlock
+
+    app, _ = make_app([])
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        for event in ({"type": "compaction_start", "reason": "manual"},
+                      {"type": "compaction_end", "reason": "manual", "aborted": False, "willRetry": False,
+                       "result": None}):
+            app.chat.post_message(AgentEventReceived(event))
+        await settle(app, pilot)
+        assert _event_titles(app) == ["compaction ▶", "compaction skipped: nothing to compact"]
+        assert not app.screen.query(SummaryBlock) and not app.screen.renderer.context_unknown
+        assert "Compaction skipped: nothing to compact" in _warnings(app)
