@@ -13,6 +13,7 @@ called once every entry it summarizes is on disk ("transcript first").
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any
 
 from pi_tui.core.context.compaction import (
@@ -122,11 +123,21 @@ async def _summarize(runner: CompactionRunner, prepared: Prepared, config: Pipel
         max_tokens=SUMMARY_MAX_TOKENS, reasoning=None, session_id=None, api_key=runner._require_key(model),
     )
     runner._busy += 1
+    runner._cancel_requested = False
+    # A task the runner can cancel: the session's abort() reaches this call through runner.abort()
+    # (the agent's own abort signal only cancels the model stream and the tools).
+    task = asyncio.ensure_future(call_summarizer(host.provider_for(model), request))
+    runner._active.add(task)
     try:
-        answer = await call_summarizer(host.provider_for(model), request)
+        answer = await task
+    except asyncio.CancelledError:
+        if runner._cancel_requested:
+            return False  # aborted by the user: nothing recorded, not a failure
+        raise
     except Exception as err:  # a broken summarizer must not break the run
         return _reject(runner, prepared, f"summary failed: {err}")
     finally:
+        runner._active.discard(task)
         runner._busy -= 1
     verdict = validate_summary_answer(answer)
     if not verdict.accepted or verdict.fields is None:

@@ -131,3 +131,36 @@ async def test_a_result_with_non_json_details_does_not_stop_the_file_being_writt
     assert stored[2]["details"] == {"path": "/tmp/x", "tags": ["a"]}
     assert stored[-1]["content"][0]["text"] == "done"
     assert entries[-1]["type"] == "session_info" and entries[-1]["name"] == "later entry"
+
+
+async def test_abort_during_the_pipeline_summary_stops_it_at_once(make_session) -> None:
+    """Esc while the pipeline strategy's summary call runs (inside the run, between two model
+    calls) must cancel that call, not wait for it to finish and record its compaction."""
+    from pi_tui.core.provider import ModelInfo
+    from pi_tui.resources.settings import SettingsManager
+
+    small = ModelInfo(provider="fake", id="fake-model", context_window=8192, max_tokens=1000)
+    settings = SettingsManager.in_memory({
+        "compaction": {"reserveTokens": 2000, "keepRecentTokens": 1000},
+        "context": {"strategy": "pipeline", "pipeline": {"summaryThresholdBytes": 6000}},
+    })
+    turns = [
+        {"text": "one done"},
+        {"text": "{}", "delay_ms": 3000, "when": {"system_contains": "condense the history"}},
+        {"text": "two done"},
+    ]
+    session, _, events = make_session(turns, model=small, settings=settings)
+    await session.prompt("one " + "o" * 6000)
+    run = asyncio.ensure_future(session.prompt("two " + "t" * 4000))
+    for _ in range(200):
+        if session.is_compacting:
+            break
+        await asyncio.sleep(0.01)
+    assert session.is_compacting
+    started = asyncio.get_running_loop().time()
+    await asyncio.wait_for(session.abort(), 5)
+    await asyncio.wait_for(run, 5)
+    assert asyncio.get_running_loop().time() - started < 1.0
+    assert not session.is_streaming and not session.is_compacting
+    assert session.messages[-1].get("stopReason") == "aborted"
+    assert "compaction" not in [e["type"] for e in session.session_manager.get_branch()]
