@@ -327,9 +327,12 @@ class AgentSession(RunConfigMixin, LifecycleMixin, SessionControlMixin, UserBash
                 return
             if not await runner.check_after_run(last):
                 return
-            if not self._can_continue():
-                return  # a silent overflow (a ``stop`` reply) leaves an assistant last: pi's continue() fails quietly
             async with self.lock:
+                # Checked under the lock: a prompt sent during the compaction may have run first.
+                # A silent overflow (a ``stop`` reply) also leaves an assistant last; pi's
+                # continue() fails quietly there.
+                if not self._can_continue():
+                    return
                 self.rebuild_system_prompt()
                 self.agent.context.system_prompt = self.base_system_prompt
                 await self.agent.continue_()

@@ -149,7 +149,7 @@ async def test_abort_during_the_pipeline_summary_stops_it_at_once(make_session) 
         {"text": "{}", "delay_ms": 3000, "when": {"system_contains": "condense the history"}},
         {"text": "two done"},
     ]
-    session, _, events = make_session(turns, model=small, settings=settings)
+    session, _, _ = make_session(turns, model=small, settings=settings)
     await session.prompt("one " + "o" * 6000)
     run = asyncio.ensure_future(session.prompt("two " + "t" * 4000))
     for _ in range(200):
@@ -164,3 +164,35 @@ async def test_abort_during_the_pipeline_summary_stops_it_at_once(make_session) 
     assert not session.is_streaming and not session.is_compacting
     assert session.messages[-1].get("stopReason") == "aborted"
     assert "compaction" not in [e["type"] for e in session.session_manager.get_branch()]
+
+
+async def test_prompt_sent_during_overflow_recovery_does_not_break_the_recovering_run(make_session) -> None:
+    """Run A overflows and compacts (a slow summary, the lock is free meanwhile); prompt B, sent
+    then, runs first on the compacted context. A's continue() must then not fail with
+    ``Cannot continue from message role: assistant``."""
+    from pi_tui.core.provider import ModelInfo
+    from pi_tui.resources.settings import SettingsManager
+
+    small = ModelInfo(provider="fake", id="fake-model", context_window=8192, max_tokens=1000)
+    settings = SettingsManager.in_memory({"compaction": {"reserveTokens": 2000, "keepRecentTokens": 1000}})
+    turns = [
+        {"text": "first answer", "usage": {"prompt_tokens": 1500, "completion_tokens": 10}},
+        {"text": "middle answer", "usage": {"prompt_tokens": 3000, "completion_tokens": 10}},
+        {"error": {"status": 400, "code": "context_length_exceeded"}, "when": {"last_user_contains": "second"}},
+        {"text": "## Goal\nSUMMARY", "delay_ms": 300, "when": {"system_contains": "summarize conversations"}},
+        {"text": "answer to B", "when": {"last_user_contains": "prompt B"}},
+        {"text": "answer to A"},
+    ]
+    session, _, events = make_session(turns, model=small, settings=settings)
+    await session.prompt("first " + "f" * 6000)
+    await session.prompt("middle " + "m" * 6000)
+    run_a = asyncio.ensure_future(session.prompt("second question"))
+    for _ in range(300):
+        if any(e["type"] == "compaction_start" for e in events):
+            break
+        await asyncio.sleep(0.01)
+    await asyncio.wait_for(session.prompt("prompt B"), 5)
+    await asyncio.wait_for(run_a, 5)  # raised PiError before the fix
+    assert not session.is_streaming
+    texts = [m["content"][0]["text"] for m in session.messages if m["role"] == "assistant" and m["content"]]
+    assert "answer to B" in texts
