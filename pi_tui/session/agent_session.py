@@ -115,6 +115,7 @@ class AgentSession(RunConfigMixin, LifecycleMixin, SessionControlMixin, UserBash
         self._retry_cancel = asyncio.Event()
         self._retrying = False
         self._abort_requested = False
+        self._run_task: asyncio.Task[Any] | None = None
         self._started = False
         self._extra_skill_paths: list[Path] = []
         self._extra_prompt_paths: list[Path] = []
@@ -304,6 +305,7 @@ class AgentSession(RunConfigMixin, LifecycleMixin, SessionControlMixin, UserBash
         self, start: Callable[[], Awaitable[Any]], system_prompt_override: str | None, *, rebuild: bool = True
     ) -> None:
         async with self.lock:
+            self._run_task = asyncio.current_task()
             self.flush_pending_bash()
             self._abort_requested = False
             self._retry_cancel.clear()  # here, not at the retry wait: an abort while the run winds down must count
@@ -318,6 +320,7 @@ class AgentSession(RunConfigMixin, LifecycleMixin, SessionControlMixin, UserBash
             finally:
                 self._run_system_prompt = None
                 self.agent.context.system_prompt = self.base_system_prompt
+                self._run_task = None
         # Compaction checks after the run (never under the lock). An overflow compaction asks
         # for one continue(); the runner itself refuses a second compact-and-retry.
         for _ in range(2):
@@ -335,8 +338,12 @@ class AgentSession(RunConfigMixin, LifecycleMixin, SessionControlMixin, UserBash
                     return
                 self.rebuild_system_prompt()
                 self.agent.context.system_prompt = self.base_system_prompt
-                await self.agent.continue_()
-                await self._retry_while_needed()
+                self._run_task = asyncio.current_task()
+                try:
+                    await self.agent.continue_()
+                    await self._retry_while_needed()
+                finally:
+                    self._run_task = None
 
     def _can_continue(self) -> bool:
         messages = self.agent.messages
@@ -387,4 +394,6 @@ class AgentSession(RunConfigMixin, LifecycleMixin, SessionControlMixin, UserBash
         runner = self.compaction_runner
         if runner is not None and getattr(runner, "is_compacting", False):
             runner.abort()
+        if asyncio.current_task() is self._run_task:
+            return  # called from a hook the run awaits (an extension's ``await ctx.abort()``): waiting would deadlock
         await self.agent.wait_for_idle()

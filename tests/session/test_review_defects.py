@@ -196,3 +196,26 @@ async def test_prompt_sent_during_overflow_recovery_does_not_break_the_recoverin
     assert not session.is_streaming
     texts = [m["content"][0]["text"] for m in session.messages if m["role"] == "assistant" and m["content"]]
     assert "answer to B" in texts
+
+
+ABORTING_GATE = '''
+def register(pi):
+    @pi.on("tool_call")
+    async def gate(event, ctx):
+        await ctx.abort()
+        return {"block": True, "reason": "stopped by policy"}
+'''
+
+
+async def test_extension_awaiting_ctx_abort_inside_a_run_hook_does_not_hang(make_session, project: Path) -> None:
+    """``await ctx.abort()`` (docs/extensions.md) from a hook the run itself awaits waited for
+    the run to become idle: a deadlock until the 60 s handler timeout."""
+    folder = project / ".pi" / "extensions"
+    folder.mkdir(parents=True)
+    (folder / "gate.py").write_text(ABORTING_GATE)
+    turns = [{"tool_calls": [{"name": "read", "arguments": {"path": "x"}}]}, {"text": "never"}]
+    session, provider, _ = make_session(turns, load_extensions=True)
+    await asyncio.wait_for(session.prompt("go"), 5)
+    assert [(m["role"], m.get("stopReason")) for m in session.messages][-1] == ("assistant", "aborted")
+    assert len(provider.requests) == 1
+    assert not session.is_streaming
