@@ -62,6 +62,7 @@ class SessionBase:
     _run_system_prompt: str | None
     _background: set[asyncio.Future[Any]]
     _started: bool
+    _run_task: asyncio.Task[Any] | None
     replacement_cancelled: bool
     fresh_start: Callable[[], tuple[ModelInfo | None, str | None]] | None
 

@@ -7,6 +7,7 @@ new file and applies the start-up restore rules again (§13.1).
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any, cast
 
@@ -204,6 +205,11 @@ class SessionControlMixin(SessionBase):
             raise PiError("Compaction is not available in this build")
         if self.is_streaming:
             await self.abort()
+        if asyncio.current_task() is self._run_task:
+            # From a hook the run awaits (an extension's ``await ctx.compact()``): the run holds the
+            # lock, so compact once it has ended, as pi's fire-and-forget ``ctx.compact()`` does.
+            self._schedule(_compact_quietly(runner, custom_instructions))
+            return None
         return await runner.compact(custom_instructions)
 
     async def navigate_tree(
@@ -330,6 +336,14 @@ class SessionControlMixin(SessionBase):
 
         selected: str | None = await self._replace("fork", make)
         return selected
+
+
+async def _compact_quietly(runner: Any, custom_instructions: str | None) -> None:
+    """A background compaction: its failures are already reported by ``compaction_end``."""
+    try:
+        await runner.compact(custom_instructions)
+    except PiError:
+        pass
 
 
 def _text(path: Path | None) -> str | None:

@@ -219,3 +219,43 @@ async def test_extension_awaiting_ctx_abort_inside_a_run_hook_does_not_hang(make
     assert [(m["role"], m.get("stopReason")) for m in session.messages][-1] == ("assistant", "aborted")
     assert len(provider.requests) == 1
     assert not session.is_streaming
+
+
+COMPACTING_HOOK = '''
+def register(pi):
+    state = {"done": False}
+
+    @pi.on("turn_end")
+    async def compact_when_asked(event, ctx):
+        message = event["message"]
+        if not state["done"] and any(b.get("text") == "please compact" for b in message["content"]):
+            state["done"] = True
+            await ctx.compact()
+'''
+
+
+async def test_extension_awaiting_ctx_compact_inside_a_run_does_not_deadlock(make_session, project: Path) -> None:
+    """``await ctx.compact()`` from a run hook (pi's trigger-compact pattern) waited for the
+    session lock its own run holds: a deadlock until the handler timeout, and no compaction."""
+    from pi_tui.core.provider import ModelInfo
+    from pi_tui.resources.settings import SettingsManager
+
+    folder = project / ".pi" / "extensions"
+    folder.mkdir(parents=True)
+    (folder / "compact_hook.py").write_text(COMPACTING_HOOK)
+    small = ModelInfo(provider="fake", id="fake-model", context_window=8192, max_tokens=1000)
+    settings = SettingsManager.in_memory({"compaction": {"reserveTokens": 2000, "keepRecentTokens": 1000}})
+    turns = [
+        {"text": "first answer", "usage": {"prompt_tokens": 1500, "completion_tokens": 10}},
+        {"text": "please compact", "usage": {"prompt_tokens": 3000, "completion_tokens": 10}},
+        {"text": "## Goal\nSUMMARY", "when": {"system_contains": "summarize conversations"}},
+    ]
+    session, _, _ = make_session(turns, model=small, settings=settings, load_extensions=True)
+    await session.prompt("first " + "f" * 6000)
+    await asyncio.wait_for(session.prompt("middle " + "m" * 6000), 5)
+    for _ in range(200):
+        if not session.is_compacting and "compaction" in [e["type"] for e in session.session_manager.get_branch()]:
+            break
+        await asyncio.sleep(0.01)
+    assert "compaction" in [e["type"] for e in session.session_manager.get_branch()]
+    assert session.extensions is not None and session.extensions.errors == []
