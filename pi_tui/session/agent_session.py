@@ -334,7 +334,7 @@ class AgentSession(RunConfigMixin, LifecycleMixin, SessionControlMixin, UserBash
                 # Checked under the lock: a prompt sent during the compaction may have run first.
                 # A silent overflow (a ``stop`` reply) also leaves an assistant last; pi's
                 # continue() fails quietly there.
-                if not self._can_continue():
+                if self._abort_requested or not self._can_continue():
                     return
                 self.rebuild_system_prompt()
                 self.agent.context.system_prompt = self.base_system_prompt

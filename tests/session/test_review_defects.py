@@ -259,3 +259,35 @@ async def test_extension_awaiting_ctx_compact_inside_a_run_does_not_deadlock(mak
         await asyncio.sleep(0.01)
     assert "compaction" in [e["type"] for e in session.session_manager.get_branch()]
     assert session.extensions is not None and session.extensions.errors == []
+
+
+ABORT_ON_COMPACT = '''
+def register(pi):
+    @pi.on("session_compact")
+    async def stop_here(event, ctx):
+        await ctx.abort()  # stands for Esc pressed while the overflow compaction finishes
+'''
+
+
+async def test_abort_as_the_overflow_compaction_finishes_skips_the_continue(make_session, project: Path) -> None:
+    from pi_tui.core.provider import ModelInfo
+    from pi_tui.resources.settings import SettingsManager
+
+    folder = project / ".pi" / "extensions"
+    folder.mkdir(parents=True)
+    (folder / "stop.py").write_text(ABORT_ON_COMPACT)
+    small = ModelInfo(provider="fake", id="fake-model", context_window=8192, max_tokens=1000)
+    settings = SettingsManager.in_memory({"compaction": {"reserveTokens": 2000, "keepRecentTokens": 1000}})
+    turns = [
+        {"text": "first answer", "usage": {"prompt_tokens": 1500, "completion_tokens": 10}},
+        {"text": "middle answer", "usage": {"prompt_tokens": 3000, "completion_tokens": 10}},
+        {"error": {"status": 400, "code": "context_length_exceeded"}, "when": {"last_user_contains": "second"}},
+        {"text": "## Goal\nSUMMARY", "when": {"system_contains": "summarize conversations"}},
+        {"text": "should not be asked"},
+    ]
+    session, provider, _ = make_session(turns, model=small, settings=settings, load_extensions=True)
+    await session.prompt("first " + "f" * 6000)
+    await session.prompt("middle " + "m" * 6000)
+    await asyncio.wait_for(session.prompt("second question"), 5)
+    assert "compaction" in [e["type"] for e in session.session_manager.get_branch()]
+    assert len(provider.requests) == 4  # no continue() after the abort
