@@ -15,7 +15,7 @@ from pi_tui.core.errors import PiError
 from pi_tui.core.messages import THINKING_LEVELS, AgentMessage, ThinkingLevel, now_ms
 from pi_tui.core.provider import ModelInfo, ToolSpec
 from pi_tui.core.session.manager import SessionManager
-from pi_tui.core.tokens import estimate_context_tokens
+from pi_tui.core.tokens import calculate_context_tokens, estimate_context_tokens
 from pi_tui.session.restore import clamp_thinking_level, restore_model_and_thinking
 from pi_tui.session.session_base import SessionBase
 from pi_tui.session.state import ContextUsage, RequestPreview, SessionState, usage_totals
@@ -177,7 +177,9 @@ class SessionControlMixin(SessionBase):
         return self.agent.messages
 
     def get_context_usage(self) -> ContextUsage | None:
-        if self._model is None:
+        """None when unknown: no model, or (§2.2) a compaction on the branch with no good reply
+        since, whose kept messages would still report their pre-compaction usage."""
+        if self._model is None or self._model.context_window <= 0 or not self._usage_known_since_compaction():
             return None
         estimate = estimate_context_tokens(self.agent.messages)
         window = self._model.context_window
@@ -187,6 +189,18 @@ class SessionControlMixin(SessionBase):
             percent=100.0 * estimate.tokens / window if window else 0.0,
             estimated=estimate.trailing_tokens > 0 or estimate.usage_tokens == 0,
         )
+
+    def _usage_known_since_compaction(self) -> bool:
+        branch = self.session_manager.get_branch()
+        compaction_at = next((i for i in range(len(branch) - 1, -1, -1) if branch[i].get("type") == "compaction"), None)
+        if compaction_at is None:
+            return True
+        for entry in reversed(branch[compaction_at + 1:]):
+            message = entry.get("message") if entry.get("type") == "message" else None
+            if isinstance(message, dict) and message.get("role") == "assistant" \
+                    and message.get("stopReason") not in ("error", "aborted"):
+                return calculate_context_tokens(message.get("usage") or {}) > 0
+        return False
 
     def preview_request(self) -> RequestPreview:
         self.rebuild_system_prompt()

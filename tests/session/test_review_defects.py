@@ -291,3 +291,27 @@ async def test_abort_as_the_overflow_compaction_finishes_skips_the_continue(make
     await asyncio.wait_for(session.prompt("second question"), 5)
     assert "compaction" in [e["type"] for e in session.session_manager.get_branch()]
     assert len(provider.requests) == 4  # no continue() after the abort
+
+
+async def test_context_usage_is_unknown_right_after_a_compaction(make_session) -> None:
+    """§2.2 getContextUsage: with a compaction on the branch and no good assistant reply after it,
+    the usage is unknown (None), not the pre-compaction usage of a kept message."""
+    from pi_tui.core.provider import ModelInfo
+    from pi_tui.resources.settings import SettingsManager
+
+    small = ModelInfo(provider="fake", id="fake-model", context_window=8192, max_tokens=1000)
+    settings = SettingsManager.in_memory({"compaction": {"reserveTokens": 2000, "keepRecentTokens": 1000}})
+    turns = [
+        {"text": "answer one", "usage": {"prompt_tokens": 1000, "completion_tokens": 10}},
+        {"text": "answer two", "usage": {"prompt_tokens": 6500, "completion_tokens": 10}},
+        {"text": "## Goal\nSUMMARY", "when": {"system_contains": "summarize conversations"}},
+        {"text": "answer three", "usage": {"prompt_tokens": 1200, "completion_tokens": 10}},
+    ]
+    session, _, _ = make_session(turns, model=small, settings=settings)
+    await session.prompt("one " + "o" * 6000)
+    await session.prompt("two " + "t" * 6000)
+    assert "compaction" in [e["type"] for e in session.session_manager.get_branch()]
+    assert session.get_context_usage() is None
+    await session.prompt("three")
+    usage = session.get_context_usage()
+    assert usage is not None and usage.tokens == 1210
