@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from pi_tui.core.errors import PiError
-from pi_tui.core.messages import THINKING_LEVELS, AgentMessage, ThinkingLevel, now_ms
+from pi_tui.core.messages import THINKING_LEVELS, AgentMessage, ThinkingLevel, empty_usage, now_ms
 from pi_tui.core.provider import ModelInfo, ToolSpec
 from pi_tui.core.session.manager import SessionManager
 from pi_tui.core.tokens import calculate_context_tokens, estimate_context_tokens
@@ -199,7 +199,7 @@ class SessionControlMixin(SessionBase):
             message = entry.get("message") if entry.get("type") == "message" else None
             if isinstance(message, dict) and message.get("role") == "assistant" \
                     and message.get("stopReason") not in ("error", "aborted"):
-                return calculate_context_tokens(message.get("usage") or {}) > 0
+                return calculate_context_tokens(message.get("usage") or empty_usage()) > 0
         return False
 
     def preview_request(self) -> RequestPreview:
