@@ -74,7 +74,9 @@ class ExtensionHost(Protocol):
 
     def is_idle(self) -> bool: ...
 
-    async def abort(self) -> None: ...
+    async def abort(self) -> None:
+        """Abort and wait for the run to stop. A host may also offer a synchronous
+        ``request_abort()`` (``AgentSession`` does): ``ctx.abort()`` then requests it at once."""
 
     async def compact(self, custom_instructions: str | None = None) -> Any: ...
 
@@ -155,8 +157,17 @@ class ExtensionContext:
     def is_idle(self) -> bool:
         return self.host.is_idle()
 
-    async def abort(self) -> None:
-        await self.host.abort()
+    def abort(self) -> Awaitable[None]:
+        """Abort the current run. Synchronous like pi's: the abort is requested before this
+        returns, so a plain ``def`` handler's ``ctx.abort()`` works. The returned awaitable waits
+        for the run to stop (``await ctx.abort()``); it may be ignored."""
+        host = self.host
+        request = getattr(host, "request_abort", None)
+        if callable(request):
+            request()
+            return _LazyAwait(host.abort)
+        # A host without a synchronous request: start its abort now so it is not lost.
+        return asyncio.ensure_future(host.abort())
 
     async def compact(self, custom_instructions: str | None = None) -> Any:
         return await self.host.compact(custom_instructions)
@@ -169,6 +180,18 @@ class ExtensionContext:
         if self._system_prompt is not None:
             return self._system_prompt
         return self.host.get_system_prompt()
+
+
+class _LazyAwait:
+    """Calls ``make()`` only when awaited, so an ignored result leaves no un-awaited coroutine."""
+
+    __slots__ = ("_make",)
+
+    def __init__(self, make: Callable[[], Awaitable[None]]) -> None:
+        self._make = make
+
+    def __await__(self) -> Any:
+        return self._make().__await__()
 
 
 @dataclass(frozen=True, slots=True)

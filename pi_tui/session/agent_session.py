@@ -387,13 +387,17 @@ class AgentSession(RunConfigMixin, LifecycleMixin, SessionControlMixin, UserBash
             if self.extensions.get_command(name) is not None:
                 raise PiError(f'Extension command "/{name}" cannot be queued. Run it when the agent is idle.')
 
-    async def abort(self) -> None:
+    def request_abort(self) -> None:
+        """Request the abort now without waiting (an extension's synchronous ``ctx.abort()``)."""
         self._abort_requested = True
         self._retry_cancel.set()
         self.agent.abort()
         runner = self.compaction_runner
         if runner is not None and getattr(runner, "is_compacting", False):
             runner.abort()
+
+    async def abort(self) -> None:
+        self.request_abort()
         if asyncio.current_task() is self._run_task:
             return  # called from a hook the run awaits (an extension's ``await ctx.abort()``): waiting would deadlock
         await self.agent.wait_for_idle()
