@@ -8,12 +8,14 @@ settings at the moment it needs them, so they take effect for the next run.
 
 from __future__ import annotations
 
+import asyncio
 import fnmatch
 import sys
 from typing import Any
 
 from pi_tui.core.messages import THINKING_LEVELS
 from pi_tui.core.provider import ModelInfo
+from pi_tui.modes.export_html import export_session_html
 from pi_tui.modes.rpc import views
 from pi_tui.modes.rpc.context import NULL_DATA, RpcCommandError, RpcContext, field_bool, field_str
 
@@ -180,4 +182,9 @@ def _persist(ctx: RpcContext, key: str, value: Any) -> None:
 
 
 async def export_html(ctx: RpcContext, command: dict[str, Any]) -> Any:
-    raise RpcCommandError("export_html is not supported by pi-tui (there is no HTML exporter)")
+    """``export_html{outputPath?}`` → ``{path}``: the current branch as one self-contained HTML file."""
+    output = command.get("outputPath")
+    if output is not None and not isinstance(output, str):
+        raise RpcCommandError("outputPath must be a string")
+    path = await asyncio.to_thread(export_session_html, ctx.session.session_manager, output)
+    return {"path": str(path)}

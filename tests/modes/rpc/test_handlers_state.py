@@ -148,3 +148,17 @@ async def test_session_name_must_not_be_empty(make_client: ClientFactory) -> Non
     assert answer["error"] == "Session name cannot be empty"
     assert missing["error"] == 'set_session_name: field "name" is missing'
 
+
+
+async def test_export_html_writes_the_branch_and_answers_its_path(make_client: ClientFactory, tmp_path: Path) -> None:
+    client = make_client([{"text": "Exported <answer> & more"}])
+    await client.request({"id": 1, "type": "prompt", "message": "please export"})
+    await client.wait_for(lambda: "agent_end" in client.types())
+    target = tmp_path / "out.html"
+    answer = await client.request({"id": 2, "type": "export_html", "outputPath": str(target)})
+    bad = await client.request({"id": 3, "type": "export_html", "outputPath": 5})
+    await client.close()
+    assert answer["success"] is True and answer["data"] == {"path": str(target)}
+    html = target.read_text(encoding="utf-8")
+    assert "please export" in html and "Exported &lt;answer&gt; &amp; more" in html
+    assert bad["success"] is False and bad["error"] == "outputPath must be a string"
