@@ -96,38 +96,43 @@ def create_agent_session(
 
         resources = loader()
     manager = session_manager or _session_manager(cwd_path, settings, session, session_dir, continue_session, no_session)
-    restored = restore_model_and_thinking(
-        manager,
-        model=chosen,
-        model_explicit=model is not None,
-        thinking_level=thinking_level,
-        default_thinking_level=getattr(settings, "default_thinking_level", "medium"),
-        resolve=lambda p, m: _resolve_stored(registry, chosen, p, m),
-    )
-    agent_session = AgentSession(
-        cwd=cwd_path,
-        session_manager=manager,
-        provider_factory=_provider_factory(provider),
-        model=restored.model,
-        thinking_level=restored.thinking_level,
-        tools=all_tools,
-        active_tools=active,
-        settings=settings,
-        resources=resources,
-        resource_loader=loader,
-        model_registry=registry,
-        extensions=runner,
-        api_key=api_key,
-        clock=clock,
-        check_credentials=provider is None,
-    )
-    agent_session.fresh_start = _fresh_start(model, provider_name, provider, registry, settings, thinking_level)
-    if runner is not None:
-        runner.on_error(agent_session.emit)
-        runner.bind(agent_session)
-    for note in restored.notes:
-        agent_session.add_diagnostic("model", note)  # no listener yet: modes show diagnostics()
-        agent_session.notify(note, "warning")
+    try:
+        restored = restore_model_and_thinking(
+            manager,
+            model=chosen,
+            model_explicit=model is not None,
+            thinking_level=thinking_level,
+            default_thinking_level=getattr(settings, "default_thinking_level", "medium"),
+            resolve=lambda p, m: _resolve_stored(registry, chosen, p, m),
+        )
+        agent_session = AgentSession(
+            cwd=cwd_path,
+            session_manager=manager,
+            provider_factory=_provider_factory(provider),
+            model=restored.model,
+            thinking_level=restored.thinking_level,
+            tools=all_tools,
+            active_tools=active,
+            settings=settings,
+            resources=resources,
+            resource_loader=loader,
+            model_registry=registry,
+            extensions=runner,
+            api_key=api_key,
+            clock=clock,
+            check_credentials=provider is None,
+        )
+        agent_session.fresh_start = _fresh_start(model, provider_name, provider, registry, settings, thinking_level)
+        if runner is not None:
+            runner.on_error(agent_session.emit)
+            runner.bind(agent_session)
+        for note in restored.notes:
+            agent_session.add_diagnostic("model", note)  # no listener yet: modes show diagnostics()
+            agent_session.notify(note, "warning")
+    except BaseException:
+        if session_manager is None:  # ours: release the file lock, or the file stays locked in this process
+            manager.close()
+        raise
     return agent_session
 
 

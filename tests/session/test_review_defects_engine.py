@@ -27,3 +27,32 @@ async def test_sync_extension_handler_calling_ctx_abort_stops_the_run(make_sessi
     assert len(provider.requests) == 1
     assert session.messages[-1]["role"] == "assistant" and session.messages[-1]["stopReason"] == "aborted"
     assert not session.is_streaming
+
+
+class _BrokenResources:
+    """An SDK caller's resources object whose prompt builder fails (the constructor calls it)."""
+
+    def build_system_prompt(self, tools: object) -> str:
+        raise RuntimeError("resources broken")
+
+
+async def test_failed_create_agent_session_releases_the_session_file_lock(make_session, project: Path, agent_dir: Path) -> None:
+    """When the AgentSession constructor raised after the SessionManager was opened, the file
+    stayed locked: the next open in this process got SessionLockedError."""
+    import pytest
+
+    from pi_tui.core.session.manager import SessionManager
+    from pi_tui.providers.scripted import ScriptedProvider
+    from pi_tui.sdk import create_agent_session
+    from tests.session.conftest import MODEL
+
+    first, _, _ = make_session([{"text": "hello"}])
+    await first.prompt("hi")
+    path = first.session_manager.session_file
+    assert path is not None
+    first.session_manager.close()
+    with pytest.raises(RuntimeError, match="resources broken"):
+        create_agent_session(cwd=project, agent_dir=agent_dir, provider=ScriptedProvider([]), model=MODEL,
+                             load_extensions=False, session=str(path), resources=_BrokenResources())
+    with SessionManager.open(path, cwd=project) as reopened:
+        assert reopened.session_file == path
