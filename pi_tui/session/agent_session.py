@@ -301,10 +301,22 @@ class AgentSession(RunConfigMixin, LifecycleMixin, SessionControlMixin, UserBash
         except Exception:
             return None
 
+    async def continue_if_idle(self) -> bool:
+        """The continuation ``send_message(trigger_turn=True)`` schedules: checked when it runs,
+        under the lock, so a prompt that ran first (and already answered) makes it a no-op
+        instead of ``Cannot continue from message role: assistant``. True when it ran."""
+        if self.is_streaming or not self._can_continue():
+            return False
+        self._require_model()
+        return await self._run(self.agent.continue_, None, run_if=self._can_continue)
+
     async def _run(
-        self, start: Callable[[], Awaitable[Any]], system_prompt_override: str | None, *, rebuild: bool = True
-    ) -> None:
+        self, start: Callable[[], Awaitable[Any]], system_prompt_override: str | None, *, rebuild: bool = True,
+        run_if: Callable[[], bool] | None = None,
+    ) -> bool:
         async with self.lock:
+            if run_if is not None and not run_if():
+                return False
             self._run_task = asyncio.current_task()
             self.flush_pending_bash()
             self._abort_requested = False
@@ -327,15 +339,15 @@ class AgentSession(RunConfigMixin, LifecycleMixin, SessionControlMixin, UserBash
             last = self._last_assistant()
             runner = self.compaction_runner
             if runner is None or last is None or self._abort_requested:
-                return
+                return True
             if not await runner.check_after_run(last):
-                return
+                return True
             async with self.lock:
                 # Checked under the lock: a prompt sent during the compaction may have run first.
                 # A silent overflow (a ``stop`` reply) also leaves an assistant last; pi's
                 # continue() fails quietly there.
                 if self._abort_requested or not self._can_continue():
-                    return
+                    return True
                 self.rebuild_system_prompt()
                 self.agent.context.system_prompt = self.base_system_prompt
                 self._run_task = asyncio.current_task()
@@ -344,6 +356,7 @@ class AgentSession(RunConfigMixin, LifecycleMixin, SessionControlMixin, UserBash
                     await self._retry_while_needed()
                 finally:
                     self._run_task = None
+        return True
 
     def _can_continue(self) -> bool:
         messages = self.agent.messages

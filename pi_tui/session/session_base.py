@@ -110,6 +110,9 @@ class SessionBase:
     async def continue_(self) -> None:
         raise NotImplementedError
 
+    async def continue_if_idle(self) -> bool:
+        raise NotImplementedError
+
     def follow_up(self, text: str) -> None:
         raise NotImplementedError
 

@@ -131,17 +131,19 @@ class SessionControlMixin(SessionBase):
         )
         self.emit({"type": "message_end", "message": custom})
         if trigger_turn:
-            self._schedule(self.continue_())
+            self._schedule(self.continue_if_idle(), what="Running the agent on an extension's message")
 
     def send_user_message(self, text: str) -> None:
         if self.is_streaming:
             self.follow_up(text)
         else:
-            self._schedule(self.prompt(text))
+            self._schedule(self.prompt(text), what="Sending an extension's user message")
 
-    def _schedule(self, coro: Any) -> None:
+    def _schedule(self, coro: Any, *, what: str = "A background session task") -> None:
         """Run ``coro`` in the background; outside an event loop (a plain script calling
-        ``set_model`` before ``asyncio.run``) there is nothing to run it on, so it is dropped."""
+        ``set_model`` before ``asyncio.run``) there is nothing to run it on, so it is dropped.
+        No one awaits the task, so a failure becomes an error ``notify`` event naming ``what``
+        (never "Task exception was never retrieved")."""
         import asyncio
 
         try:
@@ -149,7 +151,14 @@ class SessionControlMixin(SessionBase):
         except RuntimeError:
             coro.close()
             return
-        task = asyncio.ensure_future(coro)
+
+        async def reported() -> None:
+            try:
+                await coro
+            except Exception as err:
+                self.emit({"type": "notify", "message": f"{what} failed: {err}", "level": "error"})
+
+        task = asyncio.ensure_future(reported())
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 

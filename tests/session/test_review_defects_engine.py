@@ -56,3 +56,50 @@ async def test_failed_create_agent_session_releases_the_session_file_lock(make_s
                              load_extensions=False, session=str(path), resources=_BrokenResources())
     with SessionManager.open(path, cwd=project) as reopened:
         assert reopened.session_file == path
+
+
+async def test_send_message_trigger_turn_after_a_prompt_ran_first_raises_nothing_in_the_background(make_session) -> None:
+    """The continue() scheduled by ``send_message(trigger_turn=True)`` ran after a prompt had
+    already answered: it raised ``Cannot continue from message role: assistant`` in a task no
+    one awaited ("Task exception was never retrieved")."""
+    import gc
+
+    session, provider, events = make_session([{"text": "answer"}, {"text": "unexpected continue"}])
+    unhandled: list[dict[str, object]] = []
+    loop = asyncio.get_running_loop()
+    loop.set_exception_handler(lambda _loop, context: unhandled.append(context))
+    try:
+        await session.start()
+        session.send_message({"customType": "note", "content": "a note"}, trigger_turn=True)
+        await session.prompt("hi")  # runs at once, before the scheduled continuation
+        for _ in range(20):
+            await asyncio.sleep(0)
+        await session.agent.wait_for_idle()
+        gc.collect()
+        await asyncio.sleep(0)
+    finally:
+        loop.set_exception_handler(None)
+    assert unhandled == []
+    assert len(provider.requests) == 1  # the prompt's run already answered the note
+    assert not session.is_streaming
+    assert not [e for e in events if e["type"] == "notify" and e.get("level") == "error"]
+
+
+async def test_send_message_trigger_turn_failure_is_an_error_event(make_session) -> None:
+    """A scheduled continuation that fails (here: no model selected) is reported as an error
+    ``notify`` event instead of an exception in a task no one awaits."""
+    session, provider, events = make_session([{"text": "unused"}])
+    session._model = None  # as after starting without any model configured
+    unhandled: list[dict[str, object]] = []
+    loop = asyncio.get_running_loop()
+    loop.set_exception_handler(lambda _loop, context: unhandled.append(context))
+    try:
+        session.send_message({"customType": "note", "content": "a note"}, trigger_turn=True)
+        for _ in range(20):
+            await asyncio.sleep(0)
+    finally:
+        loop.set_exception_handler(None)
+    assert unhandled == []
+    errors = [e["message"] for e in events if e["type"] == "notify" and e.get("level") == "error"]
+    assert len(errors) == 1 and "No model selected" in errors[0], errors
+    assert provider.requests == [] and not session.is_streaming
