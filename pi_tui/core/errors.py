@@ -37,6 +37,11 @@ class SessionLockedError(SessionError):
     pass
 
 
+class SessionWriteError(SessionError):
+    """The session file refused a write (disk full, I/O error). The entries stay in memory and
+    are written with the next successful save."""
+
+
 class EntryNotFoundError(SessionError):
     def __init__(self, entry_id: str) -> None:
         super().__init__(f"Entry {entry_id} not found")

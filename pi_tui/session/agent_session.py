@@ -31,7 +31,7 @@ from pi_tui.agent.types import (
     PrepareRequest,
     TransformContext,
 )
-from pi_tui.core.errors import AgentBusyError, PiError, ProviderSetupError
+from pi_tui.core.errors import AgentBusyError, PiError, ProviderSetupError, SessionWriteError
 from pi_tui.core.messages import (
     AgentMessage,
     AssistantMessage,
@@ -44,7 +44,7 @@ from pi_tui.core.provider import CompletionRequest, ModelInfo, Provider
 from pi_tui.core.session.manager import SessionManager
 from pi_tui.core.tool import Tool
 from pi_tui.session.lifecycle import LifecycleMixin
-from pi_tui.session.persistence import persist_message
+from pi_tui.session.persistence import save_message
 from pi_tui.session.prompting import expand_prompt_text
 from pi_tui.session.queue_mirror import QueueMirror
 from pi_tui.session.retry import Clock, RetryState, SystemClock
@@ -116,6 +116,7 @@ class AgentSession(RunConfigMixin, LifecycleMixin, SessionControlMixin, UserBash
         self._retrying = False
         self._abort_requested = False
         self._run_task: asyncio.Task[Any] | None = None
+        self._write_error: SessionWriteError | None = None
         self._started = False
         self._extra_skill_paths: list[Path] = []
         self._extra_prompt_paths: list[Path] = []
@@ -227,7 +228,9 @@ class AgentSession(RunConfigMixin, LifecycleMixin, SessionControlMixin, UserBash
             self._queue.delivered(text_of(event["message"].get("content", "")))
         if kind == "message_end":
             message = event["message"]
-            persist_message(self.session_manager, message)
+            failed = save_message(self.session_manager, message)
+            if failed is not None and self._write_error is None:
+                self._write_error = failed  # raised by _run once the run has settled
             if message.get("role") == "assistant" and message.get("stopReason") != "error":
                 success = self._retry.succeeded()
                 if success is not None:
@@ -313,6 +316,19 @@ class AgentSession(RunConfigMixin, LifecycleMixin, SessionControlMixin, UserBash
     async def _run(
         self, start: Callable[[], Awaitable[Any]], system_prompt_override: str | None, *, rebuild: bool = True,
         run_if: Callable[[], bool] | None = None,
+    ) -> bool:
+        """Run, then report a failed session-file write (the run itself went on in memory)."""
+        try:
+            ran = await self._run_and_compact(start, system_prompt_override, rebuild=rebuild, run_if=run_if)
+        finally:
+            failed, self._write_error = self._write_error, None
+        if failed is not None:
+            raise failed
+        return ran
+
+    async def _run_and_compact(
+        self, start: Callable[[], Awaitable[Any]], system_prompt_override: str | None, *, rebuild: bool,
+        run_if: Callable[[], bool] | None,
     ) -> bool:
         async with self.lock:
             if run_if is not None and not run_if():

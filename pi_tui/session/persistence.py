@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from pi_tui.core.errors import SessionWriteError
 from pi_tui.core.messages import AgentMessage, ToolResultMessage
 from pi_tui.core.session.manager import SessionManager
 
@@ -25,6 +26,22 @@ def persist_message(manager: SessionManager, message: AgentMessage) -> str | Non
         )
     if role in ("user", "assistant", "toolResult"):
         return manager.append_message(message)
+    return None
+
+
+def save_message(manager: SessionManager, message: AgentMessage) -> SessionWriteError | None:
+    """``persist_message`` for a run: a failed write (a full disk) must not break the run or
+    lose the reply. The entry stays in the manager as pending (the store rolled back the partial
+    line) and is written by the next successful append; the caller reports the returned error."""
+    try:
+        persist_message(manager, message)
+    except OSError as err:
+        reason = err.strerror or str(err)
+        return SessionWriteError(
+            f"Could not write to session file {manager.session_file}: saving the "
+            f"{message.get('role', 'unknown')} message failed ({reason}). Nothing is lost: the "
+            "unsaved entries are kept and written with the next save once the disk has room."
+        )
     return None
 
 

@@ -103,3 +103,54 @@ async def test_send_message_trigger_turn_failure_is_an_error_event(make_session)
     errors = [e["message"] for e in events if e["type"] == "notify" and e.get("level") == "error"]
     assert len(errors) == 1 and "No model selected" in errors[0], errors
     assert provider.requests == [] and not session.is_streaming
+
+
+class _DiskFullOs:
+    """The ``os`` module as the session store sees it, with a full disk: every write fails."""
+
+    def __init__(self) -> None:
+        import os
+
+        self._os = os
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._os, name)
+
+    def write(self, fd: int, data: object) -> int:
+        import errno
+
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+
+async def test_disk_full_during_a_run_is_a_clear_error_and_pending_entries_are_written_later(
+    make_session, monkeypatch
+) -> None:
+    """A full disk during a run escaped prompt() as a raw OSError (the loop's attempt to save
+    its own failure message failed too). It must be a SessionError naming the file and what
+    failed, the session must not stay streaming, and what is pending must reach the file once
+    the disk has room."""
+    import json
+
+    import pytest
+
+    from pi_tui.core.errors import SessionError
+    from pi_tui.core.session import store
+
+    turns = [{"text": "first answer"}, {"text": "second answer"}, {"text": "third answer"}]
+    session, _, _ = make_session(turns)
+    await session.prompt("first")
+    path = session.session_manager.session_file
+    assert path is not None
+    monkeypatch.setattr(store, "os", _DiskFullOs())
+    with pytest.raises(SessionError) as raised:
+        await session.prompt("second")
+    message = str(raised.value)
+    assert str(path) in message and "No space left on device" in message, message
+    assert not session.is_streaming
+    assert [m["role"] for m in session.messages] == ["user", "assistant", "user", "assistant"]
+    monkeypatch.undo()
+    await session.prompt("third")
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    texts = [e["message"]["content"][0]["text"] if isinstance(e["message"]["content"], list) else e["message"]["content"]
+             for e in lines if e["type"] == "message"]
+    assert texts == ["first", "first answer", "second", "second answer", "third", "third answer"]
