@@ -7,6 +7,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from pi_tui.core.context.compaction_prompts import SUMMARIZATION_SYSTEM_PROMPT
 from pi_tui.core.context.convert import convert_to_llm
 from pi_tui.core.messages import text_of
@@ -23,21 +25,35 @@ def summary(text: str = "## Goal\nSUMMARY") -> dict[str, Any]:
     return {"text": text, "when": {"system_contains": "summarize conversations"}}
 
 
-async def test_loading_pi_fixture_and_prompting_sends_what_pi_sent(make_session: Any, project: Path, pi_fixtures: Path) -> None:
-    source = pi_fixtures / "v3-compact-manual.jsonl"
+# For each of pi's own files: the last compaction, and the ids of the messages pi kept after it
+# (read off the files: from firstKeptEntryId to the compaction entry, then everything newer).
+PI_FIXTURES = [
+    ("v3-compact-manual.jsonl", "e0978ebb",
+     ["49cf868a", "b6845fcf", "7f73ed6c", "d856995f", "473c2e6b", "69f3e69e", "fa9f10a7", "98014f97",
+      "e948c599", "fd9ceca3"]),
+    ("v3-compact-threshold.jsonl", "ce30c867", ["ec9c86d4", "6e4ea2ad", "46a6079e", "d9e7ff07", "36246a66"]),
+    ("v3-compact-overflow.jsonl", "52c2773b",
+     ["4fb410cd", "2a0f6de9", "7f7b67bd", "ca1d18a3", "8613ea51", "c333dd1c", "ff2412f3", "e269049d", "471d5b5d"]),
+]
+
+
+@pytest.mark.parametrize(("name", "compaction_id", "kept"), PI_FIXTURES)
+async def test_loading_pi_fixture_and_prompting_sends_what_pi_sent(
+    make_session: Any, project: Path, pi_fixtures: Path, name: str, compaction_id: str, kept: list[str]
+) -> None:
+    source = pi_fixtures / name
     path = project / "copy.jsonl"
     shutil.copy(source, path)
     manager = SessionManager.open(path, cwd=project)
-    session, provider, _ = make_session([{"text": "turn 8 answer"}], session_manager=manager, model=SMALL)
-    await session.prompt("Turn 8: one more")
+    session, provider, _ = make_session([{"text": "one more answer"}], session_manager=manager, model=SMALL)
+    await session.prompt("One more prompt")
     request = provider.requests[0]
     entries = [json.loads(line) for line in source.read_text().splitlines()[1:]]
     by_id = {e["id"]: e for e in entries}
-    compaction = by_id["e0978ebb"]
-    kept = ["49cf868a", "b6845fcf", "7f73ed6c", "d856995f", "473c2e6b", "69f3e69e", "fa9f10a7", "98014f97", "e948c599", "fd9ceca3"]
+    compaction = by_id[compaction_id]
     assert text_of(request.messages[0]["content"]) == SUMMARY_WRAPPER + compaction["summary"] + "\n</summary>"
     assert request.messages[1:-1] == convert_to_llm([by_id[i]["message"] for i in kept])
-    assert text_of(request.messages[-1]["content"]) == "Turn 8: one more"
+    assert text_of(request.messages[-1]["content"]) == "One more prompt"
 
 
 async def test_overflow_compacts_and_retries_without_the_failed_answer(make_session: Any) -> None:
