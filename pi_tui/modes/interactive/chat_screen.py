@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from textual import on, work
@@ -18,17 +19,12 @@ from textual.binding import BindingsMap
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 
-from pi_tui.modes.interactive.chat_events import ChatEventRenderer, ChatWidgets
-from pi_tui.modes.interactive.commands import collect_commands, complete_slash, parse_slash
-from pi_tui.modes.interactive.file_complete import fuzzy_files, list_project_files
 from pi_tui.modes.interactive.messages import (
     AgentEventReceived,
     AgentEventsBatched,
     SessionReplaced,
 )
 from pi_tui.modes.interactive.session_view import footer_data, history_messages
-from pi_tui.modes.interactive.slash_runner import SlashRunner
-from pi_tui.modes.interactive.widgets.chat_items import ErrorBlock
 from pi_tui.modes.interactive.widgets.completion import CompletionItem, CompletionMenu
 from pi_tui.modes.interactive.widgets.conversation import Conversation
 from pi_tui.modes.interactive.widgets.editor import PromptEditor
@@ -37,11 +33,23 @@ from pi_tui.modes.interactive.widgets.first_run import FirstRunNotice
 from pi_tui.modes.interactive.widgets.footer import StatusFooter
 from pi_tui.modes.interactive.widgets.status import QueueView, WorkingStatus
 
+# What only content needs (event renderer, chat blocks, slash commands, completion sources) is
+# imported on first use, after the first frame: these imports would otherwise delay it.
 if TYPE_CHECKING:
+    from textual.widget import Widget
+
     from pi_tui.modes.interactive.app import PiApp
+    from pi_tui.modes.interactive.chat_events import ChatEventRenderer
+    from pi_tui.modes.interactive.slash_runner import SlashRunner
 
 DOUBLE_PRESS_SECONDS = 0.5
 NARROW_WIDTH = 100
+
+
+def _error_block(text: str, **kwargs: Any) -> Widget:
+    from pi_tui.modes.interactive.widgets.chat_items import ErrorBlock
+
+    return ErrorBlock(text, **kwargs)
 
 
 class ChatScreen(Screen[None]):
@@ -61,7 +69,6 @@ class ChatScreen(Screen[None]):
         self._last_clear = 0.0
         self._files: list[str] | None = None
         self._events_forced: bool | None = None
-        self.slash = SlashRunner(self)
         self.startup_error: str | None = None
         self.history_loaded = asyncio.Event()
         """Set once the stored conversation is on screen (submits wait for it)."""
@@ -82,6 +89,24 @@ class ChatScreen(Screen[None]):
             yield editor
             yield StatusFooter(id="footer")
 
+    @cached_property
+    def slash(self) -> SlashRunner:
+        from pi_tui.modes.interactive.slash_runner import SlashRunner
+
+        return SlashRunner(self)
+
+    @cached_property
+    def renderer(self) -> ChatEventRenderer:
+        """Built on first use (the first session event or command), after the first frame."""
+        from pi_tui.modes.interactive.chat_events import ChatEventRenderer, ChatWidgets
+
+        return ChatEventRenderer(
+            ChatWidgets(self.conversation, self.query_one(EventsPane), self.query_one(EventsTicker),
+                        self.query_one(WorkingStatus), self.query_one(QueueView)),
+            on_footer=self.refresh_footer,
+            held_messages=lambda: list(self.held),
+        )
+
     @property
     def conversation(self) -> Conversation:
         return self.query_one("#conversation", Conversation)
@@ -96,12 +121,6 @@ class ChatScreen(Screen[None]):
         # the next key press (seen in tmux). A cheap periodic idle check repaints them.
         self.set_interval(0.2, self.check_idle)
         self.editor.menu = self.query_one("#completion", CompletionMenu)
-        self.renderer = ChatEventRenderer(
-            ChatWidgets(self.conversation, self.query_one(EventsPane), self.query_one(EventsTicker),
-                        self.query_one(WorkingStatus), self.query_one(QueueView)),
-            on_footer=self.refresh_footer,
-            held_messages=lambda: list(self.held),
-        )
         self._apply_width(self.size.width)
         self.refresh_footer()
         self.editor.focus()
@@ -113,7 +132,7 @@ class ChatScreen(Screen[None]):
         for line in self.pi.startup_notices:
             await self.conversation.add_notice(line, severity="warning")
         if self.startup_error is not None:
-            await self.conversation.add(ErrorBlock(
+            await self.conversation.add(_error_block(
                 f"pi-tui could not start a session: {self.startup_error}",
                 advice="Fix the problem above and start again (ctrl+c twice quits)."))
         elif self.session is None or getattr(self.session.state, "model", None) is None:
@@ -130,7 +149,7 @@ class ChatScreen(Screen[None]):
             try:
                 await self.session.start()
             except Exception as err:  # a failing extension must not keep the chat from opening
-                await self.conversation.add(ErrorBlock(f"Session start failed: {err}"))
+                await self.conversation.add(_error_block(f"Session start failed: {err}"))
             await self.show_diagnostics()
         self.refresh_footer()
         self.history_loaded.set()
@@ -169,7 +188,7 @@ class ChatScreen(Screen[None]):
         self.query_one(EventsTicker).display = narrow and not show
 
     def refresh_footer(self) -> None:
-        renderer = getattr(self, "renderer", None)
+        renderer = self.__dict__.get("renderer")  # not built yet: nothing to report
         unknown = renderer is not None and renderer.context_unknown
         data = footer_data(self.session, self.pi.cwd, context_unknown=unknown)
         self.query_one(StatusFooter).set_data(data)
@@ -231,9 +250,11 @@ class ChatScreen(Screen[None]):
             return
         session = self.session
         if self.startup_error is not None:
-            await self.conversation.add(ErrorBlock(f"No session: {self.startup_error}"))
+            await self.conversation.add(_error_block(f"No session: {self.startup_error}"))
             self.editor.set_text(text)
             return
+        from pi_tui.modes.interactive.commands import parse_slash
+
         slash = parse_slash(text)
         if slash is not None and await self.slash.run(slash[0], slash[1]):
             return
@@ -271,7 +292,7 @@ class ChatScreen(Screen[None]):
         try:
             await self.session.prompt(text)
         except Exception as err:  # the session reports model failures as events; this is the rest
-            await self.conversation.add(ErrorBlock(f"Error: {err}", advice="Nothing was lost: press ↑ to "
+            await self.conversation.add(_error_block(f"Error: {err}", advice="Nothing was lost: press ↑ to "
                                                    "recall the message."))
         finally:
             self.renderer.running = False
@@ -297,7 +318,7 @@ class ChatScreen(Screen[None]):
         try:
             await self.session.run_user_bash(command, exclude_from_context=exclude)
         except Exception as err:
-            await self.conversation.add(ErrorBlock(f"Command failed to start: {err}"))
+            await self.conversation.add(_error_block(f"Command failed to start: {err}"))
         finally:
             status.hide()
             self.refresh_footer()
@@ -305,6 +326,9 @@ class ChatScreen(Screen[None]):
     # ------------------------------------------------------------------ completion
 
     def _complete(self, kind: str, query: str) -> list[CompletionItem]:
+        from pi_tui.modes.interactive.commands import collect_commands, complete_slash
+        from pi_tui.modes.interactive.file_complete import fuzzy_files, list_project_files
+
         if kind == "slash":
             commands = collect_commands(self.session)
             return [CompletionItem(f"/{c.name}", f"/{c.name} ", c.description, c.argument_hint, c.source)

@@ -9,7 +9,7 @@ result.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.containers import VerticalScroll
 from textual.content import Content
@@ -17,15 +17,13 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from pi_tui.core.messages import text_of
-from pi_tui.modes.interactive.widgets.assistant_message import AssistantMessageView
-from pi_tui.modes.interactive.widgets.chat_items import (
-    BashOutputBlock,
-    Notice,
-    SummaryBlock,
-    ThinkingBlock,
-    UserMessageView,
-)
-from pi_tui.modes.interactive.widgets.tool_call import ToolCallPanel
+
+# The block widgets (markdown, tool views) are imported where they are first built, not here:
+# the empty conversation is part of the first frame, and their imports would delay it.
+if TYPE_CHECKING:
+    from pi_tui.modes.interactive.widgets.assistant_message import AssistantMessageView
+    from pi_tui.modes.interactive.widgets.chat_items import Notice
+    from pi_tui.modes.interactive.widgets.tool_call import ToolCallPanel
 
 HISTORY_BATCH = 16
 """Messages mounted per batch: enough to fill a tall screen, cheap to lay out (tool-heavy
@@ -74,11 +72,13 @@ class Conversation(VerticalScroll):
         return widget
 
     async def add_notice(self, text: str, *, severity: str = "info") -> Notice:
+        from pi_tui.modes.interactive.widgets.chat_items import Notice
         notice = Notice(text, severity=severity)
         await self.mount(notice)
         return notice
 
     async def start_assistant(self) -> AssistantMessageView:
+        from pi_tui.modes.interactive.widgets.assistant_message import AssistantMessageView
         view = AssistantMessageView(show_thinking=self.show_thinking, expanded=self.expanded)
         self.live = view
         await self.mount(view)
@@ -105,6 +105,8 @@ class Conversation(VerticalScroll):
         """The panel for a call, created standalone if the stream never announced it."""
         panel = self.tool_panels.get(call_id)
         if panel is None:
+            from pi_tui.modes.interactive.widgets.tool_call import ToolCallPanel
+
             panel = ToolCallPanel(call_id, name, args, expanded=self.expanded)
             self.tool_panels[call_id] = panel
             await self.mount(panel)
@@ -139,6 +141,7 @@ class Conversation(VerticalScroll):
         return len(self._pending)
 
     async def _mount_batch(self, *, at_top: bool) -> None:
+        from pi_tui.modes.interactive.widgets.assistant_message import AssistantMessageView
         batch = self._pending[-HISTORY_BATCH:]
         del self._pending[-HISTORY_BATCH:]
         widgets = [w for m in batch if (w := self.widget_for(m)) is not None]
@@ -172,6 +175,13 @@ class Conversation(VerticalScroll):
 
     def widget_for(self, message: dict[str, Any]) -> Widget | None:
         """The block for one stored message (None for roles the chat does not show)."""
+        from pi_tui.modes.interactive.widgets.assistant_message import AssistantMessageView
+        from pi_tui.modes.interactive.widgets.chat_items import (
+            BashOutputBlock,
+            Notice,
+            SummaryBlock,
+            UserMessageView,
+        )
         role = message.get("role")
         if role == "user":
             content = message.get("content", "")
@@ -214,6 +224,9 @@ class Conversation(VerticalScroll):
     # ------------------------------------------------------------------ toggles
 
     def set_show_thinking(self, shown: bool) -> None:
+        from pi_tui.modes.interactive.widgets.assistant_message import AssistantMessageView
+        from pi_tui.modes.interactive.widgets.chat_items import ThinkingBlock
+
         self.show_thinking = shown
         for view in self.query(AssistantMessageView):
             view.set_show_thinking(shown)
@@ -221,6 +234,9 @@ class Conversation(VerticalScroll):
             block.set_shown(shown)
 
     def set_expanded(self, expanded: bool) -> None:
+        from pi_tui.modes.interactive.widgets.chat_items import BashOutputBlock, SummaryBlock
+        from pi_tui.modes.interactive.widgets.tool_call import ToolCallPanel
+
         self.expanded = expanded
         for panel in self.query(ToolCallPanel):
             panel.set_expanded(expanded)
