@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from textual.app import App
+from textual.screen import Screen
 
 from pi_tui.modes.interactive.bridge import SessionBridge
 from pi_tui.modes.interactive.chat_screen import ChatScreen
@@ -75,10 +76,15 @@ class PiApp(App[int]):
         if theme and theme in self.available_themes:
             self.theme = theme
 
-    async def on_mount(self) -> None:
+    def get_default_screen(self) -> Screen[Any]:
+        # The chat is the app's first screen itself: pushing it over Textual's blank default
+        # screen would mount and lay out that one too before the first frame.
         self.chat = ChatScreen(self)
+        return self.chat
+
+    async def on_mount(self) -> None:
+        assert self.chat is not None, "get_default_screen builds the chat before the app mounts"
         self.bridge = SessionBridge(self.chat)
-        await self.push_screen(self.chat)
         self.call_after_refresh(self._after_first_frame)
 
     def _after_first_frame(self) -> None:
