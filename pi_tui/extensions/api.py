@@ -10,6 +10,9 @@ event by ``ExtensionRunner``.
 The session side is the ``ExtensionHost`` protocol below; ``AgentSession`` implements it. While
 extensions are being loaded no host is bound yet: action methods then raise
 ``ExtensionNotBoundError`` (registering handlers, tools and commands is what ``register`` is for).
+
+Dialogs (``ctx.ui``) come from the mode through the host's optional ``extension_ui`` attribute
+(an ``ExtensionUI``, see ``ui.py``); a host without one has no UI and dialogs answer "cancelled".
 """
 
 from __future__ import annotations
@@ -26,11 +29,10 @@ from pi_tui.core.errors import ExtensionError
 from pi_tui.core.messages import JsonValue
 from pi_tui.core.provider import ModelInfo
 from pi_tui.core.tool import FunctionTool, Tool, ToolContext, ToolResult, text_result
+from pi_tui.extensions.ui import ExtensionUIContext, NotifyLevel
 
 if TYPE_CHECKING:
     from pi_tui.extensions.runner import ExtensionRunner
-
-NotifyLevel = Literal["info", "warning", "error"]
 
 KNOWN_EVENTS = frozenset({
     "session_start", "session_shutdown", "resources_discover", "session_before_switch",
@@ -112,6 +114,9 @@ class ExtensionHost(Protocol):
     def notify(self, message: str, level: NotifyLevel) -> None:
         """Show ``message`` to the user (emits a ``notify`` session event)."""
 
+    # Optional, read with getattr (a host may leave them out): ``has_ui: bool`` and
+    # ``extension_ui: ExtensionUI | None`` (the mode's dialogs behind ``ctx.ui``).
+
 
 class ExtensionContext:
     """``ctx``: the session as one handler call sees it."""
@@ -152,7 +157,15 @@ class ExtensionContext:
 
     @property
     def has_ui(self) -> bool:
+        """True when ``ctx.ui`` dialogs reach a person (the TUI, RPC mode)."""
         return bool(getattr(self._host, "has_ui", False))
+
+    @property
+    def ui(self) -> ExtensionUIContext:
+        """Dialogs and status texts: ``await ctx.ui.confirm(title, message)`` and friends. Without
+        a UI the dialogs answer at once with their cancelled value (None / False)."""
+        host = self.host
+        return ExtensionUIContext(getattr(host, "extension_ui", None), host.notify)
 
     def is_idle(self) -> bool:
         return self.host.is_idle()

@@ -21,6 +21,7 @@ from pi_tui.extensions.api import (
     RegisteredCommand,
     accepts_context,
 )
+from pi_tui.extensions.ui import CURRENT_HANDLER_CLOCK, HandlerClock
 
 log = logging.getLogger("pi_tui.extensions")
 
@@ -155,8 +156,13 @@ class HandlerDispatcher:
             result = handler(event, ctx) if accepts_context(handler) else handler(event)
             if inspect.isawaitable(result):
                 # asyncio.timeout cancels the awaited handler in place (no extra task per call).
-                async with asyncio.timeout(self.timeout_s):
-                    result = await result
+                # ctx.ui dialogs stop this clock while a person answers (extensions/ui.py).
+                async with asyncio.timeout(self.timeout_s) as deadline:
+                    token = CURRENT_HANDLER_CLOCK.set(HandlerClock(deadline))
+                    try:
+                        result = await result
+                    finally:
+                        CURRENT_HANDLER_CLOCK.reset(token)
             return result
         except TimeoutError:
             self.report(ext.path, name, f"handler timed out after {self.timeout_s:g}s")

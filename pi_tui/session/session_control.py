@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from pi_tui.core.errors import PiError
 from pi_tui.core.messages import THINKING_LEVELS, AgentMessage, ThinkingLevel, empty_usage, now_ms
@@ -19,6 +19,9 @@ from pi_tui.core.tokens import calculate_context_tokens, estimate_context_tokens
 from pi_tui.session.restore import clamp_thinking_level, restore_model_and_thinking
 from pi_tui.session.session_base import SessionBase
 from pi_tui.session.state import ContextUsage, RequestPreview, SessionState, usage_totals
+
+if TYPE_CHECKING:
+    from pi_tui.extensions.ui import ExtensionUI
 
 
 class SessionControlMixin(SessionBase):
@@ -117,6 +120,20 @@ class SessionControlMixin(SessionBase):
 
     def notify(self, message: str, level: str = "info") -> None:
         self.emit({"type": "notify", "message": message, "level": level})
+
+    # ------------------------------------------------------------------ extension UI
+
+    extension_ui: ExtensionUI | None = None
+    """The mode's dialogs behind ``ctx.ui`` (TUI screens, RPC requests); None in print and JSON
+    mode and in an SDK session nobody gave one, where dialogs answer "cancelled" at once."""
+
+    @property
+    def has_ui(self) -> bool:
+        return self.extension_ui is not None
+
+    def set_extension_ui(self, ui: ExtensionUI | None) -> None:
+        """Install (or with None remove) the mode's implementation of ``ExtensionUI``."""
+        self.extension_ui = ui
 
     def send_message(self, message: dict[str, Any], *, trigger_turn: bool = False) -> None:
         fields: dict[str, Any] = {"role": "custom", "display": True, "timestamp": now_ms(), **message}

@@ -111,6 +111,7 @@ class PiApp(App[int]):
         self.startup_notices.extend(loaded.notices)
         if self.session is not None and self.bridge is not None:
             self.bridge.attach(self.session)
+            self._attach_extension_ui()
             settings: Any = getattr(self.session, "settings", None)
             theme = settings.get("theme", None) if hasattr(settings, "get") else None
             if isinstance(theme, str) and theme in self.available_themes:
@@ -121,6 +122,15 @@ class PiApp(App[int]):
             self.chat.session = self.session
             self.chat.startup_error = loaded.error
             self.chat.call_later(self.chat.fill_conversation)
+
+    def _attach_extension_ui(self) -> None:
+        """Extensions' ``ctx.ui`` dialogs become modal screens here; statuses go to the footer."""
+        from pi_tui.modes.interactive.screens.extension_ui import TuiExtensionUI
+
+        set_ui = getattr(self.session, "set_extension_ui", None)
+        if callable(set_ui):
+            chat = self.chat
+            set_ui(TuiExtensionUI(self, on_status=chat.refresh_footer if chat is not None else None))
 
     async def on_unmount(self) -> None:
         if self.bridge is not None:

@@ -42,6 +42,9 @@ def footer_data(session: Any, cwd: Path, *, context_unknown: bool = False) -> Fo
     data = FooterData(cwd=tilde_path(cwd), branch=git_branch(cwd))
     if session is None:
         return data
+    statuses = getattr(getattr(session, "extension_ui", None), "statuses", None)
+    if isinstance(statuses, dict):
+        data.statuses = dict(statuses)
     state = session.state
     model = state.model
     data.model = model_label(model)

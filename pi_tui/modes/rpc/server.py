@@ -7,7 +7,8 @@
   one: ``abort`` or ``steer`` is handled while a ``prompt`` or ``compact`` is still running.
   Quick commands answer in the order they arrived.
 * Every session event is written as it happens, unchanged, except ``notify``, which becomes an
-  ``extension_ui_request`` (``ui.py``). Extension errors are session events already
+  ``extension_ui_request`` (``ui.py``). Extensions' ``ctx.ui`` dialogs and statuses are
+  ``extension_ui_request`` frames too; the client's ``extension_ui_response`` lines answer them. Extension errors are session events already
   (``{type:"extension_error", extensionPath, event, error}``); those reported while extensions
   loaded, before the server started, are written first.
 * Before the first command the session is started (``AgentSession.start()``: extensions get
@@ -15,7 +16,8 @@
   (``diagnostics()``: settings, resources, models.json, the session file, model restore notes)
   go to stderr and, as ``notify`` warnings, to the client. Extension load failures among them
   are not repeated as notices: the client already has them as ``extension_error`` frames.
-* At end of input the server finishes the commands in flight (a running prompt runs to its end),
+* At end of input the server finishes the commands in flight (a running prompt runs to its end;
+  an extension dialog still waiting is answered "cancelled", as no answer can come any more),
   then shuts the session down and exits 0.
 """
 
@@ -35,7 +37,7 @@ from pi_tui.modes.rpc.context import DEFERRED, RpcContext, failure, success
 from pi_tui.modes.rpc.framing import LineSplitter, encode_frame
 from pi_tui.modes.rpc.handlers_run import answer_preflight
 from pi_tui.modes.rpc.protocol import ParsedCommand, parse_record
-from pi_tui.modes.rpc.ui import UiBridge
+from pi_tui.modes.rpc.ui import RpcExtensionUI, UiBridge
 
 if TYPE_CHECKING:
     from pi_tui.session.agent_session import AgentSession
@@ -68,6 +70,7 @@ class RpcServer:
         self.session = session
         self.write = write
         self.ui = UiBridge(write)
+        session.set_extension_ui(RpcExtensionUI(self.ui, write))  # ctx.ui dialogs become requests
         self.context = RpcContext(session=session, write=write, scoped_models=list(scoped_models or []))
         self._tasks: set[asyncio.Task[None]] = set()
         self._started = False
@@ -117,6 +120,8 @@ class RpcServer:
         tail = splitter.finish()
         if tail is not None:
             self.handle_record(tail)
+        await asyncio.sleep(0)  # let the last records' tasks run (an answer among them)
+        self.ui.input_ended()  # a dialog still open now can never be answered
         await self.drain()
 
     def handle_record(self, record: str) -> None:
@@ -164,6 +169,7 @@ class RpcServer:
 
     async def close(self) -> None:
         self.ui.cancel_all()
+        self.session.set_extension_ui(None)  # nobody is left to answer
         self._unsubscribe()
         runner = self.session.extensions
         if runner is not None and runner.has_handlers("session_shutdown"):

@@ -3,6 +3,7 @@
 Line 1: cwd (``~``), git branch, session name … model and thinking level on the right.
 Line 2: cumulative ↑input ↓output Rcache-read Wcache-write $cost … context bar, tokens/window,
 percent ("?" right after a compaction), coloured warning above 70% and error above 90%.
+Line 3, only when extensions set statuses (``ctx.ui.set_status``): those texts, sorted by key.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ class FooterData:
     context_percent: float | None = None
     auto_compaction: bool = True
     totals: dict[str, float] = field(default_factory=dict)
+    statuses: dict[str, str] = field(default_factory=dict)
+    """Extension status texts (``ctx.ui.set_status``) by key; a third line when there are any."""
 
 
 def _row(left: Content, right: Content, width: int) -> Content:
@@ -68,7 +71,12 @@ def footer_lines(data: FooterData, width: int) -> Content:
     ctx = Content.styled(ctx_text, ctx_style)
     if data.auto_compaction:
         ctx = ctx.append_text(" (auto)", "$text-muted")
-    return _row(where, model, width).append_text("\n") + _row(usage, ctx, width)
+    lines = _row(where, model, width).append_text("\n") + _row(usage, ctx, width)
+    if data.statuses:
+        # As pi: sorted by key, one line, cut at the width.
+        statuses = Content(" ".join(data.statuses[key] for key in sorted(data.statuses)))
+        lines = lines.append_text("\n") + statuses.truncate(width, ellipsis=True)
+    return lines
 
 
 class StatusFooter(Static):
@@ -80,6 +88,7 @@ class StatusFooter(Static):
 
     def set_data(self, data: FooterData) -> None:
         self.data = data
+        self.styles.height = 3 if data.statuses else 2
         self.refresh_lines()
 
     def refresh_lines(self) -> None:

@@ -1,0 +1,74 @@
+"""``ExtensionUI`` (pi_tui/extensions/ui.py) for the interactive TUI.
+
+The session runs on the app's event loop (the chat screen's workers), so a dialog is awaited in
+place: the modal screen is pushed and the extension's coroutine waits on a future that the
+screen's result resolves. One dialog is shown at a time (tools run in parallel may ask together;
+the second waits for the first answer). When the wait is cancelled (the extension's timeout, an
+abort) the dialog is closed.
+
+Status texts (``ctx.ui.set_status``) are kept here, sorted by key when shown; the footer reads
+them through ``session_view.footer_data`` and ``on_status`` asks it to redraw.
+
+The screens module (Textual's text area and friends) is imported on the first dialog, not when
+the app attaches the session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from typing import Any
+
+
+class TuiExtensionUI:
+    def __init__(self, app: Any, *, on_status: Callable[[], None] | None = None) -> None:
+        self._app = app
+        self._on_status = on_status
+        self._one_at_a_time = asyncio.Lock()
+        self.statuses: dict[str, str] = {}
+
+    async def select(self, title: str, options: Sequence[str], *, timeout_s: float | None) -> str | None:
+        from pi_tui.modes.interactive.screens.extension_dialogs import ExtensionSelectScreen
+
+        return await self._show(ExtensionSelectScreen(title, options, timeout_s=timeout_s))
+
+    async def confirm(self, title: str, message: str, *, timeout_s: float | None) -> bool | None:
+        from pi_tui.modes.interactive.screens.extension_dialogs import ExtensionConfirmScreen
+
+        return await self._show(ExtensionConfirmScreen(title, message, timeout_s=timeout_s))
+
+    async def input(self, title: str, placeholder: str | None, *, timeout_s: float | None) -> str | None:
+        from pi_tui.modes.interactive.screens.extension_dialogs import ExtensionInputScreen
+
+        return await self._show(ExtensionInputScreen(title, placeholder, timeout_s=timeout_s))
+
+    async def editor(self, title: str, prefill: str, *, timeout_s: float | None) -> str | None:
+        from pi_tui.modes.interactive.screens.extension_dialogs import ExtensionEditorScreen
+
+        return await self._show(ExtensionEditorScreen(title, prefill, timeout_s=timeout_s))
+
+    def set_status(self, key: str, text: str | None) -> None:
+        if text:
+            # One footer line: newlines and tabs would break it.
+            self.statuses[key] = " ".join(text.split())
+        else:
+            self.statuses.pop(key, None)
+        if self._on_status is not None:
+            self._on_status()
+
+    async def _show(self, screen: Any) -> Any:
+        async with self._one_at_a_time:
+            answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+
+            def answered(value: Any) -> None:
+                if not answer.done():
+                    answer.set_result(value)
+
+            self._app.push_screen(screen, callback=answered)
+            try:
+                return await answer
+            finally:
+                # Cancelling the wait (timeout, abort) cancels ``answer`` too: close the dialog.
+                unanswered = answer.cancelled() or not answer.done()
+                if unanswered and self._app.screen is screen:
+                    screen.dismiss(None)
