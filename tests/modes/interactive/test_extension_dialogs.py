@@ -1,0 +1,138 @@
+"""Extension dialogs in the TUI: the real app on a real session with real extensions (the
+permission-gate example among them), answered with key presses through the Textual pilot."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pi_tui.modes.interactive.screens.extension_dialogs import (
+    ExtensionConfirmScreen,
+    ExtensionEditorScreen,
+    ExtensionInputScreen,
+    ExtensionSelectScreen,
+)
+from pi_tui.modes.interactive.widgets.editor import PromptEditor
+from pi_tui.modes.interactive.widgets.footer import StatusFooter
+from pi_tui.modes.interactive.widgets.tool_call import ToolCallPanel
+from tests.modes.interactive.conftest import ready, settle, wait_for
+
+SIZE = (120, 40)
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "extensions"
+RM_TURNS = [
+    {"tool_calls": [{"id": "b1", "name": "bash", "arguments": {"command": "rm -rf victim"}}]},
+    {"text": "done"},
+]
+ASKER = '''
+def register(pi):
+    async def ask(args, ctx):
+        colour = await ctx.ui.select("Colour?", ["red", "green", "blue"])
+        name = await ctx.ui.input("Name?", "your name")
+        notes = await ctx.ui.editor("Notes", "first")
+        ctx.ui.set_status("asker", f"{colour} for {name}")
+        ctx.ui.notify(f"{colour}|{name}|{notes}")
+    pi.register_command("ask", ask)
+
+    async def quick(args, ctx):
+        answer = await ctx.ui.confirm("Quick?", "answer fast", timeout_s=0.4)
+        ctx.ui.notify(f"quick={answer}")
+    pi.register_command("quick", quick)
+'''
+
+
+async def submit(pilot: Any, text: str) -> None:
+    await ready(pilot)
+    editor = pilot.app.screen.query_one(PromptEditor)
+    editor.insert(text)
+    await pilot.pause()
+    await pilot.press("enter")
+
+
+def notes_of(session: Any) -> list[str]:
+    seen: list[str] = []
+    session.subscribe(lambda e: seen.append(e["message"]) if e.get("type") == "notify" else None)
+    return seen
+
+
+@pytest.mark.parametrize(("key", "runs"), [("n", False), ("escape", False), ("y", True)])
+async def test_the_permission_gate_asks_and_the_answer_decides(make_app: Any, project: Path,
+                                                             key: str, runs: bool) -> None:
+    (project / "victim").mkdir()
+    app, session = make_app(RM_TURNS, load_extensions=True,
+                            extension_paths=[str(EXAMPLES / "permission_gate.py")])
+    assert session.has_ui is False  # until the app attaches it
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "clean up")
+        await wait_for(pilot, lambda: isinstance(app.screen, ExtensionConfirmScreen))
+        assert session.has_ui is True
+        dialog = app.screen
+        shown = " ".join(str(w.render()) for w in dialog.query("Static"))
+        assert "Allow a dangerous command (rm -rf)?" in shown and "rm -rf victim" in shown
+        assert "closes in" in shown  # the example gives a timeout
+        await pilot.press(key)
+        await settle(app, pilot)
+        assert not isinstance(app.screen, ExtensionConfirmScreen)
+        panel = app.screen.query_one(ToolCallPanel)
+        if runs:
+            assert panel.state.status == "ok"
+            assert not (project / "victim").exists()
+        else:
+            assert panel.state.status == "error"
+            assert "Blocked by user: the command uses rm -rf" in (panel.state.output or "")
+            assert (project / "victim").is_dir()
+
+
+async def test_select_input_and_editor_dialogs_and_a_footer_status(make_app: Any, project: Path) -> None:
+    (project / "asker.py").write_text(ASKER)
+    app, session = make_app([], load_extensions=True, extension_paths=[str(project / "asker.py")])
+    notes = notes_of(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "/ask")
+        await wait_for(pilot, lambda: isinstance(app.screen, ExtensionSelectScreen))
+        select = app.screen
+        assert isinstance(select, ExtensionSelectScreen)
+        await pilot.press("b", "l")
+        assert select.shown == ["blue"]
+        await pilot.press("backspace", "backspace", "down")
+        await pilot.press("enter")  # the second of all three: green
+
+        await wait_for(pilot, lambda: isinstance(app.screen, ExtensionInputScreen))
+        await pilot.press("A", "d", "a", "enter")
+
+        await wait_for(pilot, lambda: isinstance(app.screen, ExtensionEditorScreen))
+        await pilot.press("enter", "s", "e", "c", "o", "n", "d")  # enter is a new line here
+        await pilot.press("ctrl+s")
+
+        await wait_for(pilot, lambda: any("|" in n for n in notes))
+        await settle(app, pilot)
+        assert notes[-1] == "green|Ada|first\nsecond"
+        footer = app.screen.query_one(StatusFooter)
+        assert footer.data.statuses == {"asker": "green for Ada"}
+        assert "green for Ada" in str(footer.render())
+        assert footer.styles.height is not None and footer.styles.height.value == 3
+
+
+async def test_escape_cancels_a_select_and_a_timeout_closes_a_dialog(make_app: Any, project: Path) -> None:
+    (project / "asker.py").write_text(ASKER)
+    app, session = make_app([], load_extensions=True, extension_paths=[str(project / "asker.py")])
+    notes = notes_of(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "/ask")
+        await wait_for(pilot, lambda: isinstance(app.screen, ExtensionSelectScreen))
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, ExtensionInputScreen))
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, ExtensionEditorScreen))
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: any("|" in n for n in notes))
+        assert notes[-1] == "None|None|None"
+
+        await settle(app, pilot)
+        await submit(pilot, "/quick")
+        await wait_for(pilot, lambda: isinstance(app.screen, ExtensionConfirmScreen))
+        # Nobody answers: the dialog closes by itself and the extension reads "no".
+        await wait_for(pilot, lambda: "quick=False" in notes, seconds=5)
+        await settle(app, pilot)
+        assert not isinstance(app.screen, ExtensionConfirmScreen)
