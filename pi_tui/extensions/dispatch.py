@@ -17,11 +17,10 @@ from pi_tui.extensions.api import (
     Extension,
     ExtensionContext,
     ExtensionHost,
-    NotifyLevel,
     RegisteredCommand,
     accepts_context,
 )
-from pi_tui.extensions.ui import CURRENT_HANDLER_CLOCK, HandlerClock
+from pi_tui.extensions.ui import CURRENT_HANDLER_CLOCK, HandlerClock, NotifyLevel
 
 log = logging.getLogger("pi_tui.extensions")
 

@@ -30,22 +30,26 @@ class TuiExtensionUI:
     async def select(self, title: str, options: Sequence[str], *, timeout_s: float | None) -> str | None:
         from pi_tui.modes.interactive.screens.extension_dialogs import ExtensionSelectScreen
 
-        return await self._show(ExtensionSelectScreen(title, options, timeout_s=timeout_s))
+        answer = await self._show(ExtensionSelectScreen(title, options, timeout_s=timeout_s))
+        return answer if isinstance(answer, str) else None
 
     async def confirm(self, title: str, message: str, *, timeout_s: float | None) -> bool | None:
         from pi_tui.modes.interactive.screens.extension_dialogs import ExtensionConfirmScreen
 
-        return await self._show(ExtensionConfirmScreen(title, message, timeout_s=timeout_s))
+        answer = await self._show(ExtensionConfirmScreen(title, message, timeout_s=timeout_s))
+        return answer if isinstance(answer, bool) else None
 
     async def input(self, title: str, placeholder: str | None, *, timeout_s: float | None) -> str | None:
         from pi_tui.modes.interactive.screens.extension_dialogs import ExtensionInputScreen
 
-        return await self._show(ExtensionInputScreen(title, placeholder, timeout_s=timeout_s))
+        answer = await self._show(ExtensionInputScreen(title, placeholder, timeout_s=timeout_s))
+        return answer if isinstance(answer, str) else None
 
     async def editor(self, title: str, prefill: str, *, timeout_s: float | None) -> str | None:
         from pi_tui.modes.interactive.screens.extension_dialogs import ExtensionEditorScreen
 
-        return await self._show(ExtensionEditorScreen(title, prefill, timeout_s=timeout_s))
+        answer = await self._show(ExtensionEditorScreen(title, prefill, timeout_s=timeout_s))
+        return answer if isinstance(answer, str) else None
 
     def set_status(self, key: str, text: str | None) -> None:
         if text:
