@@ -120,7 +120,7 @@ class ExtensionEditorScreen(_ExtensionDialog):
         self._prefill = prefill
 
     def compose(self) -> ComposeResult:
-        with Vertical(classes="ext-dialog ext-editor"):
+        with Vertical(classes="ext-dialog"):
             yield self.title_widget()
             yield TextArea(self._prefill, id="ext-editor", soft_wrap=True, show_line_numbers=False)
             yield self.help_widget()
