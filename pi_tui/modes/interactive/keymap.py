@@ -1,12 +1,14 @@
 """Every key of the interactive mode, in one registry (pi-behaviour.md §8.2, §13.9).
 
-Widgets never compare ``event.key`` with a literal: they ask the keymap which action a key means.
-``<agentDir>/keybindings.json`` overrides the defaults with ``{action: key | [keys]}``; pi 0.73.1's
-namespaced ids (``app.interrupt``) and the older short names (``interrupt``) are both accepted, so
-one file configures pi and pi-tui. A bad file is reported (a diagnostic line), never fatal.
+Widgets never compare ``event.key`` with a literal: they ask the keymap which action a key means,
+or install the bindings it generates. ``<agentDir>/keybindings.json`` overrides the defaults with
+``{action: key | [keys]}``; pi 0.73.1's namespaced ids (``app.interrupt``) and the older short
+names (``interrupt``) are both accepted, so one file configures pi and pi-tui. An override
+replaces the action's default keys (``[]`` unbinds it). A bad file or entry is reported (a
+diagnostic line naming the file and the entry), never fatal.
 
-Keys are written in pi's spelling (``ctrl+c``, ``shift+tab``, ``alt+enter``, ``esc``) and
-translated to Textual's names here.
+Keys are written in pi's spelling (``ctrl+c``, ``shift+ctrl+p``, ``ctrl+]``, ``esc``) and
+translated to Textual's key names here.
 """
 
 from __future__ import annotations
@@ -14,69 +16,168 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from textual.binding import Binding
+
+Scope = Literal["app", "editor", "input"]
+"""Where an action is handled: ``app`` a priority binding of the chat screen; ``editor`` a binding
+of the prompt editor (so the editor's own keys are exactly these); ``input`` read by the editor's
+key handler and the lists (submit, new line, completion menu)."""
 
 
 @dataclass(frozen=True, slots=True)
 class KeyAction:
-    """One rebindable action: its id, the Textual action it runs, and a description for /hotkeys."""
+    """One rebindable action: its id, what runs it, and a description for /hotkeys."""
 
     id: str
     description: str
     defaults: tuple[str, ...]
-    textual_action: str = ""
-    """The ``action_*`` name on the main screen; empty for editor-internal actions."""
+    handler: str = ""
+    """The ``action_*`` name on the chat screen (scope ``app``) or the editor (scope ``editor``)."""
+    scope: Scope = "app"
     aliases: tuple[str, ...] = ()
 
 
+def _app(id_: str, description: str, defaults: tuple[str, ...], handler: str, *aliases: str) -> KeyAction:
+    return KeyAction(id_, description, defaults, handler, "app", aliases)
+
+
+def _edit(name: str, description: str, defaults: tuple[str, ...], handler: str) -> KeyAction:
+    return KeyAction(f"tui.editor.{name}", description, defaults, handler, "editor", (name,))
+
+
+def _input(id_: str, description: str, defaults: tuple[str, ...], *aliases: str) -> KeyAction:
+    return KeyAction(id_, description, defaults, "", "input", aliases)
+
+
 ACTIONS: tuple[KeyAction, ...] = (
-    KeyAction("app.interrupt", "Abort the run (queued messages return to the editor); twice: /tree",
-              ("escape",), "interrupt", ("interrupt",)),
-    KeyAction("app.clear", "Clear the editor; twice quits", ("ctrl+c",), "clear", ("clear",)),
-    KeyAction("app.exit", "Quit when the editor is empty", ("ctrl+d",), "exit_if_empty", ("exit",)),
-    KeyAction("app.thinking.cycle", "Cycle the thinking level", ("shift+tab",), "cycle_thinking",
-              ("cycleThinkingLevel",)),
-    KeyAction("app.model.select", "Open the model picker", ("ctrl+l",), "select_model", ("selectModel",)),
-    KeyAction("app.tools.expand", "Expand or collapse tool output and summaries", ("ctrl+o",),
-              "toggle_tools", ("expandTools",)),
-    KeyAction("app.thinking.toggle", "Show or hide thinking blocks", ("ctrl+t",), "toggle_thinking",
-              ("toggleThinking",)),
-    KeyAction("app.message.followUp", "Queue a follow-up while the agent runs (else submit)",
-              ("alt+enter",), "", ("followUp",)),
-    KeyAction("app.message.dequeue", "Pull queued messages back into the editor", ("alt+up",),
-              "dequeue", ("dequeue",)),
-    KeyAction("app.events.toggle", "Show or hide the context events pane", ("f2",), "toggle_events"),
-    KeyAction("app.session.tree", "Open the session tree", (), "open_tree", ("tree",)),
-    KeyAction("app.session.resume", "Open the session picker", (), "open_resume", ("resume",)),
-    KeyAction("app.session.new", "Start a new session", (), "new_session", ("newSession",)),
-    KeyAction("app.hotkeys", "List the keys", ("f1",), "open_hotkeys"),
-    KeyAction("tui.input.submit", "Send the message (steer while the agent runs)", ("enter",), "",
-              ("submit",)),
-    KeyAction("tui.input.newLine", "Insert a new line", ("shift+enter", "ctrl+j"), "", ("newLine",)),
-    KeyAction("tui.input.tab", "Complete a command or a file path", ("tab",), "", ("tab",)),
-    KeyAction("tui.editor.historyPrevious", "Previous message from history (on the first line)",
-              ("up",), ""),
-    KeyAction("tui.editor.historyNext", "Next message from history (on the last line)", ("down",), ""),
-    KeyAction("tui.select.up", "Move up in a list", ("up",), ""),
-    KeyAction("tui.select.down", "Move down in a list", ("down",), ""),
-    KeyAction("tui.select.confirm", "Choose the selected item", ("enter",), ""),
-    KeyAction("tui.select.cancel", "Close the list", ("escape",), ""),
+    _app("app.interrupt", "Abort the run (queued messages return to the editor); twice: /tree",
+         ("escape",), "interrupt", "interrupt"),
+    _app("app.clear", "Clear the editor; twice quits", ("ctrl+c",), "clear", "clear"),
+    _app("app.exit", "Quit when the editor is empty", ("ctrl+d",), "exit_if_empty", "exit"),
+    _app("app.suspend", "Suspend pi-tui to the background (fg resumes it)", ("ctrl+z",), "suspend",
+         "suspend"),
+    _app("app.thinking.cycle", "Cycle the thinking level", ("shift+tab",), "cycle_thinking",
+         "cycleThinkingLevel"),
+    _app("app.model.cycleForward", "Next model (enabledModels if set, else models with keys)",
+         ("ctrl+p",), "cycle_model_forward", "cycleModelForward"),
+    _app("app.model.cycleBackward", "Previous model", ("shift+ctrl+p",), "cycle_model_backward",
+         "cycleModelBackward"),
+    _app("app.model.select", "Open the model picker", ("ctrl+l",), "select_model", "selectModel"),
+    _app("app.tools.expand", "Expand or collapse tool output and summaries", ("ctrl+o",),
+         "toggle_tools", "expandTools"),
+    _app("app.thinking.toggle", "Show or hide thinking blocks", ("ctrl+t",), "toggle_thinking",
+         "toggleThinking"),
+    _app("app.editor.external", "Edit the message in $VISUAL / $EDITOR", ("ctrl+g",),
+         "external_editor", "externalEditor"),
+    # Alt+Enter is read by the editor (it submits), so it is an input action with an app id.
+    _input("app.message.followUp", "Queue a follow-up while the agent runs (else submit)",
+           ("alt+enter",), "followUp"),
+    _app("app.message.dequeue", "Pull queued messages back into the editor", ("alt+up",),
+         "dequeue", "dequeue"),
+    _app("app.session.new", "Start a new session", (), "new_session", "newSession"),
+    _app("app.session.tree", "Open the session tree", (), "open_tree", "tree"),
+    _app("app.session.fork", "Fork from an earlier message (/fork)", (), "fork", "fork"),
+    _app("app.session.resume", "Open the session picker", (), "open_resume", "resume"),
+    _app("app.events.toggle", "Show or hide the context events pane", ("f2",), "toggle_events"),
+    _app("app.hotkeys", "List the keys", ("f1",), "open_hotkeys"),
+    _edit("cursorUp", "Cursor up (on the first line: previous message from history)", ("up",),
+          "cursor_up_or_history"),
+    _edit("cursorDown", "Cursor down (on the last line: next message from history)", ("down",),
+          "cursor_down_or_history"),
+    _edit("historyPrevious", "Previous message from history", (), "history_previous"),
+    _edit("historyNext", "Next message from history", (), "history_next"),
+    _edit("cursorLeft", "Cursor left", ("left", "ctrl+b"), "cursor_left"),
+    _edit("cursorRight", "Cursor right", ("right", "ctrl+f"), "cursor_right"),
+    _edit("cursorWordLeft", "Cursor one word left", ("alt+left", "ctrl+left", "alt+b"), "cursor_word_left"),
+    _edit("cursorWordRight", "Cursor one word right", ("alt+right", "ctrl+right", "alt+f"),
+          "cursor_word_right"),
+    _edit("cursorLineStart", "Cursor to line start", ("home", "ctrl+a"), "cursor_line_start"),
+    _edit("cursorLineEnd", "Cursor to line end", ("end", "ctrl+e"), "cursor_line_end"),
+    _edit("jumpForward", "Jump to the next occurrence of the next typed character", ("ctrl+]",),
+          "jump_forward"),
+    _edit("jumpBackward", "Jump to the previous occurrence of the next typed character",
+          ("ctrl+alt+]",), "jump_backward"),
+    _edit("pageUp", "Cursor one page up", ("pageUp",), "cursor_page_up"),
+    _edit("pageDown", "Cursor one page down", ("pageDown",), "cursor_page_down"),
+    _edit("deleteCharBackward", "Delete the character before the cursor", ("backspace",), "delete_left"),
+    _edit("deleteCharForward", "Delete the character under the cursor (ctrl+d: when not empty)",
+          ("delete", "ctrl+d"), "delete_right"),
+    _edit("deleteWordBackward", "Delete the word before the cursor (to the kill ring)",
+          ("ctrl+w", "alt+backspace"), "kill_word_left"),
+    _edit("deleteWordForward", "Delete the word after the cursor (to the kill ring)",
+          ("alt+d", "alt+delete"), "kill_word_right"),
+    _edit("deleteToLineStart", "Delete to line start (to the kill ring)", ("ctrl+u",), "kill_to_line_start"),
+    _edit("deleteToLineEnd", "Delete to line end (to the kill ring)", ("ctrl+k",), "kill_to_line_end"),
+    _edit("yank", "Paste the last deleted text (kill ring)", ("ctrl+y",), "yank"),
+    _edit("yankPop", "After a yank: replace it with the older kill ring entry", ("alt+y",), "yank_pop"),
+    _edit("undo", "Undo", ("ctrl+-",), "undo"),
+    _input("tui.input.submit", "Send the message (steer while the agent runs)", ("enter",), "submit"),
+    _input("tui.input.newLine", "Insert a new line", ("shift+enter", "ctrl+j"), "newLine"),
+    _input("tui.input.tab", "Complete a command or a file path", ("tab",), "tab"),
+    _input("tui.select.up", "Move up in a list", ("up",), "selectUp"),
+    _input("tui.select.down", "Move down in a list", ("down",), "selectDown"),
+    _input("tui.select.pageUp", "Move a page up in a list", ("pageUp",), "selectPageUp"),
+    _input("tui.select.pageDown", "Move a page down in a list", ("pageDown",), "selectPageDown"),
+    _input("tui.select.confirm", "Choose the selected item", ("enter",), "selectConfirm"),
+    _input("tui.select.cancel", "Close the list", ("escape",), "selectCancel"),
 )
 
-_KEY_SPELLING = {"esc": "escape", "return": "enter", "ctrl+-": "ctrl+minus", "del": "delete"}
+ACTIONS_BY_ID = {a.id: a for a in ACTIONS}
+
+PI_ONLY_IDS = frozenset({
+    # pi's session picker and tree keys: pi-tui's pickers have fixed keys (listed in /hotkeys).
+    "app.session.toggleNamedFilter", "toggleSessionNamedFilter", "app.session.togglePath",
+    "toggleSessionPath", "app.session.toggleSort", "toggleSessionSort", "app.session.rename",
+    "renameSession", "app.session.delete", "deleteSession", "app.session.deleteNoninvasive",
+    "deleteSessionNoninvasive", "app.tree.foldOrUp", "treeFoldOrUp", "app.tree.unfoldOrDown",
+    "treeUnfoldOrDown",
+    # Not implemented: reading an image from the clipboard, and copying an editor selection.
+    "app.clipboard.pasteImage", "pasteImage", "tui.input.copy", "copy",
+})
+"""pi's ids that pi-tui accepts in keybindings.json without acting on them (one file serves both)."""
+
+_KEY_NAMES = {
+    "esc": "escape", "return": "enter", "del": "delete", "pageup": "pageup", "pagedown": "pagedown",
+    "ins": "insert", " ": "space",
+}
+_SYMBOL_NAMES = {
+    "-": "minus", "_": "underscore", "=": "equals_sign", "+": "plus", "[": "left_square_bracket",
+    "]": "right_square_bracket", "{": "left_curly_bracket", "}": "right_curly_bracket",
+    "\\": "backslash", "|": "vertical_line", ";": "semicolon", ":": "colon", "'": "apostrophe",
+    '"': "quotation_mark", ",": "comma", ".": "full_stop", "/": "slash", "?": "question_mark",
+    "<": "less_than_sign", ">": "greater_than_sign", "`": "grave_accent", "~": "tilde",
+    "!": "exclamation_mark", "@": "at", "#": "number_sign", "$": "dollar_sign", "%": "percent_sign",
+    "^": "circumflex_accent", "&": "ampersand", "*": "asterisk", "(": "left_parenthesis",
+    ")": "right_parenthesis",
+}
+# What a legacy terminal sends for a key, when Textual names it differently: ctrl+- arrives as
+# 0x1f, which Textual calls ctrl+underscore (the kitty protocol reports ctrl+minus).
+_TERMINAL_EQUIVALENTS = {"ctrl+minus": ("ctrl+underscore",)}
 
 
 def to_textual_key(key: str) -> str:
-    """pi's key spelling → Textual's (``esc`` → ``escape``, ``shift+ctrl+p`` → ``ctrl+shift+p``)."""
+    """pi's key spelling → Textual's (``esc`` → ``escape``, ``shift+ctrl+p`` → ``ctrl+shift+p``,
+    ``ctrl+]`` → ``ctrl+right_square_bracket``). Modifiers come in Textual's (alphabetical) order."""
     key = key.strip().lower()
-    key = _KEY_SPELLING.get(key, key)
-    parts = key.split("+")
-    if len(parts) > 1:
-        order = {"ctrl": 0, "alt": 1, "shift": 2, "meta": 3, "super": 4}
-        modifiers = sorted(parts[:-1], key=lambda m: order.get(m, 9))
-        key = "+".join([*modifiers, parts[-1]])
-    return key
+    if key.endswith("++"):
+        modifiers, base = key[:-2].split("+") if key[:-2] else [], "+"
+    else:
+        *modifiers, base = key.split("+")
+    base = _KEY_NAMES.get(base, base)
+    base = _SYMBOL_NAMES.get(base, base)
+    return "+".join([*sorted(m for m in modifiers if m), base])
+
+
+def textual_keys(key: str) -> tuple[str, ...]:
+    """Every Textual key name that means ``key`` (usually one)."""
+    name = to_textual_key(key)
+    return (name, *_TERMINAL_EQUIVALENTS.get(name, ()))
+
+
+def _spell(key: str) -> str:
+    return key.strip()
 
 
 @dataclass(slots=True)
@@ -84,11 +185,17 @@ class Keymap:
     """The effective bindings: defaults merged with the user's overrides."""
 
     keys: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Action id → Textual key names."""
+    spelled: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Action id → the keys as pi spells them (for /hotkeys)."""
     diagnostics: list[str] = field(default_factory=list)
 
     @classmethod
     def defaults(cls) -> Keymap:
-        return cls({a.id: tuple(to_textual_key(k) for k in a.defaults) for a in ACTIONS})
+        keymap = cls()
+        for action in ACTIONS:
+            keymap._bind(action.id, action.defaults)
+        return keymap
 
     @classmethod
     def load(cls, agent_dir: Path | None) -> Keymap:
@@ -100,7 +207,7 @@ class Keymap:
         if not path.is_file():
             return keymap
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(path.read_text(encoding="utf-8-sig"))
         except (OSError, ValueError) as err:
             keymap.diagnostics.append(f"{path}: not valid JSON ({err}); using the default keys")
             return keymap
@@ -110,17 +217,29 @@ class Keymap:
         keymap.apply(data, source=str(path))
         return keymap
 
+    def _bind(self, action_id: str, keys: tuple[str, ...] | list[str]) -> None:
+        spelled = tuple(dict.fromkeys(_spell(k) for k in keys if k.strip()))
+        self.spelled[action_id] = spelled
+        self.keys[action_id] = tuple(dict.fromkeys(name for k in spelled for name in textual_keys(k)))
+
     def apply(self, overrides: dict[str, object], *, source: str = "keybindings") -> None:
+        """Replace the keys of each named action; a namespaced id wins over its old short name."""
         by_name = {a.id: a.id for a in ACTIONS} | {alias: a.id for a in ACTIONS for alias in a.aliases}
-        for name, value in overrides.items():
+        ordered = sorted(overrides.items(), key=lambda item: item[0] in ACTIONS_BY_ID)
+        for name, value in ordered:
             action_id = by_name.get(name)
             if action_id is None:
-                continue  # pi's editor-only actions we do not implement are not errors
+                if name in PI_ONLY_IDS:
+                    continue
+                self.diagnostics.append(f"{source}: unknown action {name!r} (ignored; /hotkeys lists the ids)")
+                continue
             keys = [value] if isinstance(value, str) else value
             if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
-                self.diagnostics.append(f"{source}: {name} must be a key or a list of keys")
+                self.diagnostics.append(
+                    f"{source}: {name} must be a key or a list of keys, not {json.dumps(value)}; "
+                    "keeping its default keys")
                 continue
-            self.keys[action_id] = tuple(to_textual_key(k) for k in keys)
+            self._bind(action_id, keys)
 
     def keys_for(self, action_id: str) -> tuple[str, ...]:
         return self.keys.get(action_id, ())
@@ -128,22 +247,26 @@ class Keymap:
     def matches(self, action_id: str, key: str) -> bool:
         return key in self.keys.get(action_id, ())
 
+    def _bindings(self, scope: Scope, *, priority: bool) -> list[Binding]:
+        return [
+            Binding(key, action.handler, action.description, show=False, priority=priority, id=action.id)
+            for action in ACTIONS if action.scope == scope
+            for key in self.keys.get(action.id, ())
+        ]
+
     def screen_bindings(self) -> list[Binding]:
-        """Textual bindings for every action that runs a screen action.
+        """The chat screen's bindings: every ``app`` action.
 
         They are priority bindings so the editor (a TextArea) cannot swallow them; modal screens
         are separate screens and keep their own keys.
         """
-        bindings: list[Binding] = []
-        for action in ACTIONS:
-            if not action.textual_action:
-                continue
-            for key in self.keys.get(action.id, ()):
-                bindings.append(
-                    Binding(key, action.textual_action, action.description, show=False, priority=True, id=action.id)
-                )
-        return bindings
+        return self._bindings("app", priority=True)
+
+    def editor_bindings(self) -> list[Binding]:
+        """The prompt editor's bindings: every ``editor`` action, in place of TextArea's own, so a
+        rebinding moves the action (the default key stops working)."""
+        return self._bindings("editor", priority=False)
 
     def describe(self) -> list[tuple[str, str, str]]:
-        """(keys, action id, description) rows for /hotkeys."""
-        return [(", ".join(self.keys.get(a.id, ())) or "(unbound)", a.id, a.description) for a in ACTIONS]
+        """(keys, action id, description) rows for /hotkeys, keys in pi's spelling."""
+        return [(", ".join(self.spelled.get(a.id, ())) or "(unbound)", a.id, a.description) for a in ACTIONS]

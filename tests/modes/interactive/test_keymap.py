@@ -25,7 +25,7 @@ def test_pi_key_spelling_is_translated():
 
 def test_keybindings_json_overrides_by_namespaced_id_or_old_name(agent_dir):
     (agent_dir / "keybindings.json").write_text(json.dumps({"app.tools.expand": "ctrl+e", "selectModel": ["f5", "ctrl+l"],
-                                                            "somethingPiOnly": "ctrl+x"}))
+                                                            "app.session.togglePath": "ctrl+x"}))
     km = Keymap.load(agent_dir)
     assert km.keys_for("app.tools.expand") == ("ctrl+e",)
     assert km.keys_for("app.model.select") == ("f5", "ctrl+l")

@@ -3,7 +3,8 @@
 Enter submits (a steer while the agent runs), Alt+Enter queues a follow-up, Shift+Enter (or
 Ctrl+J, which every terminal can send) inserts a new line. ↑ on the first line and ↓ on the last
 walk the history. ``/`` at the start completes commands; ``@`` completes file paths. Which key means
-what comes from the keymap, never from literals here.
+what comes from the keymap, never from literals here: the editor's bindings are generated from it
+(in place of TextArea's own), and the keys it reads itself are looked up in it.
 """
 
 from __future__ import annotations
@@ -12,11 +13,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from textual import events
+from textual.binding import BindingsMap
 from textual.message import Message
 from textual.widgets import TextArea
 
 from pi_tui.modes.interactive.keymap import Keymap
 from pi_tui.modes.interactive.widgets.completion import CompletionItem, CompletionMenu
+from pi_tui.modes.interactive.widgets.editor_actions import EditorActions
 
 Completer = Callable[[str, str], list[CompletionItem]]
 """(kind, query) → items; kind is ``slash`` or ``file``."""
@@ -41,7 +44,7 @@ def completion_context(text: str, row: int, column: int) -> tuple[str, str, int]
     return None
 
 
-class PromptEditor(TextArea):
+class PromptEditor(EditorActions):
     DEFAULT_CSS = "PromptEditor { height: auto; max-height: 12; min-height: 3; }"
 
     @dataclass
@@ -51,55 +54,24 @@ class PromptEditor(TextArea):
 
     def __init__(self, keymap: Keymap, completer: Completer | None = None, **kwargs: object) -> None:
         super().__init__(soft_wrap=True, show_line_numbers=False, tab_behavior="focus", **kwargs)  # type: ignore[arg-type]
+        # TextArea's class bindings are replaced, not extended: a rebound action leaves its default key.
+        self._bindings = BindingsMap(keymap.editor_bindings())
         self.keymap = keymap
         self.completer = completer
         self.menu: CompletionMenu | None = None
-        self.sent_history: list[str] = []
-        self._history_index: int | None = None
-        self._draft = ""
         self._completion_start = 0
-
-    # ------------------------------------------------------------------ public
-
-    def set_text(self, text: str) -> None:
-        self.load_text(text)
-        lines = text.split("\n")
-        self.move_cursor((len(lines) - 1, len(lines[-1])))
-
-    def remember(self, text: str) -> None:
-        if text.strip() and (not self.sent_history or self.sent_history[-1] != text):
-            self.sent_history.append(text)
-        self._history_index = None
+        self._init_editor_actions()
 
     # ------------------------------------------------------------------ keys
 
     async def _on_key(self, event: events.Key) -> None:
         key = event.key
         km = self.keymap
-        if self.menu is not None and self.menu.display:
-            if km.matches("tui.select.up", key):
-                self._consume(event)
-                self.menu.move(-1)
-                return
-            if km.matches("tui.select.down", key):
-                self._consume(event)
-                self.menu.move(1)
-                return
-            if km.matches("tui.input.tab", key):
-                self._consume(event)
-                self._accept_completion()
-                return
-            if km.matches("tui.select.confirm", key):
-                # Enter on a command whose arguments are optional completes it and sends it at once.
-                self._consume(event)
-                item = self._accept_completion()
-                if item is not None and item.source in ("builtin", "extension") and not item.hint.startswith("<"):
-                    self.post_message(self.Submitted(self.text, follow_up=False))
-                return
-            if km.matches("tui.select.cancel", key):
-                self._consume(event)
-                self.menu.hide()
-                return
+        self.begin_key()
+        if self.jump_mode is not None and self._handle_jump(event):
+            return
+        if self.menu is not None and self.menu.display and self._handle_menu_key(event):
+            return
         if km.matches("tui.input.submit", key):
             self._consume(event)
             self.post_message(self.Submitted(self.text, follow_up=False))
@@ -116,36 +88,65 @@ class PromptEditor(TextArea):
             self._consume(event)
             self.update_completion(force=True)
             return
-        row, _ = self.cursor_location
-        if km.matches("tui.editor.historyPrevious", key) and row == 0 and self.sent_history:
-            self._consume(event)
-            self._history_step(-1)
-            return
-        if km.matches("tui.editor.historyNext", key) and row == self.document.line_count - 1 \
-                and self._history_index is not None:
-            self._consume(event)
-            self._history_step(1)
-            return
+        # Everything else: printable text is inserted by TextArea; other keys reach the editor's
+        # bindings (generated from the keymap) once the event bubbles to the app.
         await super()._on_key(event)
+
+    def _handle_jump(self, event: events.Key) -> bool:
+        """The key after jumpForward/jumpBackward: a character to jump to, the jump key again
+        (cancels), or anything else (cancels and is handled as usual)."""
+        direction, self.jump_mode = self.jump_mode, None
+        km = self.keymap
+        if km.matches("tui.editor.jumpForward", event.key) or km.matches("tui.editor.jumpBackward", event.key) \
+                or km.matches("tui.select.cancel", event.key):
+            self._consume(event)
+            return True
+        if event.is_printable and event.character:
+            self._consume(event)
+            self.jump_to(event.character, direction or "forward")
+            return True
+        return False
+
+    def cancel_jump(self) -> bool:
+        """Esc while waiting for a jump target (the screen's interrupt key asks first)."""
+        waiting, self.jump_mode = self.jump_mode is not None, None
+        return waiting
+
+    def _handle_menu_key(self, event: events.Key) -> bool:
+        assert self.menu is not None
+        km, key = self.keymap, event.key
+        page = max(1, (self.menu.size.height or 10) - 1)
+        moves = {"tui.select.up": -1, "tui.select.down": 1, "tui.select.pageUp": -page, "tui.select.pageDown": page}
+        for action_id, step in moves.items():
+            if km.matches(action_id, key):
+                self._consume(event)
+                if abs(step) == 1:
+                    self.menu.move(step)  # wraps around, like pi's lists
+                elif self.menu.items:
+                    current = self.menu.highlighted or 0
+                    self.menu.highlighted = min(max(current + step, 0), len(self.menu.items) - 1)
+                return True
+        if km.matches("tui.input.tab", key):
+            self._consume(event)
+            self._accept_completion()
+            return True
+        if km.matches("tui.select.confirm", key):
+            # Enter on a command whose arguments are optional completes it and sends it at once.
+            self._consume(event)
+            item = self._accept_completion()
+            if item is not None and item.source in ("builtin", "extension") and not item.hint.startswith("<"):
+                self.post_message(self.Submitted(self.text, follow_up=False))
+            return True
+        if km.matches("tui.select.cancel", key):
+            self._consume(event)
+            self.menu.hide()
+            return True
+        return False
 
     @staticmethod
     def _consume(event: events.Key) -> None:
         event.stop()
         event.prevent_default()
-
-    def _history_step(self, step: int) -> None:
-        if self._history_index is None:
-            if step > 0:
-                return
-            self._draft = self.text
-            self._history_index = len(self.sent_history)
-        index = self._history_index + step
-        if index >= len(self.sent_history):
-            self._history_index = None
-            self.set_text(self._draft)
-            return
-        self._history_index = max(0, index)
-        self.set_text(self.sent_history[self._history_index])
 
     # ------------------------------------------------------------------ completion
 
