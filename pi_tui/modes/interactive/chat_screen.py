@@ -1,7 +1,8 @@
 """The main screen: conversation + events pane, status, queue, completion, editor, footer.
 
 It owns every widget mutation (the bridge's messages land here), routes what the user submits
-(prompt, steer, follow-up, ``!cmd``, ``/command``), and maps keys to actions through the keymap.
+(prompt, steer, follow-up, ``!cmd``, ``/command``), and maps keys to actions through the keymap
+(the actions themselves are in ``key_actions``).
 Agent work runs in ``agent``-group workers on the app's loop; a submit while a run is active goes to
 ``steer``/``follow_up`` instead of starting a second run.
 """
@@ -9,7 +10,6 @@ Agent work runs in ``agent``-group workers on the app's loop; a submit while a r
 from __future__ import annotations
 
 import asyncio
-import time
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -17,8 +17,8 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import BindingsMap
 from textual.containers import Horizontal, Vertical
-from textual.screen import Screen
 
+from pi_tui.modes.interactive.key_actions import KeyActionsScreen
 from pi_tui.modes.interactive.messages import (
     AgentEventReceived,
     AgentEventsBatched,
@@ -42,7 +42,6 @@ if TYPE_CHECKING:
     from pi_tui.modes.interactive.chat_events import ChatEventRenderer
     from pi_tui.modes.interactive.slash_runner import SlashRunner
 
-DOUBLE_PRESS_SECONDS = 0.5
 NARROW_WIDTH = 100
 
 
@@ -52,7 +51,7 @@ def _error_block(text: str, **kwargs: Any) -> Widget:
     return ErrorBlock(text, **kwargs)
 
 
-class ChatScreen(Screen[None]):
+class ChatScreen(KeyActionsScreen):
     # Its stylesheet (app.tcss) is the app's CSS_PATH: read with Textual's defaults at startup,
     # it avoids the full re-parse of every rule that a screen's own CSS_PATH costs on push.
     AUTO_FOCUS = "#editor"
@@ -337,93 +336,3 @@ class ChatScreen(Screen[None]):
         if self._files is None:
             self._files = list_project_files(self.pi.cwd)
         return [CompletionItem(p, "@" + p, "", "", "") for p in fuzzy_files(query, self._files)]
-
-    # ------------------------------------------------------------------ key actions
-
-    def _busy(self) -> bool:
-        state = getattr(self.session, "state", None)
-        return bool(self.renderer.running or (state is not None and (
-            state.is_streaming or state.is_compacting or getattr(state, "is_retrying", False))))
-
-    async def action_interrupt(self) -> None:
-        menu = self.editor.menu
-        if menu is not None and menu.display:
-            menu.hide()
-            return
-        if self._busy() or any(w.is_running for w in self.workers if w.group == "agent"):
-            self._restore_queues()
-            await self.session.abort()
-            return
-        now = time.monotonic()
-        if not self.editor.text and now - self._last_escape < DOUBLE_PRESS_SECONDS:
-            self._last_escape = 0.0
-            await self.slash.run("tree", "")
-            return
-        self._last_escape = now
-
-    def _restore_queues(self) -> None:
-        if self.session is None:
-            return
-        steering, follow = self.session.clear_queues()
-        queued = [*steering, *follow, *self.held]
-        self.held = []
-        if queued:
-            current = self.editor.text
-            self.editor.set_text("\n\n".join([*queued, current] if current.strip() else queued))
-        self.renderer.steering, self.renderer.follow_up = [], []
-        self.renderer.refresh_queue()
-
-    def action_dequeue(self) -> None:
-        self._restore_queues()
-
-    def action_clear(self) -> None:
-        now = time.monotonic()
-        if now - self._last_clear < DOUBLE_PRESS_SECONDS:
-            self.pi.exit()
-            return
-        self._last_clear = now
-        self.editor.clear()
-
-    def action_exit_if_empty(self) -> None:
-        if not self.editor.text:
-            self.pi.exit()
-        else:
-            self.editor.action_delete_right()
-
-    def action_cycle_thinking(self) -> None:
-        if self.session is not None and getattr(self.session.state, "model", None) is not None:
-            self.session.cycle_thinking_level()
-            self.refresh_footer()
-
-    def action_toggle_tools(self) -> None:
-        self.conversation.set_expanded(not self.conversation.expanded)
-
-    def action_toggle_thinking(self) -> None:
-        shown = not self.conversation.show_thinking
-        self.conversation.set_show_thinking(shown)
-        settings = getattr(self.session, "settings", None)
-        if settings is not None and hasattr(settings, "set_global"):
-            try:
-                settings.set_global("hideThinkingBlock", not shown)
-            except Exception:  # a read-only settings file must not break a toggle
-                pass
-
-    def action_toggle_events(self) -> None:
-        pane = self.query_one(EventsPane)
-        self._events_forced = not pane.display
-        self._apply_width(self.size.width)
-
-    async def action_select_model(self) -> None:
-        await self.slash.run("model", "")
-
-    async def action_open_tree(self) -> None:
-        await self.slash.run("tree", "")
-
-    async def action_open_resume(self) -> None:
-        await self.slash.run("resume", "")
-
-    async def action_new_session(self) -> None:
-        await self.slash.run("new", "")
-
-    async def action_open_hotkeys(self) -> None:
-        await self.slash.run("hotkeys", "")
