@@ -42,3 +42,111 @@ def test_a_broken_keybindings_file_is_reported_not_fatal(agent_dir):
     (agent_dir / "keybindings.json").write_text(json.dumps({"app.interrupt": 5}))
     km = Keymap.load(agent_dir)
     assert km.keys_for("app.interrupt") == ("escape",) and "app.interrupt" in km.diagnostics[0]
+
+
+PI_SECTION_8_2_IDS = {
+    # id: pi's default keys (pi-behaviour.md §8.2), in pi's spelling
+    "app.interrupt": ("escape",), "app.clear": ("ctrl+c",), "app.exit": ("ctrl+d",),
+    "app.suspend": ("ctrl+z",), "app.thinking.cycle": ("shift+tab",),
+    "app.model.cycleForward": ("ctrl+p",), "app.model.cycleBackward": ("shift+ctrl+p",),
+    "app.model.select": ("ctrl+l",), "app.tools.expand": ("ctrl+o",), "app.thinking.toggle": ("ctrl+t",),
+    "app.editor.external": ("ctrl+g",), "app.message.followUp": ("alt+enter",),
+    "app.message.dequeue": ("alt+up",), "app.session.new": (), "app.session.tree": (),
+    "app.session.fork": (), "app.session.resume": (),
+    "tui.editor.cursorUp": ("up",), "tui.editor.cursorDown": ("down",),
+    "tui.editor.cursorLeft": ("left", "ctrl+b"), "tui.editor.cursorRight": ("right", "ctrl+f"),
+    "tui.editor.cursorWordLeft": ("alt+left", "ctrl+left", "alt+b"),
+    "tui.editor.cursorWordRight": ("alt+right", "ctrl+right", "alt+f"),
+    "tui.editor.cursorLineStart": ("home", "ctrl+a"), "tui.editor.cursorLineEnd": ("end", "ctrl+e"),
+    "tui.editor.jumpForward": ("ctrl+]",), "tui.editor.jumpBackward": ("ctrl+alt+]",),
+    "tui.editor.pageUp": ("pageUp",), "tui.editor.pageDown": ("pageDown",),
+    "tui.editor.deleteCharBackward": ("backspace",), "tui.editor.deleteCharForward": ("delete", "ctrl+d"),
+    "tui.editor.deleteWordBackward": ("ctrl+w", "alt+backspace"),
+    "tui.editor.deleteWordForward": ("alt+d", "alt+delete"),
+    "tui.editor.deleteToLineStart": ("ctrl+u",), "tui.editor.deleteToLineEnd": ("ctrl+k",),
+    "tui.editor.yank": ("ctrl+y",), "tui.editor.yankPop": ("alt+y",), "tui.editor.undo": ("ctrl+-",),
+    "tui.input.newLine": ("shift+enter", "ctrl+j"), "tui.input.submit": ("enter",), "tui.input.tab": ("tab",),
+    "tui.select.up": ("up",), "tui.select.down": ("down",), "tui.select.pageUp": ("pageUp",),
+    "tui.select.pageDown": ("pageDown",), "tui.select.confirm": ("enter",), "tui.select.cancel": ("escape",),
+}
+
+
+def test_every_action_of_pi_section_8_2_has_its_id_and_default_keys():
+    km = Keymap.defaults()
+    for action_id, keys in PI_SECTION_8_2_IDS.items():
+        assert km.spelled[action_id] == keys, action_id
+    assert km.keys_for("app.model.cycleBackward") == ("ctrl+shift+p",)
+    assert km.keys_for("tui.editor.jumpForward") == ("ctrl+right_square_bracket",)
+    assert km.keys_for("tui.editor.jumpBackward") == ("alt+ctrl+right_square_bracket",)
+    assert km.keys_for("tui.editor.undo") == ("ctrl+minus", "ctrl+underscore")
+
+
+def test_every_bound_action_names_a_real_handler():
+    from pi_tui.modes.interactive.chat_screen import ChatScreen
+    from pi_tui.modes.interactive.keymap import ACTIONS
+    from pi_tui.modes.interactive.widgets.editor import PromptEditor
+
+    for action in ACTIONS:
+        owner = {"app": ChatScreen, "editor": PromptEditor}.get(action.scope)
+        if owner is not None:
+            assert callable(getattr(owner, f"action_{action.handler}", None)), action.id
+
+
+def test_key_spelling_follows_textual_names_and_modifier_order():
+    assert to_textual_key("ctrl+alt+]") == "alt+ctrl+right_square_bracket"
+    assert to_textual_key("Ctrl+-") == "ctrl+minus"
+    assert to_textual_key("pageUp") == "pageup"
+    assert to_textual_key("ctrl++") == "ctrl+plus"
+    assert to_textual_key("alt+shift+ctrl+x") == "alt+ctrl+shift+x"
+
+
+def test_old_short_names_work_and_the_namespaced_id_wins(agent_dir):
+    (agent_dir / "keybindings.json").write_text(json.dumps({
+        "cursorWordLeft": "ctrl+h", "tui.editor.yank": "ctrl+x", "yank": "alt+z", "externalEditor": "f4",
+    }))
+    km = Keymap.load(agent_dir)
+    assert km.keys_for("tui.editor.cursorWordLeft") == ("ctrl+h",)
+    assert km.keys_for("tui.editor.yank") == ("ctrl+x",)
+    assert km.keys_for("app.editor.external") == ("f4",)
+    assert km.diagnostics == []
+
+
+def test_a_rebinding_replaces_the_default_in_the_editor_bindings(agent_dir):
+    (agent_dir / "keybindings.json").write_text(json.dumps({
+        "tui.editor.cursorLineStart": "ctrl+x", "tui.editor.deleteCharForward": [],
+    }))
+    km = Keymap.load(agent_dir)
+    bindings = {(b.key, b.action) for b in km.editor_bindings()}
+    assert ("ctrl+x", "cursor_line_start") in bindings
+    assert ("home", "cursor_line_start") not in bindings and ("ctrl+a", "cursor_line_start") not in bindings
+    assert not any(action == "delete_right" for _, action in bindings)
+    assert km.describe()[[row[1] for row in km.describe()].index("tui.editor.deleteCharForward")][0] == "(unbound)"
+
+
+def test_bad_entries_are_diagnostics_naming_the_file_and_the_entry(agent_dir):
+    path = agent_dir / "keybindings.json"
+    path.write_text(json.dumps({"app.tools.expand": "ctrl+e", "tui.editor.nope": "ctrl+x",
+                                "tui.editor.yank": {"key": "ctrl+y"}, "app.clear": ["ctrl+c", 3],
+                                "app.clipboard.pasteImage": "ctrl+v"}))
+    km = Keymap.load(agent_dir)
+    assert km.keys_for("app.tools.expand") == ("ctrl+e",)
+    assert km.keys_for("tui.editor.yank") == ("ctrl+y",) and km.keys_for("app.clear") == ("ctrl+c",)
+    assert len(km.diagnostics) == 3, km.diagnostics
+    assert all(line.startswith(f"{path}: ") for line in km.diagnostics)
+    text = "\n".join(km.diagnostics)
+    assert "unknown action 'tui.editor.nope'" in text
+    assert 'tui.editor.yank must be a key or a list of keys, not {"key": "ctrl+y"}' in text
+    assert 'app.clear must be a key or a list of keys, not ["ctrl+c", 3]' in text
+
+
+async def test_keybinding_problems_show_as_startup_notices(make_app, agent_dir):
+    from pi_tui.modes.interactive.widgets.chat_items import Notice
+    from tests.modes.interactive.conftest import ready
+
+    (agent_dir / "keybindings.json").write_text(json.dumps({"app.nothing": "ctrl+x"}))
+    app, _ = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await pilot.pause()
+        notices = [n.text for n in app.screen.query(Notice)]
+        assert any("keybindings.json" in n and "app.nothing" in n for n in notices), notices
