@@ -7,12 +7,16 @@ never touches a widget. Textual delivers the messages in order on the UI's own l
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any, Protocol
 
 from textual.message_pump import MessagePump
 
 from pi_tui.modes.interactive.messages import AgentEventsBatched
+
+BATCH_SECONDS = 1 / 60
+"""Events are gathered for at most this long before the screen gets them (one 60 Hz frame)."""
 
 
 class EventSource(Protocol):
@@ -46,11 +50,63 @@ class SessionBridge:
         # A shallow copy: the session may keep mutating its own dict after the call returns.
         self._pending.append(dict(event))
         if len(self._pending) == 1:
-            # One message per batch: events arriving before the screen takes it join it.
+            # One message per batch: events arriving before it is posted (one frame later while
+            # the session runs on the UI loop) or before the screen takes it join it. Without the
+            # wait, a stream read one chunk at a time makes one screen message per token.
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:  # emitted outside a loop (a loader thread): post at once
+                self._post()
+            else:
+                loop.call_later(BATCH_SECONDS, self._post)
+
+    def _post(self) -> None:
+        if self._pending:
             self._target.post_message(AgentEventsBatched(self._pending))
 
     def take(self, batch: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Called by the receiver when it handles a batch: later events start a new one."""
+        """Called by the receiver when it handles a batch: later events start a new one.
+
+        Consecutive text/thinking deltas of one block arrive merged (see ``coalesce_deltas``)."""
         if batch is self._pending:
             self._pending = []
-        return batch
+        return coalesce_deltas(batch)
+
+
+_MERGEABLE = frozenset({"text_delta", "thinking_delta"})
+
+
+def coalesce_deltas(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Merge runs of ``message_update`` text/thinking deltas of the same content block into one.
+
+    A fast stream delivers hundreds of one-token deltas between two frames; the screen would
+    handle each (a handler call, a widget write) only to show their concatenation. The merged
+    event is the run's last one with the run's deltas joined, so it carries the newest partial
+    message. Anything else (tool-call deltas, other events) passes through untouched, in order.
+    """
+    merged: list[dict[str, Any]] = []
+    run: list[dict[str, Any]] = []
+
+    def close_run() -> None:
+        if len(run) == 1:
+            merged.append(run[0])
+        elif run:
+            last = run[-1]
+            inner = last["assistantMessageEvent"]
+            joined = "".join(str(e["assistantMessageEvent"].get("delta", "")) for e in run)
+            merged.append({**last, "assistantMessageEvent": {**inner, "delta": joined}})
+        run.clear()
+
+    for event in events:
+        inner = event.get("assistantMessageEvent") if event.get("type") == "message_update" else None
+        if isinstance(inner, dict) and inner.get("type") in _MERGEABLE:
+            if run:
+                head = run[0]["assistantMessageEvent"]
+                if head.get("type") != inner.get("type") or head.get("contentIndex") != inner.get("contentIndex"):
+                    close_run()
+            run.append(event)
+            continue
+        close_run()
+        merged.append(event)
+    close_run()
+    return merged

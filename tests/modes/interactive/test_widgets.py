@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from textual.app import App, ComposeResult
 
-from pi_tui.modes.interactive.bridge import SessionBridge
+from pi_tui.modes.interactive.bridge import BATCH_SECONDS, SessionBridge, coalesce_deltas
 from pi_tui.modes.interactive.messages import AgentEventsBatched
 from pi_tui.modes.interactive.widgets.assistant_message import AssistantMessageView
 from pi_tui.modes.interactive.widgets.conversation import (
@@ -123,3 +124,76 @@ def test_bridge_batches_events_until_taken():
     assert [e["i"] for e in batch] == [0, 1, 2]
     source.listener({"type": "agent_end"})
     assert len(target.posted) == 2 and target.posted[1].events == [{"type": "agent_end"}]
+
+
+def _delta(kind: str, index: int, text: str, n: int = 0) -> dict[str, Any]:
+    return {"type": "message_update", "n": n,
+            "assistantMessageEvent": {"type": kind, "contentIndex": index, "delta": text}}
+
+
+def test_coalesce_deltas_merges_runs_of_one_block_only():
+    events = [_delta("text_delta", 0, "a", 1), _delta("text_delta", 0, "b", 2), _delta("thinking_delta", 1, "x", 3),
+              _delta("text_delta", 0, "c", 4), {"type": "tool_execution_start"},
+              _delta("text_delta", 0, "d", 5), _delta("text_delta", 0, "e", 6), _delta("text_delta", 2, "f", 7),
+              {"type": "message_update", "assistantMessageEvent": {"type": "toolcall_delta", "contentIndex": 3}}]
+    merged = coalesce_deltas(events)
+    deltas = [(e.get("assistantMessageEvent") or {}).get("delta") for e in merged]
+    assert deltas == ["ab", "x", "c", None, "de", "f", None]
+    # The merged event is the run's last one (newest partial message), with the run's text.
+    assert merged[0]["n"] == 2 and merged[4]["n"] == 6
+    assert events[0]["assistantMessageEvent"]["delta"] == "a"  # the inputs are not mutated
+
+
+async def test_bridge_gathers_a_burst_into_one_screen_message():
+    class Target:
+        def __init__(self) -> None:
+            self.posted: list[Any] = []
+
+        def post_message(self, message: Any) -> bool:
+            self.posted.append(message)
+            return True
+
+    class Source:
+        def subscribe(self, listener: Any) -> Any:
+            self.listener = listener
+            return lambda: None
+
+    target, source = Target(), Source()
+    bridge = SessionBridge(target)  # type: ignore[arg-type]
+    bridge.attach(source)
+    for i in range(300):  # one token each, as a fast stream read on the UI loop delivers them
+        source.listener(_delta("text_delta", 0, f"t{i} "))
+    assert target.posted == []  # not posted yet: the batch waits for the next frame
+    await asyncio.sleep(BATCH_SECONDS * 3)
+    assert len(target.posted) == 1
+    batch = bridge.take(target.posted[0].events)
+    assert len(batch) == 1 and batch[0]["assistantMessageEvent"]["delta"] == "".join(f"t{i} " for i in range(300))
+
+
+async def test_settled_segments_render_once_per_width_while_the_stream_grows(monkeypatch: Any):
+    from pi_tui.modes.interactive.widgets import markdown_stream
+
+    renders: list[str] = []
+    original = markdown_stream._rich_markdown
+
+    def counting(text: str) -> Any:
+        renders.append(text[:12])
+        return original(text)
+
+    monkeypatch.setattr(markdown_stream, "_rich_markdown", counting)
+    view = StreamedMarkdown()
+    async with Host(view).run_test(size=(100, 30)) as pilot:
+        paragraph = "word " * 100 + "\n\n"
+        for i in range(12):
+            await view.write(f"p{i:02d} " + paragraph)
+            await view._flush()
+            await pilot.pause()
+        await view.finish()
+        await pilot.pause()
+        settled = view.query(SettledMarkdown)
+        assert len(settled) == 12 and all(s.has_class("settled-markdown") for s in settled)
+        # Each segment was rendered while it was live (and once more if the width changed when
+        # the scrollbar appeared), then never again however many frames later text caused.
+        for i in range(11):
+            key = (f"p{i:02d} " + paragraph)[:12]
+            assert 1 <= renders.count(key) <= 2, (key, renders)

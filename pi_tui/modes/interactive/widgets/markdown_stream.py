@@ -1,10 +1,13 @@
-"""Assistant text as Markdown: streamed token by token, split so long answers never freeze the app.
+"""Assistant text as Markdown: streamed token by token, cheap to keep on screen.
 
-Textual's ``MarkdownStream`` batches fragments and appends them to one ``Markdown`` widget. A single
-widget grown to tens of kilobytes becomes slow to update (measured: 80 KB froze the loop for
-1.5 s), so the text is cut into *segments*: once a segment passes ``SEGMENT_CHARS`` and reaches a
-paragraph break outside a code fence, its stream is finished and a fresh ``Markdown`` widget takes
-the rest. Finished segments are never re-parsed.
+Each answer is cut into *segments* at paragraph breaks outside code fences: the live segment is
+the only one that changes; once it passes ``SEGMENT_CHARS`` and a break arrives, it is settled
+and a new live segment takes the rest. Every segment is one ``SettledMarkdown`` widget that Rich
+renders once per (text, width) and keeps as lines, so a frame costs the live segment's render
+plus cached lines. Textual's ``Markdown``/``MarkdownStream`` was used before: its widget per block
+made each frame of a fast stream re-lay out and repaint dozens of widgets (measured at 2,000
+tokens/s: ~50 ms per frame, the stream read at ~450 chunks/s; see bench/RESULTS.md). Rich's
+renderer also draws the history, so live and finished text look the same.
 """
 
 from __future__ import annotations
@@ -14,16 +17,18 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from textual.containers import Vertical
-from textual.widgets import Static
+from textual.geometry import Size
+from textual.strip import Strip
+from textual.widget import Widget
 
 if TYPE_CHECKING:  # imported lazily: Markdown + markdown-it cost ~0.15 s, after the first frame
     from markdown_it import MarkdownIt
+    from rich.console import RenderableType
     from textual.widgets import Markdown
-    from textual.widgets.markdown import MarkdownStream
 
 FLUSH_SECONDS = 1 / 10
 """Streamed text reaches the screen at most this often (10 updates/s still reads as live)."""
-SEGMENT_CHARS = 1_500
+SEGMENT_CHARS = 400
 """The live segment is settled at the next paragraph break after this many characters."""
 
 
@@ -49,13 +54,23 @@ def _fence_open(text: str) -> bool:
     return fences % 2 == 1
 
 
+def _can_cut(text: str, cut: int, segment_start: int = 0) -> bool:
+    """Whether the paragraph break at ``cut`` may end a segment: not inside a code fence, and
+    not before an indented line (a list item's continuation or an indented code block would
+    render differently on its own). A break whose next character has not arrived yet waits."""
+    after = cut + 2
+    if after >= len(text) or text[after] in " \t\n":
+        return False
+    return not _fence_open(text[segment_start:cut])
+
+
 def split_markdown(text: str, limit: int = SEGMENT_CHARS) -> list[str]:
     """Cut finished Markdown into segments at paragraph breaks outside code fences."""
     segments: list[str] = []
     start = 0
     while len(text) - start > limit:
         cut = text.find("\n\n", start + limit)
-        while cut != -1 and _fence_open(text[start:cut]):
+        while cut != -1 and not _can_cut(text, cut, start):
             cut = text.find("\n\n", cut + 2)
         if cut == -1:
             break
@@ -65,36 +80,70 @@ def split_markdown(text: str, limit: int = SEGMENT_CHARS) -> list[str]:
     return [s for s in segments if s.strip()] or [""]
 
 
-class SettledMarkdown(Static):
-    """Finished Markdown as one widget (Rich's renderer): cheap to lay out and to repaint.
+class SettledMarkdown(Widget):
+    """One segment of Markdown, rendered by Rich once per (text, width) and kept as lines.
 
-    Textual's ``Markdown`` makes a widget per block; hundreds of them made every frame of a long
-    conversation re-lay out the lot (measured ~100 ms per frame). Text that no longer changes is
-    rendered once into a single ``Static`` instead.
+    Textual's ``Markdown`` makes a widget per block, and a ``Static`` holding a Rich renderable
+    renders it again every time the layout asks for its height: while an answer streams, every
+    frame re-laid out and repainted all of that (measured: ~50 ms per frame, the stream read at
+    ~450 chunks/s). Here layout asks ``len(lines)`` and painting returns cached strips.
     """
 
     DEFAULT_CSS = "SettledMarkdown { height: auto; margin: 0 0 1 0; }"
 
-    def __init__(self, text: str) -> None:
-        from rich.markdown import Markdown as RichMarkdown
-
-        super().__init__(RichMarkdown(text, code_theme="ansi_dark", hyperlinks=False), classes="settled-markdown")
+    def __init__(self, text: str, classes: str = "settled-markdown") -> None:
+        super().__init__(classes=classes)
         self.source = text
+        self._lines: list[Strip] | None = None
+        self._lines_width = -1
+
+    def set_source(self, text: str) -> None:
+        """Replace the text (the live segment grows by this); one re-render, at the next paint.
+        Trailing whitespace alone does not change how Markdown renders: no re-render for it."""
+        unchanged = text.rstrip() == self.source.rstrip()
+        self.source = text
+        if not unchanged:
+            self._lines = None
+            self.refresh(layout=True)
+
+    def notify_style_update(self) -> None:
+        # A theme or class change restyles the text: render again.
+        self._lines = None
+        super().notify_style_update()
+
+    def lines_for(self, width: int) -> list[Strip]:
+        if self._lines is None or self._lines_width != width:
+            from textual.visual import Visual, visualize
+
+            visual = visualize(self, _rich_markdown(self.source))
+            self._lines = Visual.to_strips(self, visual, width, None, self.visual_style, pad=True)
+            self._lines_width = width
+        return self._lines
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return len(self.lines_for(width)) if self.source else 0
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        lines = self.lines_for(width)
+        return lines[y] if 0 <= y < len(lines) else Strip.blank(width, self.visual_style.rich_style)
+
+
+def _rich_markdown(text: str) -> RenderableType:
+    from rich.markdown import Markdown as RichMarkdown
+
+    return RichMarkdown(text, code_theme="ansi_dark", hyperlinks=False)
 
 
 class StreamedMarkdown(Vertical):
-    """Assistant text: a live ``Markdown`` segment while streaming, settled segments before it."""
+    """Assistant text: settled segments, then the live one while streaming."""
 
-    DEFAULT_CSS = """
-    StreamedMarkdown { height: auto; }
-    StreamedMarkdown > Markdown { margin: 0; padding: 0; }
-    """
+    DEFAULT_CSS = "StreamedMarkdown { height: auto; }"
 
     def __init__(self, text: str = "", **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self._initial = text
-        self._stream: MarkdownStream | None = None
-        self._live: Markdown | None = None
+        self._live: SettledMarkdown | None = None
         self._segment = ""
         self._pending = ""
         self._flush_scheduled = False
@@ -125,48 +174,47 @@ class StreamedMarkdown(Vertical):
                 await self._write_now(fragment)
 
     async def _write_now(self, fragment: str) -> None:
-        """Append to the live segment; settle it at a paragraph break once it is long enough."""
-        while fragment:
-            cut = self._settle_point(fragment)
-            if cut is None:
-                await self._append_live(fragment)
-                return
-            await self._append_live(fragment[:cut])
+        """Grow the live segment; settle it at a paragraph break once it is long enough. A break
+        may be found behind text already shown (its next character just arrived)."""
+        text = self._segment + fragment
+        start = 0
+        while (cut := self._cut_after(text, start)) is not None:
+            await self._show_live(text[start:cut])
             await self._settle()
-            fragment = fragment[cut + 2:]
+            start = cut + 2
+        await self._show_live(text[start:])
 
-    def _settle_point(self, fragment: str) -> int | None:
-        """Index of the first paragraph break in ``fragment`` that ends a long-enough segment
-        outside a code fence, or None."""
-        start = max(0, SEGMENT_CHARS - len(self._segment))
-        cut = fragment.find("\n\n", start)
+    @staticmethod
+    def _cut_after(text: str, start: int) -> int | None:
+        """The first break that may end the segment starting at ``start``, once it is at least
+        ``SEGMENT_CHARS`` long, or None."""
+        cut = text.find("\n\n", start + SEGMENT_CHARS)
         while cut != -1:
-            if not _fence_open(self._segment + fragment[:cut]):
+            if _can_cut(text, cut, start):
                 return cut
-            cut = fragment.find("\n\n", cut + 2)
+            cut = text.find("\n\n", cut + 2)
         return None
 
-    async def _append_live(self, text: str) -> None:
+    async def _show_live(self, text: str) -> None:
+        if text == self._segment and self._live is not None:
+            return
+        self._segment = text
         if not text:
             return
-        if self._stream is None:
-            widget = new_markdown()
-            await self.mount(widget)
-            self._live = widget
-            self._stream = type(widget).get_stream(widget)
-        self._segment += text
-        await self._stream.write(text)
+        if self._live is None:
+            self._live = SettledMarkdown("", classes="live-markdown")
+            await self.mount(self._live)
+        self._live.set_source(text)
 
     async def _settle(self) -> None:
-        """Finish the live segment and swap it for its settled rendering."""
-        if self._stream is not None:
-            await self._stream.stop()
-            self._stream = None
+        """Finish the live segment: it stays as it is, and the next text starts a new one."""
         live, self._live = self._live, None
-        text, self._segment = self._segment, ""
-        if live is not None:
-            if text.strip():
-                await self.mount(SettledMarkdown(text), before=live)
+        self._segment = ""
+        if live is None:
+            return
+        if live.source.strip():
+            live.set_classes("settled-markdown")
+        else:
             await live.remove()
 
     async def finish(self) -> None:
