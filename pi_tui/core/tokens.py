@@ -12,7 +12,7 @@ import json
 import math
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from pi_tui.core.messages import AgentMessage, AssistantMessage, Usage
 
@@ -50,8 +50,9 @@ def _content_chars(content: Any) -> int:
     return chars
 
 
-def message_chars(message: AgentMessage) -> int:
+def message_chars(agent_message: AgentMessage) -> int:
     """The character count pi's estimate is based on."""
+    message = cast("dict[str, Any]", agent_message)  # read by role below; the union does not narrow
     role = message["role"]
     if role == "user":
         content = message["content"]

@@ -80,4 +80,4 @@ class FunctionTool:
         return self.run(call_id, args, ctx)
 
 
-__all__ = ["FunctionTool", "Tool", "ToolContext", "ToolResult", "ToolUpdate", "text_result", "Path"]
+__all__ = ["FunctionTool", "Path", "Tool", "ToolContext", "ToolResult", "ToolUpdate", "text_result"]
