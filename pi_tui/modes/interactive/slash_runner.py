@@ -295,12 +295,9 @@ class SlashRunner:
         self.screen.refresh_footer()
 
     async def _hotkeys(self) -> None:
-        from pi_tui.modes.interactive.screens.hotkeys import HotkeyRow, HotkeysScreen
+        from pi_tui.modes.interactive.screens.hotkeys import HotkeysScreen, keymap_rows
 
-        rows = [HotkeyRow(group="editor" if action_id.startswith("tui.") else "app", keys=keys,
-                          description=description)
-                for keys, action_id, description in self.screen.keymap.describe()]
-        await self.screen.app.push_screen(HotkeysScreen(rows))
+        await self.screen.app.push_screen(HotkeysScreen(keymap_rows(self.screen.keymap)))
 
     async def _cmd_copy(self, args: str) -> None:
         for entry in reversed(self.session.session_manager.get_branch()):

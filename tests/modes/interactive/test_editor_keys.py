@@ -7,6 +7,8 @@ import json
 import stat
 from pathlib import Path
 
+from textual.widgets import DataTable
+
 from pi_tui.modes.interactive.screens.hotkeys import HotkeysScreen
 from pi_tui.modes.interactive.widgets.chat_items import Notice
 from pi_tui.modes.interactive.widgets.editor import PromptEditor
@@ -209,7 +211,13 @@ async def test_hotkeys_lists_every_action_with_its_keys(make_app, agent_dir):
         await pilot.pause()
         screen = app.screen
         assert isinstance(screen, HotkeysScreen)
-        described = {row.description: row.keys for row in screen.rows}
-        assert all(action.description in described for action in ACTIONS)
-        assert described["Paste the last deleted text (kill ring)"] == "ctrl+x, alt+p"
-        assert described["Jump to the previous occurrence of the next typed character"] == "ctrl+alt+]"
+        keys_by_id = {row.action_id: row.keys for row in screen.rows if row.action_id}
+        assert set(keys_by_id) == {action.id for action in ACTIONS}
+        assert keys_by_id["tui.editor.yank"] == "ctrl+x, alt+p"
+        assert keys_by_id["tui.editor.jumpBackward"] == "ctrl+alt+]"
+        assert keys_by_id["app.session.fork"] == "(unbound)"
+        await pilot.press(*"yankpop")
+        table = screen.query_one(DataTable)
+        assert table.row_count == 1
+        assert [str(cell) for cell in table.get_row_at(0)][1:] == [
+            "alt+y", "After a yank: replace it with the older kill ring entry", "tui.editor.yankPop"]

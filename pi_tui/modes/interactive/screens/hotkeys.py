@@ -1,8 +1,9 @@
 """/hotkeys: the keys in effect, grouped by where they work; type to filter.
 
-The app passes its own rows (from the keymap, with the user's overrides applied);
-``screen_hotkey_rows`` adds the keys of the full-screen views, read from their ``BINDINGS`` so the
-list cannot drift from what the screens really bind.
+The app passes its own rows (``keymap_rows``: every action of the keymap with the user's
+overrides applied, and the id to use in keybindings.json); ``screen_hotkey_rows`` adds the keys of
+the full-screen views, read from their ``BINDINGS`` so the list cannot drift from what the screens
+really bind.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, Static
 
+from pi_tui.modes.interactive.keymap import Keymap
+
 _KEY_NAMES = {"escape": "esc", "pageup": "pgup", "pagedown": "pgdn", "L": "shift+l"}
 
 
@@ -28,11 +31,22 @@ class HotkeyRow:
     group: str
     keys: str
     description: str
+    action_id: str = ""
+    """The keybindings.json id; empty for the fixed keys of the full-screen views."""
 
 
 def display_keys(keys: Iterable[str]) -> str:
     """``ctrl+left, alt+left`` in pi's spelling (``esc``, ``pgup``)."""
     return ", ".join(dict.fromkeys(_KEY_NAMES.get(key, key) for key in keys))
+
+
+def keymap_rows(keymap: Keymap) -> list[HotkeyRow]:
+    """One row per keymap action (unbound ones too), in the registry's order."""
+    def group(action_id: str) -> str:
+        return "lists" if action_id.startswith("tui.select.") else "editor" if action_id.startswith("tui.") else "app"
+
+    return [HotkeyRow(group=group(action_id), keys=keys, description=description, action_id=action_id)
+            for keys, action_id, description in keymap.describe()]
 
 
 def rows_from_bindings(group: str, bindings: Iterable[BindingType]) -> list[HotkeyRow]:
@@ -93,6 +107,7 @@ class HotkeysScreen(ModalScreen[None]):
         table.add_column("where", key="group", width=10)
         table.add_column("keys", key="keys", width=28)
         table.add_column("action", key="description")
+        table.add_column("keybindings.json id", key="id")
         self._fill("")
         self.query_one("#hotkeys-search", Input).focus()
 
@@ -101,9 +116,9 @@ class HotkeysScreen(ModalScreen[None]):
         table = self.query_one("#hotkeys-table", DataTable)
         table.clear()
         for row in self._rows:
-            haystack = f"{row.group} {row.keys} {row.description}".lower()
+            haystack = f"{row.group} {row.keys} {row.description} {row.action_id}".lower()
             if all(token in haystack for token in tokens):
-                table.add_row(row.group, row.keys, row.description)
+                table.add_row(row.group, row.keys, row.description, row.action_id)
 
     @on(Input.Changed, "#hotkeys-search")
     def _filter(self, event: Input.Changed) -> None:

@@ -26,6 +26,6 @@ async def test_typing_filters_the_table():
         assert table.row_count == len(screen.rows) > 20
         await pilot.press(*"model picker")
         assert table.row_count == 1
-        assert [str(cell) for cell in table.get_row_at(0)] == ["app", "ctrl+l", "Open the model picker"]
+        assert [str(cell) for cell in table.get_row_at(0)] == ["app", "ctrl+l", "Open the model picker", ""]
         await pilot.press("escape")
         assert app.results == [None]
