@@ -150,3 +150,31 @@ async def test_keybinding_problems_show_as_startup_notices(make_app, agent_dir):
         await pilot.pause()
         notices = [n.text for n in app.screen.query(Notice)]
         assert any("keybindings.json" in n and "app.nothing" in n for n in notices), notices
+
+
+def test_docs_keybindings_lists_every_id_with_its_default_keys():
+    import re
+    from pathlib import Path
+
+    from pi_tui.modes.interactive.keymap import ACTIONS
+
+    doc = (Path(__file__).parents[3] / "docs" / "keybindings.md").read_text()
+    rows = dict(re.findall(r"^\| `([\w.]+)` \| ([^|]+) \|", doc, flags=re.MULTILINE))
+    for action in ACTIONS:
+        assert action.id in rows, action.id
+        assert rows[action.id].strip() == (", ".join(f"`{k}`" for k in action.defaults) or "(unbound)"), action.id
+
+
+def test_the_docs_example_file_loads_cleanly(agent_dir):
+    import re
+    from pathlib import Path
+
+    doc = (Path(__file__).parents[3] / "docs" / "keybindings.md").read_text()
+    example = re.search(r"```json\n(.*?)```", doc, flags=re.DOTALL)
+    assert example is not None
+    (agent_dir / "keybindings.json").write_text(example.group(1))
+    km = Keymap.load(agent_dir)
+    assert km.diagnostics == []
+    assert km.keys_for("tui.editor.cursorLineStart") == ("ctrl+x",)
+    assert km.keys_for("tui.editor.jumpBackward") == ()
+    assert km.keys_for("app.tools.expand") == ("ctrl+e",)
