@@ -91,7 +91,13 @@ def agent_with_models(base: Path, base_url: str) -> Path:
 
 
 def bench_first_frame(runs: int) -> list[str]:
+    import compileall
+
     from pi_tui.providers.fake_server import FakeServer
+
+    # As installed (pip writes bytecode) and as `make run` starts it: with PYTHONDONTWRITEBYTECODE
+    # set (as on the machines these benchmarks ran on) every start would compile our modules again.
+    compileall.compile_dir(str(ROOT / "pi_tui"), quiet=1)
 
     lines = []
     base = Path(tempfile.mkdtemp(prefix="bench-tui-"))
