@@ -190,7 +190,8 @@ class ChatScreen(KeyActionsScreen):
     def refresh_footer(self) -> None:
         renderer = self.__dict__.get("renderer")  # not built yet: nothing to report
         unknown = renderer is not None and renderer.context_unknown
-        data = footer_data(self.session, self.pi.cwd, context_unknown=unknown)
+        starting = self.session is None and self.startup_error is None
+        data = footer_data(self.session, self.pi.cwd, context_unknown=unknown, starting=starting)
         self.query_one(StatusFooter).set_data(data)
         # pi: the editor border follows the thinking level (bash mode overrides it, see app.tcss).
         editor = self.editor

@@ -37,10 +37,16 @@ def model_label(model: Any) -> str:
     return f"{model.provider}/{model.id}"
 
 
-def footer_data(session: Any, cwd: Path, *, context_unknown: bool = False) -> FooterData:
-    """What the footer shows; ``context_unknown`` right after a compaction (pi shows ``?``)."""
+STARTING = "starting…"
+
+
+def footer_data(session: Any, cwd: Path, *, context_unknown: bool = False, starting: bool = False) -> FooterData:
+    """What the footer shows; ``context_unknown`` right after a compaction (pi shows ``?``);
+    ``starting`` while the session is still being built after the first frame (not "no model")."""
     data = FooterData(cwd=tilde_path(cwd), branch=git_branch(cwd))
     if session is None:
+        if starting:
+            data.model = STARTING
         return data
     statuses = getattr(getattr(session, "extension_ui", None), "statuses", None)
     if isinstance(statuses, dict):

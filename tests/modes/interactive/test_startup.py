@@ -19,3 +19,45 @@ def test_the_app_module_loads_neither_the_engine_nor_litellm_nor_markdown():
     engine = {m for m in modules if m.startswith(("pi_tui.sdk", "pi_tui.session", "pi_tui.agent", "pi_tui.tools"))}
     assert heavy == set()
     assert engine == set()
+
+
+async def test_the_footer_says_starting_until_the_session_is_built_then_names_the_model(project, agent_dir):
+    import threading
+
+    from pi_tui.modes.interactive.app import LoadedSession, PiApp
+    from pi_tui.modes.interactive.widgets.footer import StatusFooter
+    from pi_tui.providers.scripted import ScriptedProvider
+    from pi_tui.sdk import create_agent_session
+    from tests.modes.interactive.conftest import wait_for
+
+    release = threading.Event()
+
+    def loader() -> LoadedSession:
+        release.wait(10)
+        session = create_agent_session(cwd=project, agent_dir=agent_dir, provider=ScriptedProvider([]),
+                                       settings={}, load_extensions=False)
+        return LoadedSession(session)
+
+    app = PiApp(None, cwd=project, agent_dir=agent_dir, session_loader=loader)
+    async with app.run_test(size=(120, 30)) as pilot:
+        footer = app.screen.query_one(StatusFooter)
+        await wait_for(pilot, lambda: app.first_frame_at is not None)
+        assert footer.data.model == "starting…"  # not "no model" while it is only loading
+        release.set()
+        await wait_for(pilot, lambda: app.session is not None)
+        await wait_for(pilot, lambda: footer.data.model not in ("starting…", "no model"))
+        model = app.session.state.model
+        assert footer.data.model == f"{model.provider}/{model.id}"
+
+
+async def test_a_failed_startup_shows_no_model_not_starting(project, agent_dir):
+    from pi_tui.modes.interactive.app import LoadedSession, PiApp
+    from pi_tui.modes.interactive.widgets.footer import StatusFooter
+    from tests.modes.interactive.conftest import wait_for
+
+    app = PiApp(None, cwd=project, agent_dir=agent_dir,
+                session_loader=lambda: LoadedSession(None, error="models.json: bad JSON at line 3"))
+    async with app.run_test(size=(120, 30)) as pilot:
+        footer = app.screen.query_one(StatusFooter)
+        await wait_for(pilot, lambda: app.chat is not None and app.chat.startup_error is not None)
+        await wait_for(pilot, lambda: footer.data.model == "no model")

@@ -191,9 +191,21 @@ async def test_settled_segments_render_once_per_width_while_the_stream_grows(mon
         await view.finish()
         await pilot.pause()
         settled = view.query(SettledMarkdown)
-        assert len(settled) == 12 and all(s.has_class("settled-markdown") for s in settled)
+        assert len(settled) == 12 and not any(s.live for s in settled)
         # Each segment was rendered while it was live (and once more if the width changed when
         # the scrollbar appeared), then never again however many frames later text caused.
         for i in range(11):
             key = (f"p{i:02d} " + paragraph)[:12]
             assert 1 <= renders.count(key) <= 2, (key, renders)
+
+
+async def test_cached_markdown_follows_a_theme_change():
+    block = SettledMarkdown("Some **bold** text and `code`.")
+    host = Host(block)
+    async with host.run_test(size=(60, 10)) as pilot:
+        await pilot.pause()
+        before = [str(segment.style) for strip in block.lines_for(block.size.width) for segment in strip]
+        host.theme = "textual-light" if host.theme != "textual-light" else "nord"
+        await pilot.pause()
+        after = [str(segment.style) for strip in block.lines_for(block.size.width) for segment in strip]
+        assert after != before  # the cached lines were rendered again in the new theme's colours

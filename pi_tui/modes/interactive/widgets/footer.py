@@ -47,7 +47,8 @@ def footer_lines(data: FooterData, width: int) -> Content:
         where = where.append_text(f" ({data.branch})", "$text-muted")
     if data.session_name:
         where = where.append_text(" • ").append_text(data.session_name, "bold")
-    model = Content.styled(data.model, "$accent" if data.model != "no model" else "$error")
+    model_style = {"no model": "$error", "starting…": "$text-muted"}.get(data.model, "$accent")
+    model = Content.styled(data.model, model_style)
     if data.thinking is not None:
         level = "thinking off" if data.thinking == "off" else data.thinking
         model = model.append_text(" • " + level, "$text-muted")

@@ -91,8 +91,11 @@ class SettledMarkdown(Widget):
 
     DEFAULT_CSS = "SettledMarkdown { height: auto; margin: 0 0 1 0; }"
 
-    def __init__(self, text: str, classes: str = "settled-markdown") -> None:
-        super().__init__(classes=classes)
+    def __init__(self, text: str, *, live: bool = False) -> None:
+        super().__init__(classes="settled-markdown")
+        self.live = live
+        """True while this is the segment still growing (a flag, not a CSS class: a class
+        change would restyle and so re-render the segment as it settles)."""
         self.source = text
         self._lines: list[Strip] | None = None
         self._lines_width = -1
@@ -107,7 +110,7 @@ class SettledMarkdown(Widget):
             self.refresh(layout=True)
 
     def notify_style_update(self) -> None:
-        # A theme or class change restyles the text: render again.
+        # A theme change restyles the text: render again.
         self._lines = None
         super().notify_style_update()
 
@@ -202,7 +205,7 @@ class StreamedMarkdown(Vertical):
         if not text:
             return
         if self._live is None:
-            self._live = SettledMarkdown("", classes="live-markdown")
+            self._live = SettledMarkdown("", live=True)
             await self.mount(self._live)
         self._live.set_source(text)
 
@@ -213,7 +216,7 @@ class StreamedMarkdown(Vertical):
         if live is None:
             return
         if live.source.strip():
-            live.set_classes("settled-markdown")
+            live.live = False
         else:
             await live.remove()
 
