@@ -221,3 +221,18 @@ async def test_hotkeys_lists_every_action_with_its_keys(make_app, agent_dir):
         assert table.row_count == 1
         assert [str(cell) for cell in table.get_row_at(0)][1:] == [
             "alt+y", "After a yank: replace it with the older kill ring entry", "tui.editor.yankPop"]
+
+
+async def test_shift_motions_select_and_a_deletion_takes_the_selection(make_app, agent_dir):
+    (agent_dir / "keybindings.json").write_text(json.dumps({"tui.editor.selectLeft": "alt+s"}))
+    app, _ = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        editor = await _editor(pilot, "keep this part")
+        await pilot.press("shift+home")
+        assert editor.selected_text == "keep this part"
+        await pilot.press("end", "alt+s", "alt+s", "alt+s", "alt+s")
+        assert editor.selected_text == "part"
+        await pilot.press("backspace")
+        assert editor.text == "keep this "
+        await pilot.press("shift+left")
+        assert editor.selected_text == "", "rebinding selectLeft took shift+left away"
