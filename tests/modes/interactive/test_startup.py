@@ -61,3 +61,31 @@ async def test_a_failed_startup_shows_no_model_not_starting(project, agent_dir):
         footer = app.screen.query_one(StatusFooter)
         await wait_for(pilot, lambda: app.chat is not None and app.chat.startup_error is not None)
         await wait_for(pilot, lambda: footer.data.model == "no model")
+
+
+def test_the_startup_thread_warms_what_the_first_answer_needs():
+    code = (
+        "import json, sys\n"
+        "from pi_tui.modes.interactive.app import warm_content_modules\n"
+        "before = set(sys.modules)\n"
+        "warm_content_modules()\n"
+        "print(json.dumps(sorted(set(sys.modules) - before)))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = set(json.loads(out.stdout.strip().splitlines()[-1]))
+    for module in ("pi_tui.modes.interactive.chat_events", "pi_tui.modes.interactive.widgets.markdown_stream",
+                   "rich.markdown", "markdown_it", "pygments.lexers.python"):
+        assert module in loaded, module
+
+
+async def test_the_loader_thread_runs_the_warm_up_after_attaching(project, agent_dir, monkeypatch):
+    from pi_tui.modes.interactive import app as app_module
+    from pi_tui.modes.interactive.app import LoadedSession, PiApp
+    from tests.modes.interactive.conftest import wait_for
+
+    calls: list[bool] = []
+    monkeypatch.setattr(app_module, "warm_content_modules", lambda: calls.append(True))
+    app = PiApp(None, cwd=project, agent_dir=agent_dir,
+                session_loader=lambda: LoadedSession(None, error="no session in this test"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: calls == [True])
