@@ -87,8 +87,10 @@ class PiApp(App[int]):
         self.bridge = SessionBridge(self.chat)
         self.call_after_refresh(self._after_first_frame)
 
-    def _after_first_frame(self) -> None:
+    async def _after_first_frame(self) -> None:
         self.first_frame_at = time.perf_counter()
+        if self.chat is not None:
+            await self.chat.mount_secondary()
         if self.session is not None or self.session_loader is None:
             self.attach_session(LoadedSession(self.session, warm_up=self.warm_up))
         else:

@@ -25,13 +25,9 @@ from pi_tui.modes.interactive.messages import (
     SessionReplaced,
 )
 from pi_tui.modes.interactive.session_view import footer_data, history_messages
-from pi_tui.modes.interactive.widgets.completion import CompletionItem, CompletionMenu
 from pi_tui.modes.interactive.widgets.conversation import Conversation
 from pi_tui.modes.interactive.widgets.editor import PromptEditor
-from pi_tui.modes.interactive.widgets.events_pane import EventsPane, EventsTicker
-from pi_tui.modes.interactive.widgets.first_run import FirstRunNotice
 from pi_tui.modes.interactive.widgets.footer import StatusFooter
-from pi_tui.modes.interactive.widgets.status import QueueView, WorkingStatus
 
 # What only content needs (event renderer, chat blocks, slash commands, completion sources) is
 # imported on first use, after the first frame: these imports would otherwise delay it.
@@ -41,8 +37,16 @@ if TYPE_CHECKING:
     from pi_tui.modes.interactive.app import PiApp
     from pi_tui.modes.interactive.chat_events import ChatEventRenderer
     from pi_tui.modes.interactive.slash_runner import SlashRunner
+    from pi_tui.modes.interactive.widgets.completion import CompletionItem
+    from pi_tui.modes.interactive.widgets.status import WorkingStatus
 
 NARROW_WIDTH = 100
+
+
+def _first_run_notice(agent_dir: Any) -> Widget:
+    from pi_tui.modes.interactive.widgets.first_run import FirstRunNotice
+
+    return FirstRunNotice(agent_dir)
 
 
 def _error_block(text: str, **kwargs: Any) -> Widget:
@@ -70,24 +74,42 @@ class ChatScreen(KeyActionsScreen):
         self._files: list[str] | None = None
         self._events_forced: bool | None = None
         self.startup_error: str | None = None
+        self._secondary_mounted = False
         self.history_loaded = asyncio.Event()
         """Set once the stored conversation is on screen (submits wait for it)."""
 
     # ------------------------------------------------------------------ layout
 
     def compose(self) -> ComposeResult:
+        # The first frame has only what a person looks at first: the conversation area, the
+        # editor and the footer. The rest (``mount_secondary``) follows right after it: each
+        # widget in the first frame costs its styles, layout and paint before anything shows.
         with Horizontal(id="main"):
             yield Conversation(id="conversation")
-            yield EventsPane(self.pi.clock, id="events")
         with Vertical(id="bottom"):
-            yield WorkingStatus(id="status")
-            yield EventsTicker("", id="ticker")
-            yield QueueView("", id="queue")
-            yield CompletionMenu(id="completion")
             editor = PromptEditor(self.keymap, self._complete, id="editor")
             editor.placeholder = "Message · / commands · @ files · !cmd shell · shift+enter/ctrl+j new line"
             yield editor
             yield StatusFooter(id="footer")
+
+    async def mount_secondary(self) -> None:
+        """After the first frame: the events pane, the status and queue lines, the completion
+        menu. The app calls it before attaching the session, so events always find them."""
+        if self._secondary_mounted:
+            return
+        self._secondary_mounted = True
+        from pi_tui.modes.interactive.widgets.completion import CompletionMenu
+        from pi_tui.modes.interactive.widgets.events_pane import EventsPane, EventsTicker
+        from pi_tui.modes.interactive.widgets.status import QueueView, WorkingStatus
+
+        await self.query_one("#main").mount(EventsPane(self.pi.clock, id="events"))
+        await self.query_one("#bottom").mount_all(
+            [WorkingStatus(id="status"), EventsTicker("", id="ticker"), QueueView("", id="queue"),
+             CompletionMenu(id="completion")],
+            before=self.editor,
+        )
+        self.editor.menu = self.query_one("#completion", CompletionMenu)
+        self._apply_width(self.size.width)
 
     @cached_property
     def slash(self) -> SlashRunner:
@@ -101,8 +123,8 @@ class ChatScreen(KeyActionsScreen):
         from pi_tui.modes.interactive.chat_events import ChatEventRenderer, ChatWidgets
 
         return ChatEventRenderer(
-            ChatWidgets(self.conversation, self.query_one(EventsPane), self.query_one(EventsTicker),
-                        self.query_one(WorkingStatus), self.query_one(QueueView)),
+            ChatWidgets(self.conversation, self.query_one("#events"), self.query_one("#ticker"),  # type: ignore[arg-type]
+                        self.query_one("#status"), self.query_one("#queue")),  # type: ignore[arg-type]
             on_footer=self.refresh_footer,
             held_messages=lambda: list(self.held),
         )
@@ -120,7 +142,6 @@ class ChatScreen(KeyActionsScreen):
         # not woken when the batch ends, so the last streamed blocks could stay unpainted until
         # the next key press (seen in tmux). A cheap periodic idle check repaints them.
         self.set_interval(0.2, self.check_idle)
-        self.editor.menu = self.query_one("#completion", CompletionMenu)
         self._apply_width(self.size.width)
         self.refresh_footer()
         self.editor.focus()
@@ -136,7 +157,7 @@ class ChatScreen(KeyActionsScreen):
                 f"pi-tui could not start a session: {self.startup_error}",
                 advice="Fix the problem above and start again (ctrl+c twice quits)."))
         elif self.session is None or getattr(self.session.state, "model", None) is None:
-            await self.conversation.add(FirstRunNotice(self.pi.agent_dir))
+            await self.conversation.add(_first_run_notice(self.pi.agent_dir))
         self.refresh_footer()
         # Starting the session runs extension handlers, which may post UI requests back to this
         # screen: it runs in a worker so the screen keeps handling messages meanwhile.
@@ -184,8 +205,10 @@ class ChatScreen(KeyActionsScreen):
         narrow = width < NARROW_WIDTH
         self.set_class(narrow, "-narrow")
         show = self._events_forced if self._events_forced is not None else not narrow
-        self.query_one(EventsPane).display = show
-        self.query_one(EventsTicker).display = narrow and not show
+        if not self._secondary_mounted:
+            return
+        self.query_one("#events").display = show
+        self.query_one("#ticker").display = narrow and not show
 
     def refresh_footer(self) -> None:
         renderer = self.__dict__.get("renderer")  # not built yet: nothing to report
@@ -260,7 +283,7 @@ class ChatScreen(KeyActionsScreen):
         if slash is not None and await self.slash.run(slash[0], slash[1]):
             return
         if session is None or getattr(session.state, "model", None) is None:
-            await self.conversation.add(FirstRunNotice(self.pi.agent_dir))
+            await self.conversation.add(_first_run_notice(self.pi.agent_dir))
             self.editor.set_text(text)
             return
         if text.startswith("!"):
@@ -297,7 +320,7 @@ class ChatScreen(KeyActionsScreen):
                                                    "recall the message."))
         finally:
             self.renderer.running = False
-            self.query_one(WorkingStatus).hide()
+            self._status().hide()
             self.refresh_footer()
 
     async def _user_bash(self, text: str) -> None:
@@ -314,7 +337,7 @@ class ChatScreen(KeyActionsScreen):
 
     @work(group="agent", exit_on_error=False)
     async def run_user_bash(self, command: str, exclude: bool) -> None:
-        status = self.query_one(WorkingStatus)
+        status = self._status()
         status.show(f"Running {command[:60]}... (esc to cancel)")
         try:
             await self.session.run_user_bash(command, exclude_from_context=exclude)
@@ -326,9 +349,13 @@ class ChatScreen(KeyActionsScreen):
 
     # ------------------------------------------------------------------ completion
 
+    def _status(self) -> WorkingStatus:
+        return self.query_one("#status")  # type: ignore[return-value]
+
     def _complete(self, kind: str, query: str) -> list[CompletionItem]:
         from pi_tui.modes.interactive.commands import collect_commands, complete_slash
         from pi_tui.modes.interactive.file_complete import fuzzy_files, list_project_files
+        from pi_tui.modes.interactive.widgets.completion import CompletionItem
 
         if kind == "slash":
             commands = collect_commands(self.session)

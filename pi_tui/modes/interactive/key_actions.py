@@ -178,8 +178,9 @@ class KeyActionsScreen(Screen[None]):
     def action_toggle_events(self) -> None:
         from pi_tui.modes.interactive.widgets.events_pane import EventsPane
 
-        pane = self.query_one(EventsPane)
-        self._events_forced = not pane.display
+        panes = self.query(EventsPane)  # none yet in the instant before it is mounted
+        shown = panes.first().display if panes else not self.has_class("-narrow")
+        self._events_forced = not shown
         self._apply_width(self.size.width)
 
     async def action_select_model(self) -> None:

@@ -16,8 +16,6 @@ from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Static
 
-from pi_tui.core.messages import text_of
-
 # The block widgets (markdown, tool views) are imported where they are first built, not here:
 # the empty conversation is part of the first frame, and their imports would delay it.
 if TYPE_CHECKING:
@@ -175,6 +173,7 @@ class Conversation(VerticalScroll):
 
     def widget_for(self, message: dict[str, Any]) -> Widget | None:
         """The block for one stored message (None for roles the chat does not show)."""
+        from pi_tui.core.messages import text_of
         from pi_tui.modes.interactive.widgets.assistant_message import AssistantMessageView
         from pi_tui.modes.interactive.widgets.chat_items import (
             BashOutputBlock,
@@ -182,6 +181,7 @@ class Conversation(VerticalScroll):
             SummaryBlock,
             UserMessageView,
         )
+
         role = message.get("role")
         if role == "user":
             content = message.get("content", "")

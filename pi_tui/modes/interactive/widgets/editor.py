@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from textual import events
 from textual.binding import BindingsMap
@@ -18,10 +19,12 @@ from textual.message import Message
 from textual.widgets import TextArea
 
 from pi_tui.modes.interactive.keymap import Keymap
-from pi_tui.modes.interactive.widgets.completion import CompletionItem, CompletionMenu
 from pi_tui.modes.interactive.widgets.editor_actions import EditorActions
 
-Completer = Callable[[str, str], list[CompletionItem]]
+if TYPE_CHECKING:  # the menu is mounted after the first frame; its module is imported then
+    from pi_tui.modes.interactive.widgets.completion import CompletionItem, CompletionMenu
+
+Completer = Callable[[str, str], "list[CompletionItem]"]
 """(kind, query) → items; kind is ``slash`` or ``file``."""
 
 
