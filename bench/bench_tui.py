@@ -106,21 +106,28 @@ def bench_first_frame(runs: int) -> list[str]:
     with FakeServer([]) as server:
         agent = agent_with_models(base, server.base_url)
         env = {"HOME": str(base), "PI_CODING_AGENT_DIR": str(agent)}
-        for label, model, extra in (
-            ("models.json model (no litellm)", "fake/fake-model", {}),
-            ("litellm model (litellm loads in background)", "openai/gpt-4o",
+        variants = (
+            ("models.json model (no litellm)", f"{sys.executable} -m pi_tui --model fake/fake-model", {}),
+            ("litellm model (litellm loads in background)", f"{sys.executable} -m pi_tui --model openai/gpt-4o",
              {"OPENAI_API_KEY": "sk-bench", "LITELLM_OFFLINE_MODE": "true"}),
-        ):
-            frames, quits = [], []
-            for _ in range(runs):
-                shown, quit_time = run_in_tmux(f"{sys.executable} -m pi_tui --model {model}", {**env, **extra},
-                                               project, until=EDITOR_MARK)
-                frames.append(shown)
-                quits.append(quit_time or 0.0)
-            lines.append(f"first frame, {label}: median {statistics.median(frames):.3f} s, "
-                         f"min {min(frames):.3f} s, max {max(frames):.3f} s ({runs} runs, target 0.5 s)")
-            lines.append(f"quit (ctrl+c twice → process gone), {label}: median {statistics.median(quits):.3f} s, "
-                         f"max {max(quits):.3f} s")
+            ("bare Textual app (Static + TextArea, the floor)", f"{sys.executable} {ROOT / 'bench' / 'bare_textual_app.py'}",
+             {}),
+        )
+        frames: dict[str, list[float]] = {label: [] for label, _, _ in variants}
+        quits: dict[str, list[float]] = {label: [] for label, _, _ in variants}
+        for _ in range(runs):  # interleaved, so a change in the machine's load hits every variant alike
+            for label, command, extra in variants:
+                keys = ["C-c"] if label.startswith("bare") else ["C-c", "C-c"]
+                shown, quit_time = run_in_tmux(command, {**env, **extra}, project, until=EDITOR_MARK, keys_after=keys)
+                frames[label].append(shown)
+                quits[label].append(quit_time or 0.0)
+        for label, _, _ in variants:
+            values = frames[label]
+            lines.append(f"first frame, {label}: median {statistics.median(values):.3f} s, "
+                         f"min {min(values):.3f} s, max {max(values):.3f} s ({runs} runs, target 0.5 s)")
+            if not label.startswith("bare"):
+                lines.append(f"quit (ctrl+c twice → process gone), {label}: median "
+                             f"{statistics.median(quits[label]):.3f} s, max {max(quits[label]):.3f} s")
     return lines
 
 
@@ -351,13 +358,14 @@ def main() -> int:
     args = parser.parse_args()
     os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
     have_tmux = shutil.which("tmux") is not None and not args.skip_tmux
-    lines: list[str] = []
+    lines: list[str] = [f"load average at start: {os.getloadavg()[0]:.2f} (2-core machines are noisy; compare medians)"]
     if have_tmux:
         lines += bench_first_frame(args.runs)
     else:
         lines.append("first frame: skipped (no tmux)")
     lines += bench_streaming()
     lines += bench_long_session(not have_tmux)
+    lines.append(f"load average at end: {os.getloadavg()[0]:.2f}")
     for line in lines:
         print(line)
     return 0
