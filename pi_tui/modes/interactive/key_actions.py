@@ -44,9 +44,15 @@ class KeyActionsScreen(Screen[None]):
         def refresh_footer(self) -> None: ...
         def _apply_width(self, width: int) -> None: ...
 
+    def _built_renderer(self) -> ChatEventRenderer | None:
+        """The event renderer, or None before it exists: it needs the events pane and status
+        lines, mounted just after the first frame, and keys typed ahead can arrive before them."""
+        return self.__dict__.get("renderer")
+
     def _busy(self) -> bool:
         state = getattr(self.session, "state", None)
-        return bool(self.renderer.running or (state is not None and (
+        renderer = self._built_renderer()
+        return bool((renderer is not None and renderer.running) or (state is not None and (
             state.is_streaming or state.is_compacting or getattr(state, "is_retrying", False))))
 
     async def action_interrupt(self) -> None:
@@ -76,8 +82,10 @@ class KeyActionsScreen(Screen[None]):
         if queued:
             current = self.editor.text
             self.editor.set_text("\n\n".join([*queued, current] if current.strip() else queued))
-        self.renderer.steering, self.renderer.follow_up = [], []
-        self.renderer.refresh_queue()
+        renderer = self._built_renderer()
+        if renderer is not None:
+            renderer.steering, renderer.follow_up = [], []
+            renderer.refresh_queue()
 
     def action_dequeue(self) -> None:
         self._restore_queues()

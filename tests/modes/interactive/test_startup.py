@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 
 def test_the_app_module_loads_neither_the_engine_nor_litellm_nor_markdown():
@@ -89,3 +90,29 @@ async def test_the_loader_thread_runs_the_warm_up_after_attaching(project, agent
                 session_loader=lambda: LoadedSession(None, error="no session in this test"))
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: calls == [True])
+
+
+async def test_keys_typed_ahead_of_the_first_frame_do_not_crash_the_chat(make_app):
+    """Keys typed while pi-tui starts reach the app before the events pane and status lines are
+    mounted (right after the first frame): esc and alt+up must not need them."""
+    from textual import events
+
+    from pi_tui.modes.interactive.app import PiApp
+    from tests.modes.interactive.conftest import ready
+
+    class TypedAhead(PiApp):
+        CSS_PATH = Path(sys.modules[PiApp.__module__].__file__).parent / "app.tcss"  # type: ignore[arg-type]
+
+        async def on_mount(self) -> None:
+            await super().on_mount()
+            # What the terminal driver does with input already waiting when the app starts.
+            for key, char in (("escape", "\x1b"), ("alt+up", None)):
+                self._driver.send_message(events.Key(key, char))  # type: ignore[union-attr]
+
+    app, session = make_app([{"text": "hello"}])
+    app = TypedAhead(session, cwd=app.cwd, agent_dir=app.agent_dir, clock=app.clock)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await ready(pilot)
+        await pilot.pause()
+        assert app.is_running and app.return_code is None
+        assert app.chat is not None and app.chat.query("#events")
