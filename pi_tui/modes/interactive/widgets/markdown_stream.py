@@ -13,6 +13,7 @@ renderer also draws the history, so live and finished text look the same.
 from __future__ import annotations
 
 import asyncio
+import re
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -48,32 +49,48 @@ def new_markdown(text: str = "") -> Markdown:
     return Markdown(text, parser_factory=shared_parser)
 
 
-def _fence_open(text: str) -> bool:
-    """True when ``text`` ends inside a fenced code block."""
-    fences = sum(1 for line in text.split("\n") if line.lstrip().startswith(("```", "~~~")))
-    return fences % 2 == 1
+_FENCE_OPENING = re.compile(r"(`{3,}|~{3,})(.*)")
+_CONTAINER_MARKERS = re.compile(r"(?:[ \t]*(?:>|[-+*][ \t]|\d{1,9}[.)][ \t]))*[ \t]*")
+_QUOTE_MARKERS = re.compile(r"[ \t>]*")
 
 
-def _can_cut(text: str, cut: int, segment_start: int = 0) -> bool:
-    """Whether the paragraph break at ``cut`` may end a segment: not inside a code fence, and
-    not before an indented line (a list item's continuation or an indented code block would
-    render differently on its own). A break whose next character has not arrived yet waits."""
-    after = cut + 2
-    if after >= len(text) or text[after] in " \t\n":
-        return False
-    return not _fence_open(text[segment_start:cut])
+def _fence_after(fence: str, line: str) -> str:
+    """The fence still open after ``line`` ("" for none) when ``fence`` was open before it. As in
+    CommonMark, a fence may open on a list item's or a quote's line, and closes only with its own
+    character, at least as many times, and nothing after: inside a ``` block, a ```python or
+    ~~~ line is code."""
+    if fence:
+        rest = line[_QUOTE_MARKERS.match(line).end():].rstrip()  # type: ignore[union-attr]
+        return "" if rest.startswith(fence) and not rest.strip(fence[0]) else fence
+    opening = _FENCE_OPENING.match(line, _CONTAINER_MARKERS.match(line).end())  # type: ignore[union-attr]
+    if opening and not (opening[1][0] == "`" and "`" in opening[2]):
+        return opening[1]
+    return ""
+
+
+def first_cut(text: str, start: int, limit: int) -> int | None:
+    """The first paragraph break (its index) that may end the segment starting at ``start``
+    once it is ``limit`` long: not inside a code fence, and not before an indented line (a list
+    item's continuation or an indented code block would render differently on its own). A break
+    whose next character has not arrived yet waits. One pass over the lines: a long open code
+    block is scanned once per call, not once per blank line in it."""
+    fence = ""
+    line_start = start
+    while (end := text.find("\n", line_start)) != -1:
+        fence = _fence_after(fence, text[line_start:end])
+        after = end + 2
+        if (not fence and end >= start + limit and text.startswith("\n\n", end)
+                and after < len(text) and text[after] not in " \t\n"):
+            return end
+        line_start = end + 1
+    return None
 
 
 def split_markdown(text: str, limit: int = SEGMENT_CHARS) -> list[str]:
     """Cut finished Markdown into segments at paragraph breaks outside code fences."""
     segments: list[str] = []
     start = 0
-    while len(text) - start > limit:
-        cut = text.find("\n\n", start + limit)
-        while cut != -1 and not _can_cut(text, cut, start):
-            cut = text.find("\n\n", cut + 2)
-        if cut == -1:
-            break
+    while len(text) - start > limit and (cut := first_cut(text, start, limit)) is not None:
         segments.append(text[start:cut])
         start = cut + 2
     segments.append(text[start:])
@@ -191,12 +208,7 @@ class StreamedMarkdown(Vertical):
     def _cut_after(text: str, start: int) -> int | None:
         """The first break that may end the segment starting at ``start``, once it is at least
         ``SEGMENT_CHARS`` long, or None."""
-        cut = text.find("\n\n", start + SEGMENT_CHARS)
-        while cut != -1:
-            if _can_cut(text, cut, start):
-                return cut
-            cut = text.find("\n\n", cut + 2)
-        return None
+        return first_cut(text, start, SEGMENT_CHARS)
 
     async def _show_live(self, text: str) -> None:
         if text == self._segment and self._live is not None:
