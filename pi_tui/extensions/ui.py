@@ -8,7 +8,8 @@ object: they get an ``ExtensionUIContext`` (``ctx.ui``), which
 * answers at once with the cancelled value (``None``, or ``False`` for ``confirm``) when the mode
   has no UI (print and JSON mode, an SDK session without one), so a handler never hangs there;
 * applies the optional ``timeout_s`` (pi's ``timeout`` in ms): when it runs out the dialog closes
-  and the cancelled value is returned;
+  and the cancelled value is returned (a UI that queues dialogs counts it from when the dialog
+  is shown, see ``ExtensionUI``);
 * stops the handler time limit (``extensionHandlerTimeoutMs``) while a person is answering: a
   slow answer is not a stuck handler.
 
@@ -35,9 +36,12 @@ class ExtensionUI(Protocol):
     """What a mode implements to show extension dialogs.
 
     A dialog method returns the answer, or ``None`` when the person cancelled (Esc, or the RPC
-    client answered ``cancelled``). ``timeout_s`` is for display only (a countdown, pi's RPC
+    client answered ``cancelled``). ``timeout_s`` is for display (a countdown, pi's RPC
     ``timeout`` field): ``ExtensionUIContext`` enforces it by cancelling the awaited call, so an
-    implementation must close its dialog when cancelled.
+    implementation must close its dialog when cancelled. An implementation that queues dialogs
+    (shows one at a time) sets the optional attribute ``enforces_timeout = True`` instead and
+    answers ``None`` itself ``timeout_s`` after the dialog is shown: a dialog waiting behind
+    another must not run out before anyone has seen it.
     """
 
     async def select(self, title: str, options: Sequence[str], *, timeout_s: float | None) -> str | None: ...
@@ -201,7 +205,7 @@ class ExtensionUIContext:
 
     async def _ask(self, show: Callable[[], Awaitable[T | None]], timeout_s: float | None) -> T | None:
         with handler_clock_paused():
-            if timeout_s is None:
+            if timeout_s is None or getattr(self._ui, "enforces_timeout", False) is True:
                 return await show()
             try:
                 async with asyncio.timeout(timeout_s):

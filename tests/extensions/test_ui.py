@@ -120,6 +120,17 @@ async def test_a_timeout_closes_the_dialog_and_returns_the_cancelled_value(tmp_p
     assert ui.closed_by_cancel == 2
 
 
+async def test_a_ui_that_queues_dialogs_counts_the_timeout_itself(tmp_path: Path) -> None:
+    # Such a UI (the TUI) starts the clock when the dialog is shown; ctx.ui must not cut it short
+    # while the dialog still waits its turn (here: an answer after 0.1 s, past the 0.05 s timeout).
+    ui = FakeUI(True, delay_s=0.1)
+    ui.enforces_timeout = True  # type: ignore[attr-defined]
+    ctx = ExtensionContext(UiHost(tmp_path, ui))
+    assert await ctx.ui.confirm("Sure?", "x", timeout_s=0.05) is True
+    assert ui.calls == [("confirm", "Sure?", "x", 0.05)]
+    assert ui.closed_by_cancel == 0
+
+
 async def test_status_texts_and_bad_arguments(tmp_path: Path) -> None:
     ui = FakeUI()
     ctx = ExtensionContext(UiHost(tmp_path, ui))

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.widgets import Static
 
 from pi_tui.modes.interactive.screens.extension_dialogs import (
     ExtensionConfirmScreen,
@@ -136,3 +137,38 @@ async def test_escape_cancels_a_select_and_a_timeout_closes_a_dialog(make_app: A
         await wait_for(pilot, lambda: "quick=False" in notes, seconds=5)
         await settle(app, pilot)
         assert not isinstance(app.screen, ExtensionConfirmScreen)
+
+
+TWO_AT_ONCE = '''
+import asyncio
+
+def register(pi):
+    async def two(args, ctx):
+        async def ask(title, timeout_s):
+            answer = await ctx.ui.confirm(title, "", timeout_s=timeout_s)
+            ctx.ui.notify(f"{title}={answer}")
+        await asyncio.gather(ask("First", None), ask("Second", 1.0))
+    pi.register_command("two", two)
+'''
+
+
+async def test_a_dialog_waiting_behind_another_gets_its_whole_timeout_once_shown(
+        make_app: Any, project: Path) -> None:
+    # Two dialogs asked together are shown one after the other; the second one's time must not
+    # run out (unseen) while the person is still answering the first.
+    (project / "two.py").write_text(TWO_AT_ONCE)
+    app, session = make_app([], load_extensions=True, extension_paths=[str(project / "two.py")])
+    notes = notes_of(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "/two")
+        await wait_for(pilot, lambda: isinstance(app.screen, ExtensionConfirmScreen))
+        assert "First" in str(app.screen.query_one(".ext-title", Static).render())
+        await pilot.pause(1.5)  # longer than the second dialog's timeout
+        assert notes == []
+        await pilot.press("y")
+        await wait_for(pilot, lambda: isinstance(app.screen, ExtensionConfirmScreen)
+                       and "Second" in str(app.screen.query_one(".ext-title", Static).render()))
+        assert "closes in 1s" in str(app.screen.query_one("#ext-help", Static).render())
+        assert notes == ["First=True"]
+        await wait_for(pilot, lambda: len(notes) == 2)  # nobody answers: it times out now
+        assert notes == ["First=True", "Second=False"]

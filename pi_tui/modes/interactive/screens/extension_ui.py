@@ -3,8 +3,9 @@
 The session runs on the app's event loop (the chat screen's workers), so a dialog is awaited in
 place: the modal screen is pushed and the extension's coroutine waits on a future that the
 screen's result resolves. One dialog is shown at a time (tools run in parallel may ask together;
-the second waits for the first answer). When the wait is cancelled (the extension's timeout, an
-abort) the dialog is closed.
+the second waits for the first answer), so the extension's timeout is counted here, from when
+the dialog is shown (``enforces_timeout``): a dialog queued behind another does not run out
+unseen. When the wait is cancelled (an abort) or the time is up, the dialog is closed.
 
 Status texts (``ctx.ui.set_status``) are kept here, sorted by key when shown; the footer reads
 them through ``session_view.footer_data`` and ``on_status`` asks it to redraw.
@@ -21,6 +22,9 @@ from typing import Any
 
 
 class TuiExtensionUI:
+    enforces_timeout = True
+    """The timeout starts when the dialog is shown, not while it waits for an earlier one."""
+
     def __init__(self, app: Any, *, on_status: Callable[[], None] | None = None) -> None:
         self._app = app
         self._on_status = on_status
@@ -30,25 +34,25 @@ class TuiExtensionUI:
     async def select(self, title: str, options: Sequence[str], *, timeout_s: float | None) -> str | None:
         from pi_tui.modes.interactive.screens.extension_dialogs import ExtensionSelectScreen
 
-        answer = await self._show(ExtensionSelectScreen(title, options, timeout_s=timeout_s))
+        answer = await self._show(lambda: ExtensionSelectScreen(title, options, timeout_s=timeout_s), timeout_s)
         return answer if isinstance(answer, str) else None
 
     async def confirm(self, title: str, message: str, *, timeout_s: float | None) -> bool | None:
         from pi_tui.modes.interactive.screens.extension_dialogs import ExtensionConfirmScreen
 
-        answer = await self._show(ExtensionConfirmScreen(title, message, timeout_s=timeout_s))
+        answer = await self._show(lambda: ExtensionConfirmScreen(title, message, timeout_s=timeout_s), timeout_s)
         return answer if isinstance(answer, bool) else None
 
     async def input(self, title: str, placeholder: str | None, *, timeout_s: float | None) -> str | None:
         from pi_tui.modes.interactive.screens.extension_dialogs import ExtensionInputScreen
 
-        answer = await self._show(ExtensionInputScreen(title, placeholder, timeout_s=timeout_s))
+        answer = await self._show(lambda: ExtensionInputScreen(title, placeholder, timeout_s=timeout_s), timeout_s)
         return answer if isinstance(answer, str) else None
 
     async def editor(self, title: str, prefill: str, *, timeout_s: float | None) -> str | None:
         from pi_tui.modes.interactive.screens.extension_dialogs import ExtensionEditorScreen
 
-        answer = await self._show(ExtensionEditorScreen(title, prefill, timeout_s=timeout_s))
+        answer = await self._show(lambda: ExtensionEditorScreen(title, prefill, timeout_s=timeout_s), timeout_s)
         return answer if isinstance(answer, str) else None
 
     def set_status(self, key: str, text: str | None) -> None:
@@ -60,8 +64,10 @@ class TuiExtensionUI:
         if self._on_status is not None:
             self._on_status()
 
-    async def _show(self, screen: Any) -> Any:
+    async def _show(self, make_screen: Callable[[], Any], timeout_s: float | None) -> Any:
         async with self._one_at_a_time:
+            # Built now, so its countdown starts when it is shown.
+            screen = make_screen()
             answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
 
             def answered(value: Any) -> None:
@@ -70,9 +76,12 @@ class TuiExtensionUI:
 
             self._app.push_screen(screen, callback=answered)
             try:
-                return await answer
+                async with asyncio.timeout(timeout_s):
+                    return await answer
+            except TimeoutError:
+                return None
             finally:
-                # Cancelling the wait (timeout, abort) cancels ``answer`` too: close the dialog.
+                # The time is up or the wait was cancelled (an abort): close the dialog.
                 unanswered = answer.cancelled() or not answer.done()
                 if unanswered and self._app.screen is screen:
                     screen.dismiss(None)
