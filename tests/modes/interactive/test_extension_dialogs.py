@@ -172,3 +172,29 @@ async def test_a_dialog_waiting_behind_another_gets_its_whole_timeout_once_shown
         assert notes == ["First=True"]
         await wait_for(pilot, lambda: len(notes) == 2)  # nobody answers: it times out now
         assert notes == ["First=True", "Second=False"]
+
+
+ESCAPES = r'''
+def register(pi):
+    async def noisy(args, ctx):
+        ctx.ui.set_status("k", "\x1b[31mred\x1b[0m\x07 \x1b]0;pwned\x07ok")
+        await ctx.ui.confirm("\x1b[2JWipe?", "rm -rf \x1b]0;title\x07x\x1b[1A")
+    pi.register_command("noisy", noisy)
+'''
+
+
+async def test_terminal_escapes_in_statuses_and_dialogs_are_dropped(make_app: Any, project: Path) -> None:
+    # Raw escape sequences (an extension's colours, a model-written command shown by the
+    # permission gate) would reach the terminal: move the cursor, set the window title, and
+    # leave the footer and the dialog misdrawn.
+    (project / "noisy.py").write_text(ESCAPES)
+    app, _session = make_app([], load_extensions=True, extension_paths=[str(project / "noisy.py")])
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "/noisy")
+        await wait_for(pilot, lambda: isinstance(app.screen, ExtensionConfirmScreen))
+        shown = [str(w.render()) for w in app.screen.query(".ext-title, .ext-message").results(Static)]
+        assert shown == ["Wipe?", "rm -rf x"]
+        await pilot.press("n")
+        await settle(app, pilot)
+        footer = app.screen.query_one(StatusFooter)
+        assert footer.data.statuses == {"k": "red ok"}

@@ -20,6 +20,13 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static, TextArea
 
 from pi_tui.modes.interactive.screens.row_list import RowList, row_navigation_bindings
+from pi_tui.tools.user_bash import sanitize_output
+
+
+def printable(text: str) -> str:
+    """An extension's text without terminal escapes and control characters (tab and newline
+    stay): they would reach the terminal raw, move the cursor or retitle the window."""
+    return sanitize_output(text)
 
 
 class _ExtensionDialog(ModalScreen[Any]):
@@ -34,7 +41,7 @@ class _ExtensionDialog(ModalScreen[Any]):
         self._deadline = time.monotonic() + timeout_s if timeout_s is not None else None
 
     def title_widget(self) -> Static:
-        return Static(Content(self._title), classes="ext-title")
+        return Static(Content(printable(self._title)), classes="ext-title")
 
     def help_widget(self) -> Static:
         return Static(self.HELP, classes="ext-help", id="ext-help")
@@ -72,7 +79,7 @@ class ExtensionConfirmScreen(_ExtensionDialog):
         with Vertical(classes="ext-dialog ext-confirm"):
             yield self.title_widget()
             if self._message:
-                yield Static(Content(self._message), classes="ext-message")
+                yield Static(Content(printable(self._message)), classes="ext-message")
             yield self.help_widget()
 
     def action_answer(self, yes: bool) -> None:
@@ -87,7 +94,7 @@ class ExtensionInputScreen(_ExtensionDialog):
 
     def __init__(self, title: str, placeholder: str | None = None, *, timeout_s: float | None = None) -> None:
         super().__init__(title, timeout_s=timeout_s)
-        self._placeholder = placeholder or ""
+        self._placeholder = printable(placeholder or "")
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="ext-dialog"):
@@ -168,7 +175,7 @@ class ExtensionSelectScreen(_ExtensionDialog):
 
     def _row(self, index: int, is_cursor: bool = False) -> Content:
         # An option may span lines (pi's permission prompts do); a row shows it on one.
-        return Content(" ".join(self._shown[index].split()))
+        return Content(" ".join(printable(self._shown[index]).split()))
 
     @property
     def _rows(self) -> RowList:

@@ -56,9 +56,12 @@ class TuiExtensionUI:
         return answer if isinstance(answer, str) else None
 
     def set_status(self, key: str, text: str | None) -> None:
-        if text:
-            # One footer line: newlines and tabs would break it.
-            self.statuses[key] = " ".join(text.split())
+        from pi_tui.tools.user_bash import sanitize_output
+
+        # One footer line of plain text: newlines, tabs and terminal escapes would break it.
+        line = " ".join(sanitize_output(text).split()) if text else ""
+        if line:
+            self.statuses[key] = line
         else:
             self.statuses.pop(key, None)
         if self._on_status is not None:
