@@ -239,6 +239,7 @@ class Keymap:
         """Replace the keys of each named action; a namespaced id wins over its old short name."""
         by_name = {a.id: a.id for a in ACTIONS} | {alias: a.id for a in ACTIONS for alias in a.aliases}
         ordered = sorted(overrides.items(), key=lambda item: item[0] in ACTIONS_BY_ID)
+        configured: set[str] = set()
         for name, value in ordered:
             action_id = by_name.get(name)
             if action_id is None:
@@ -253,6 +254,35 @@ class Keymap:
                     "keeping its default keys")
                 continue
             self._bind(action_id, keys)
+            configured.add(action_id)
+        self._settle_conflicts(configured, source)
+
+    def _settle_conflicts(self, configured: set[str], source: str) -> None:
+        """One key, several app/editor actions: only the first would ever run (app keys are
+        priority bindings; within a scope the registry order decides). A key the user gives an
+        action leaves the actions that only had it by default; two actions the user gives the
+        same key are reported. Keys shared by design (ctrl+d: quit or delete) are left alone."""
+        defaults = Keymap.defaults()
+        owners: dict[str, list[str]] = {}
+        for action in ACTIONS:
+            if action.scope in ("app", "editor"):
+                for key in self.keys.get(action.id, ()):
+                    owners.setdefault(key, []).append(action.id)
+        for key, ids in owners.items():
+            if len(ids) < 2 or all(key in defaults.keys_for(i) for i in ids):
+                continue
+            chosen = [i for i in ids if i in configured]
+            for loser in (i for i in ids if i not in configured):
+                self._unbind_key(loser, key)
+            if len(chosen) > 1:
+                spelled = next((k for k in self.spelled[chosen[0]] if key in textual_keys(k)), key)
+                self.diagnostics.append(f"{source}: {spelled} is bound to both {chosen[0]} and "
+                                        f"{' and '.join(chosen[1:])}; {chosen[0]} wins")
+
+    def _unbind_key(self, action_id: str, key: str) -> None:
+        self.keys[action_id] = tuple(k for k in self.keys[action_id] if k != key)
+        left = self.keys[action_id]
+        self.spelled[action_id] = tuple(k for k in self.spelled[action_id] if any(n in left for n in textual_keys(k)))
 
     def keys_for(self, action_id: str) -> tuple[str, ...]:
         return self.keys.get(action_id, ())

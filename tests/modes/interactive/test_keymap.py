@@ -179,3 +179,37 @@ def test_the_docs_example_file_loads_cleanly(agent_dir):
     assert km.keys_for("tui.editor.cursorLineStart") == ("ctrl+x",)
     assert km.keys_for("tui.editor.jumpBackward") == ()
     assert km.keys_for("app.tools.expand") == ("ctrl+e",)
+
+
+def test_a_key_given_to_another_action_leaves_its_default_owner(agent_dir):
+    # ctrl+p is app.model.cycleForward's default; bound by the user to the model picker, the
+    # picker gets it (before, the default owner came first and the user's binding never ran).
+    (agent_dir / "keybindings.json").write_text(json.dumps({"app.model.select": "ctrl+p",
+                                                            "tui.editor.yank": "ctrl+k"}))
+    km = Keymap.load(agent_dir)
+    assert km.keys_for("app.model.select") == ("ctrl+p",)
+    assert km.keys_for("app.model.cycleForward") == ()
+    assert km.keys_for("tui.editor.deleteToLineEnd") == ()
+    assert [b.action for b in km.screen_bindings() if b.key == "ctrl+p"] == ["select_model"]
+    assert [b.action for b in km.editor_bindings() if b.key == "ctrl+k"] == ["yank"]
+    rows = {row[1]: row[0] for row in km.describe()}
+    assert rows["app.model.cycleForward"] == "(unbound)"
+    assert km.diagnostics == []
+
+
+def test_two_actions_the_user_binds_to_one_key_are_reported(agent_dir):
+    path = agent_dir / "keybindings.json"
+    path.write_text(json.dumps({"app.model.select": "f5", "app.tools.expand": ["f5", "ctrl+o"]}))
+    km = Keymap.load(agent_dir)
+    assert km.diagnostics == [
+        f"{path}: f5 is bound to both app.model.select and app.tools.expand; app.model.select wins"]
+    assert [b.action for b in km.screen_bindings() if b.key == "f5"] == ["select_model", "toggle_tools"]
+
+
+def test_keys_shared_by_design_are_no_conflict(agent_dir):
+    # ctrl+d quits an empty editor and deletes forward in a non-empty one (both defaults).
+    (agent_dir / "keybindings.json").write_text(json.dumps({"tui.editor.deleteCharForward": ["delete", "ctrl+d"]}))
+    km = Keymap.load(agent_dir)
+    assert km.keys_for("app.exit") == ("ctrl+d",)
+    assert km.keys_for("tui.editor.deleteCharForward") == ("delete", "ctrl+d")
+    assert km.diagnostics == []
