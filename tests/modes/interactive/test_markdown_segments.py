@@ -79,3 +79,19 @@ async def test_streamed_text_is_never_cut_inside_a_fenced_block(name: str):
         for line in _cut_lines(text, parts):
             assert not any(start < line < end for start, end in _fence_lines(text)), (line, parts)
         assert len(text) > SEGMENT_CHARS
+
+
+async def test_assistant_text_can_be_selected_with_the_mouse():
+    block = SettledMarkdown("中文 **beta** gamma delta.\n\nSecond paragraph here.")
+    async with Host(block).run_test(size=(60, 10)) as pilot:
+        await pilot.pause()
+        region = block.content_region
+        await pilot.mouse_down(offset=(region.x + 5, region.y))  # "中文 " is five cells wide
+        await pilot.hover(offset=(region.x + 14, region.y))
+        await pilot.mouse_up(offset=(region.x + 14, region.y))  # inclusive
+        await pilot.pause()
+        assert block.app.screen.get_selected_text() == "beta gamma"
+        # The selected cells are painted as selected.
+        selected_style = block.app.screen.get_component_rich_style("screen--selection")
+        painted = block.render_line(0)
+        assert any(selected_style.bgcolor == segment.style.bgcolor for segment in painted if segment.text.strip())

@@ -25,6 +25,7 @@ from textual.widget import Widget
 if TYPE_CHECKING:  # imported lazily: Markdown + markdown-it cost ~0.15 s, after the first frame
     from markdown_it import MarkdownIt
     from rich.console import RenderableType
+    from textual.selection import Selection
     from textual.widgets import Markdown
 
 FLUSH_SECONDS = 1 / 10
@@ -146,7 +147,35 @@ class SettledMarkdown(Widget):
     def render_line(self, y: int) -> Strip:
         width = self.size.width
         lines = self.lines_for(width)
-        return lines[y] if 0 <= y < len(lines) else Strip.blank(width, self.visual_style.rich_style)
+        if not 0 <= y < len(lines):
+            return Strip.blank(width, self.visual_style.rich_style)
+        line = lines[y]
+        span = self.text_selection.get_span(y) if self.text_selection is not None else None
+        if span is not None:
+            line = self._selected(line, *span)
+        # Offsets let the mouse select text here (see ``get_selection``).
+        return line.apply_offsets(0, y)
+
+    def _selected(self, line: Strip, start: int, end: int) -> Strip:
+        """``line`` with characters ``start`` to ``end`` (-1: to the end) painted as selected."""
+        text = line.text
+        end = len(text) if end == -1 else min(end, len(text))
+        if start >= end:
+            return line
+        from rich.cells import cell_len
+        from rich.segment import Segment
+
+        left, right = cell_len(text[:start]), cell_len(text[:end])
+        style = self.screen.get_component_rich_style("screen--selection")
+        chosen = Strip(Segment.apply_style(line.crop(left, right), post_style=style), right - left)
+        return Strip.join([line.crop(0, left), chosen, line.crop(right)])
+
+    def get_selection(self, selection: Selection) -> tuple[str, str] | None:
+        text = "\n".join(line.text.rstrip() for line in self.lines_for(self.size.width))
+        return selection.extract(text), "\n"
+
+    def selection_updated(self, selection: Selection | None) -> None:
+        self.refresh()
 
 
 def _rich_markdown(text: str) -> RenderableType:
