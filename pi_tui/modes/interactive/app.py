@@ -9,6 +9,7 @@ Every domain decision stays in ``AgentSession``.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -17,11 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from textual.app import App
+from textual.binding import Binding
 from textual.screen import Screen
 
 from pi_tui.modes.interactive.bridge import SessionBridge
 from pi_tui.modes.interactive.chat_screen import ChatScreen
 from pi_tui.modes.interactive.keymap import Keymap
+
+SHUTDOWN_GRACE_SECONDS = 3.0
+"""How long extensions' ``session_shutdown`` handlers may delay quitting."""
 
 
 @dataclass(slots=True)
@@ -40,8 +45,9 @@ class PiApp(App[int]):
     CSS_PATH = "app.tcss"
     """The chat screen's styles, loaded with the app (see ``ChatScreen``) for a faster first frame."""
     ENABLE_COMMAND_PALETTE = False
-    # Our keymap owns ctrl+c (clear / twice quits) and ctrl+q stays the emergency exit.
-    BINDINGS = [("ctrl+q", "quit", "Quit")]  # noqa: RUF012
+    # Our keymap owns ctrl+c (clear / twice quits) and ctrl+q stays the emergency exit, from any
+    # screen: a priority binding, or a modal screen (picker, extension dialog) would swallow it.
+    BINDINGS = [Binding("ctrl+q", "quit", "Quit", priority=True)]  # noqa: RUF012
 
     def __init__(
         self,
@@ -105,9 +111,10 @@ class PiApp(App[int]):
             loaded = loader()
         except Exception as err:  # the loader reports expected failures itself; this is the rest
             loaded = LoadedSession(None, error=f"{type(err).__name__}: {err}")
-        self.call_from_thread(self.attach_session, loaded)
+        # Before attaching: the UI thread imports these modules only once the session is there
+        # (history, first answer), so no module is ever imported by both threads at once.
         warm_content_modules()
-
+        self.call_from_thread(self.attach_session, loaded)
 
     def attach_session(self, loaded: LoadedSession) -> None:
         """Install the session (from the loader thread, or at once when given) and fill the chat."""
@@ -139,6 +146,18 @@ class PiApp(App[int]):
     async def on_unmount(self) -> None:
         if self.bridge is not None:
             self.bridge.detach()
+        await self._emit_shutdown()
+
+    async def _emit_shutdown(self) -> None:
+        """Extensions hear ``session_shutdown{reason:"quit"}`` however the app ends (ctrl+c twice,
+        ctrl+d, /quit, ctrl+q), as in print and RPC mode. Bounded: quitting must stay prompt."""
+        runner = getattr(self.session, "extensions", None)
+        if runner is None or not runner.has_handlers("session_shutdown"):
+            return
+        try:
+            await asyncio.wait_for(runner.emit("session_shutdown", {"reason": "quit"}), SHUTDOWN_GRACE_SECONDS)
+        except Exception:  # a slow or failing handler must not keep the terminal captured
+            return
 
 
 def warm_content_modules() -> None:

@@ -79,40 +79,52 @@ def test_the_startup_thread_warms_what_the_first_answer_needs():
         assert module in loaded, module
 
 
-async def test_the_loader_thread_runs_the_warm_up_after_attaching(project, agent_dir, monkeypatch):
+async def test_the_loader_thread_warms_up_before_attaching(project, agent_dir, monkeypatch):
     from pi_tui.modes.interactive import app as app_module
     from pi_tui.modes.interactive.app import LoadedSession, PiApp
     from tests.modes.interactive.conftest import wait_for
 
-    calls: list[bool] = []
-    monkeypatch.setattr(app_module, "warm_content_modules", lambda: calls.append(True))
+    seen: list[object] = []
     app = PiApp(None, cwd=project, agent_dir=agent_dir,
                 session_loader=lambda: LoadedSession(None, error="no session in this test"))
+    # What the chat knows when the warm-up runs: the startup error is not attached yet.
+    monkeypatch.setattr(app_module, "warm_content_modules", lambda: seen.append(app.chat.startup_error))
     async with app.run_test(size=(100, 30)) as pilot:
-        await wait_for(pilot, lambda: calls == [True])
+        await wait_for(pilot, lambda: app.chat is not None and app.chat.startup_error is not None)
+        assert seen == [None]
 
 
-async def test_keys_typed_ahead_of_the_first_frame_do_not_crash_the_chat(make_app):
-    """Keys typed while pi-tui starts reach the app before the events pane and status lines are
-    mounted (right after the first frame): esc and alt+up must not need them."""
-    from textual import events
+SHUTDOWN_EXTENSION = '''
+from pathlib import Path
 
-    from pi_tui.modes.interactive.app import PiApp
+
+def register(pi):
+    @pi.on("session_shutdown")
+    async def remember(event, ctx):
+        Path(__file__).with_name("shutdown.txt").write_text(event["reason"])
+'''
+
+
+async def test_quitting_the_tui_tells_extensions_session_shutdown(make_app, project):
     from tests.modes.interactive.conftest import ready
 
-    class TypedAhead(PiApp):
-        CSS_PATH = Path(sys.modules[PiApp.__module__].__file__).parent / "app.tcss"  # type: ignore[arg-type]
-
-        async def on_mount(self) -> None:
-            await super().on_mount()
-            # What the terminal driver does with input already waiting when the app starts.
-            for key, char in (("escape", "\x1b"), ("alt+up", None)):
-                self._driver.send_message(events.Key(key, char))  # type: ignore[union-attr]
-
-    app, session = make_app([{"text": "hello"}])
-    app = TypedAhead(session, cwd=app.cwd, agent_dir=app.agent_dir, clock=app.clock)
-    async with app.run_test(size=(120, 30)) as pilot:
+    (project / "on_quit.py").write_text(SHUTDOWN_EXTENSION)
+    app, _ = make_app([], load_extensions=True, extension_paths=[str(project / "on_quit.py")])
+    async with app.run_test(size=(100, 30)) as pilot:
         await ready(pilot)
+        await pilot.press("ctrl+c", "ctrl+c")  # clear, then quit
         await pilot.pause()
-        assert app.is_running and app.return_code is None
-        assert app.chat is not None and app.chat.query("#events")
+    assert (project / "shutdown.txt").read_text() == "quit"
+
+
+async def test_ctrl_q_quits_even_from_a_modal_screen(make_app):
+    from pi_tui.modes.interactive.screens.hotkeys import HotkeysScreen
+    from tests.modes.interactive.conftest import ready, wait_for
+
+    app, _ = make_app([])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(pilot)
+        await pilot.press("f1")
+        await wait_for(pilot, lambda: isinstance(app.screen, HotkeysScreen))
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: app.return_code is not None, seconds=2)
