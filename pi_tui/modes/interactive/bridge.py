@@ -73,6 +73,16 @@ class SessionBridge:
         return coalesce_deltas(batch)
 
 
+    def drain(self) -> list[dict[str, Any]]:
+        """Every event not yet handled, now (merged as in ``take``). A message already posted
+        with them is emptied, so nothing is handled twice. The screen drains before it reloads
+        the conversation for a replaced session: events emitted before the switch come first."""
+        events = list(self._pending)
+        self._pending.clear()
+        self._pending = []
+        return coalesce_deltas(events)
+
+
 _MERGEABLE = frozenset({"text_delta", "thinking_delta"})
 
 

@@ -243,6 +243,9 @@ class ChatScreen(KeyActionsScreen):
     @on(SessionReplaced)
     async def _session_replaced(self, message: SessionReplaced) -> None:
         message.stop()
+        if self.pi.bridge is not None:
+            for event in self.pi.bridge.drain():  # emitted before the switch: they come first
+                await self._handle_event(event)
         self.session = self.pi.session
         await self.load_history()
         if message.notice:

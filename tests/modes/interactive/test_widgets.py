@@ -209,3 +209,49 @@ async def test_cached_markdown_follows_a_theme_change():
         await pilot.pause()
         after = [str(segment.style) for strip in block.lines_for(block.size.width) for segment in strip]
         assert after != before  # the cached lines were rendered again in the new theme's colours
+
+
+async def test_drained_events_are_not_handled_again_by_a_posted_batch():
+    class Target:
+        def __init__(self) -> None:
+            self.posted: list[Any] = []
+
+        def post_message(self, message: Any) -> bool:
+            self.posted.append(message)
+            return True
+
+    class Source:
+        def subscribe(self, listener: Any) -> Any:
+            self.listener = listener
+            return lambda: None
+
+    target, source = Target(), Source()
+    bridge = SessionBridge(target)  # type: ignore[arg-type]
+    bridge.attach(source)
+    source.listener({"type": "message_start", "n": 1})
+    await asyncio.sleep(BATCH_SECONDS * 3)
+    assert len(target.posted) == 1  # posted, not yet handled by the screen
+    source.listener({"type": "message_end", "n": 2})
+    assert [e["n"] for e in bridge.drain()] == [1, 2]  # a session switch handles them first
+    assert bridge.take(target.posted[0].events) == []  # the queued batch no longer carries them
+    source.listener({"type": "agent_end", "n": 3})
+    await asyncio.sleep(BATCH_SECONDS * 3)
+    assert [e["n"] for e in bridge.take(target.posted[-1].events)] == [3]
+
+
+async def test_crlf_answers_are_cut_into_segments_like_lf_ones():
+    view = StreamedMarkdown()
+    async with Host(view).run_test(size=(100, 30)) as pilot:
+        paragraph = "word " * 100
+        text = "\r\n\r\n".join(f"p{i} {paragraph}" for i in range(6))
+        for i in range(0, len(text), 9):  # "\r" and "\n" arrive in different flushes too
+            await view.write(text[i:i + 9])
+            if i % 45 == 0:
+                await view._flush()
+        await view.finish()
+        await pilot.pause()
+        parts = [s.source for s in view.query(SettledMarkdown)]
+        assert len(parts) >= 3
+        assert "\n\n".join(parts) == text.replace("\r\n", "\n")
+        assert view.text == text
+    assert split_markdown(text) == parts

@@ -88,7 +88,9 @@ def first_cut(text: str, start: int, limit: int) -> int | None:
 
 
 def split_markdown(text: str, limit: int = SEGMENT_CHARS) -> list[str]:
-    """Cut finished Markdown into segments at paragraph breaks outside code fences."""
+    """Cut finished Markdown into segments at paragraph breaks outside code fences (CRLF line
+    endings read as LF, as in the live stream)."""
+    text = text.replace("\r\n", "\n")
     segments: list[str] = []
     start = 0
     while len(text) - start > limit and (cut := first_cut(text, start, limit)) is not None:
@@ -215,10 +217,15 @@ class StreamedMarkdown(Vertical):
             self._flush_scheduled = True
             self.set_timer(FLUSH_SECONDS, self._flush)
 
-    async def _flush(self) -> None:
+    async def _flush(self, *, final: bool = False) -> None:
         async with self._lock:
             self._flush_scheduled = False
             fragment, self._pending = self._pending, ""
+            # CRLF answers are shown with plain newlines (the cut rules look for "\n\n"); a "\r"
+            # at the end of a flush waits for the "\n" that may follow it.
+            if fragment.endswith("\r") and not final:
+                fragment, self._pending = fragment[:-1], "\r"
+            fragment = fragment.replace("\r\n", "\n")
             if fragment:
                 await self._write_now(fragment)
 
@@ -262,6 +269,6 @@ class StreamedMarkdown(Vertical):
             await live.remove()
 
     async def finish(self) -> None:
-        await self._flush()
+        await self._flush(final=True)
         async with self._lock:
             await self._settle()
