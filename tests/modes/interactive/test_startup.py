@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 
 def test_the_app_module_loads_neither_the_engine_nor_litellm_nor_markdown():
