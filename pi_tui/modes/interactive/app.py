@@ -82,6 +82,13 @@ class PiApp(App[int]):
         if theme and theme in self.available_themes:
             self.theme = theme
 
+    exiting = False
+    """Set once the app starts closing: session events still arriving are no longer shown."""
+
+    def exit(self, *args: Any, **kwargs: Any) -> None:
+        self.exiting = True
+        super().exit(*args, **kwargs)
+
     def get_default_screen(self) -> Screen[Any]:
         # The chat is the app's first screen itself: pushing it over Textual's blank default
         # screen would mount and lay out that one too before the first frame.

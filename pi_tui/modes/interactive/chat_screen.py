@@ -13,7 +13,7 @@ import asyncio
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import BindingsMap
 from textual.containers import Horizontal, Vertical
@@ -91,6 +91,24 @@ class ChatScreen(KeyActionsScreen):
             editor.placeholder = "Message · / commands · @ files · !cmd shell · shift+enter/ctrl+j new line"
             yield editor
             yield StatusFooter(id="footer")
+
+    def on_key(self, event: events.Key) -> None:
+        """Printable keys the editor did not take (it takes every one it receives) were typed
+        ahead while the app started, before the editor had focus, or with focus elsewhere in
+        the chat: they go to the editor instead of being lost. An Enter typed ahead of the first
+        frame submits them (held until the session exists, as any early submit)."""
+        if not self.is_current:
+            return
+        editor = self.editor
+        if event.is_printable and event.character is not None:
+            event.stop()
+            editor.focus()
+            editor.insert(event.character)
+        elif (self.pi.first_frame_at is None and self.keymap.matches("tui.input.submit", event.key)
+              and editor.text.strip()):
+            event.stop()
+            editor.focus()
+            editor.post_message(editor.Submitted(editor.text, follow_up=False))
 
     async def mount_secondary(self) -> None:
         """After the first frame: the events pane, the status and queue lines, the completion
@@ -236,6 +254,8 @@ class ChatScreen(KeyActionsScreen):
             await self._handle_event(event)
 
     async def _handle_event(self, event: dict[str, Any]) -> None:
+        if self.pi.exiting:  # the app is closing: widgets are being removed, nothing to show
+            return
         await self.renderer.handle(event)
         if event.get("type") == "compaction_end" and self.held:
             self._flush_held()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 
 def test_the_app_module_loads_neither_the_engine_nor_litellm_nor_markdown():
@@ -127,3 +128,70 @@ async def test_ctrl_q_quits_even_from_a_modal_screen(make_app):
         await wait_for(pilot, lambda: isinstance(app.screen, HotkeysScreen))
         await pilot.press("ctrl+q")
         await wait_for(pilot, lambda: app.return_code is not None, seconds=2)
+
+
+async def test_keys_typed_ahead_of_the_first_frame_do_not_crash_the_chat(make_app):
+    """Keys typed while pi-tui starts reach the app before the events pane and status lines are
+    mounted (right after the first frame): esc and alt+up must not need them."""
+    from textual import events
+
+    from pi_tui.modes.interactive.app import PiApp
+    from tests.modes.interactive.conftest import ready
+
+    class TypedAhead(PiApp):
+        CSS_PATH = Path(sys.modules[PiApp.__module__].__file__).parent / "app.tcss"  # type: ignore[arg-type]
+
+        async def on_mount(self) -> None:
+            await super().on_mount()
+            # What the terminal driver does with input already waiting when the app starts.
+            for key, char in (("escape", "\x1b"), ("alt+up", None)):
+                self._driver.send_message(events.Key(key, char))  # type: ignore[union-attr]
+
+    app, session = make_app([{"text": "hello"}])
+    app = TypedAhead(session, cwd=app.cwd, agent_dir=app.agent_dir, clock=app.clock)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await ready(pilot)
+        await pilot.pause()
+        assert app.is_running and app.return_code is None
+        assert app.chat is not None and app.chat.query("#events")
+
+
+async def test_text_typed_ahead_of_the_first_frame_lands_in_the_editor(make_app):
+    """Input already waiting when the app starts reaches the screen before the editor has focus;
+    it must end up in the editor (and an Enter typed ahead submits it once the session is there)."""
+    from textual import events
+
+    from pi_tui.modes.interactive.app import PiApp
+    from pi_tui.modes.interactive.widgets.chat_items import UserMessageView
+    from pi_tui.modes.interactive.widgets.markdown_stream import SettledMarkdown
+    from tests.modes.interactive.conftest import ready, wait_for
+
+    class TypedAhead(PiApp):
+        CSS_PATH = Path(sys.modules[PiApp.__module__].__file__).parent / "app.tcss"  # type: ignore[arg-type]
+
+        async def on_mount(self) -> None:
+            await super().on_mount()
+            for char in "hi there":
+                self._driver.send_message(events.Key("space" if char == " " else char, char))  # type: ignore[union-attr]
+            self._driver.send_message(events.Key("enter", "\r"))  # type: ignore[union-attr]
+
+    app, session = make_app([{"text": "hello back"}])
+    app = TypedAhead(session, cwd=app.cwd, agent_dir=app.agent_dir, clock=app.clock)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await ready(pilot)
+        await wait_for(pilot, lambda: any("hi there" in str(v.text) for v in app.screen.query(UserMessageView)))
+        await wait_for(pilot, lambda: [w.source for w in app.screen.query(SettledMarkdown)] == ["hello back"])
+        assert app.chat is not None and app.chat.editor.text == ""
+
+
+async def test_quitting_while_an_answer_streams_raises_nothing(make_app):
+    from pi_tui.modes.interactive.widgets.chat_items import UserMessageView
+    from tests.modes.interactive.conftest import ready, wait_for
+
+    app, _ = make_app([{"text": "an answer arriving as the app closes"}])
+    async with app.run_test(size=(120, 30)) as pilot:
+        await ready(pilot)
+        assert app.chat is not None
+        app.chat.run_prompt("hello")
+        await wait_for(pilot, lambda: bool(app.screen.query(UserMessageView)))
+        app.exit()  # the answer's events are still being handled: teardown must not trip over them
