@@ -178,10 +178,11 @@ class ServerProcess:
 
 async def _stream_once(tokens: int, chunks_per_second: int) -> dict[str, float]:
     from pi_tui.modes.interactive import chat_events
-    from pi_tui.modes.interactive.app import PiApp, warm_content_modules
+    from pi_tui.modes.interactive.app import PiApp, settle_gc_after_startup, warm_content_modules
     from pi_tui.sdk import create_agent_session
 
     warm_content_modules()  # as the app's startup thread does before the first prompt
+    settle_gc_after_startup()
     text = _answer_text(tokens)
     turn = {"text": text, "chunk_size": 4, "chunk_delay_ms": 1000 / chunks_per_second}
     base = Path(tempfile.mkdtemp(prefix="bench-stream-"))

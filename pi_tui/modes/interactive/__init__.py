@@ -8,6 +8,7 @@ needs it. Because a thread still importing would hold up interpreter exit, the p
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from pathlib import Path
@@ -99,6 +100,10 @@ def run_interactive(args: argparse.Namespace) -> int:
     # 30 frames/s instead of Textual's 60: streaming repaints half as often and the loop keeps
     # time for the stream itself (read by textual.constants at import, so set it first).
     os.environ.setdefault("TEXTUAL_FPS", "30")
+    # Startup (imports, the session file) makes objects that live as long as the app: the garbage
+    # collector would only scan them, again and again. It is off until the session is loaded
+    # (PiApp._load_in_thread → settle_gc_after_startup), which turns it back on.
+    gc.disable()
     from pi_tui.modes.interactive.app import PiApp
     from pi_tui.resources.locations import agent_dir as default_agent_dir
 

@@ -195,3 +195,25 @@ async def test_quitting_while_an_answer_streams_raises_nothing(make_app):
         app.chat.run_prompt("hello")
         await wait_for(pilot, lambda: bool(app.screen.query(UserMessageView)))
         app.exit()  # the answer's events are still being handled: teardown must not trip over them
+
+
+async def test_the_collector_is_back_on_with_wider_thresholds_after_startup(project, agent_dir):
+    import gc
+
+    from pi_tui.modes.interactive.app import GC_THRESHOLDS, LoadedSession, PiApp
+    from tests.modes.interactive.conftest import wait_for
+
+    before = gc.get_threshold()
+    gc.disable()  # as run_interactive leaves it for the startup thread
+    try:
+        app = PiApp(None, cwd=project, agent_dir=agent_dir,
+                    session_loader=lambda: LoadedSession(None, error="no session in this test"))
+        async with app.run_test(size=(100, 30)) as pilot:
+            await wait_for(pilot, lambda: app.chat is not None and app.chat.startup_error is not None)
+            assert gc.isenabled()
+            assert gc.get_threshold() == GC_THRESHOLDS
+            assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*before)
+        gc.enable()
