@@ -13,10 +13,8 @@ translated to Textual's key names here.
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from textual.binding import Binding
 
@@ -26,9 +24,9 @@ of the prompt editor (so the editor's own keys are exactly these); ``input`` rea
 key handler and the lists (submit, new line, completion menu)."""
 
 
-@dataclass(frozen=True, slots=True)
-class KeyAction:
-    """One rebindable action: its id, what runs it, and a description for /hotkeys."""
+class KeyAction(NamedTuple):
+    """One rebindable action: its id, what runs it, and a description for /hotkeys. (A
+    NamedTuple, not a dataclass: building a dataclass costs ~2 ms of the first frame.)"""
 
     id: str
     description: str
@@ -193,15 +191,18 @@ def _spell(key: str) -> str:
     return key.strip()
 
 
-@dataclass(slots=True)
 class Keymap:
     """The effective bindings: defaults merged with the user's overrides."""
 
-    keys: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    """Action id → Textual key names."""
-    spelled: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    """Action id → the keys as pi spells them (for /hotkeys)."""
-    diagnostics: list[str] = field(default_factory=list)
+    __slots__ = ("diagnostics", "keys", "spelled")
+
+    def __init__(self, keys: dict[str, tuple[str, ...]] | None = None,
+                 spelled: dict[str, tuple[str, ...]] | None = None, diagnostics: list[str] | None = None) -> None:
+        self.keys: dict[str, tuple[str, ...]] = keys if keys is not None else {}
+        """Action id → Textual key names."""
+        self.spelled: dict[str, tuple[str, ...]] = spelled if spelled is not None else {}
+        """Action id → the keys as pi spells them (for /hotkeys)."""
+        self.diagnostics: list[str] = diagnostics if diagnostics is not None else []
 
     @classmethod
     def defaults(cls) -> Keymap:
@@ -220,6 +221,8 @@ class Keymap:
         if not path.is_file():
             return keymap
         try:
+            import json  # only when there is a file: json is not needed for the first frame otherwise
+
             data = json.loads(path.read_text(encoding="utf-8-sig"))
         except (OSError, ValueError) as err:
             keymap.diagnostics.append(f"{path}: not valid JSON ({err}); using the default keys")
@@ -250,7 +253,7 @@ class Keymap:
             keys = [value] if isinstance(value, str) else value
             if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
                 self.diagnostics.append(
-                    f"{source}: {name} must be a key or a list of keys, not {json.dumps(value)}; "
+                    f"{source}: {name} must be a key or a list of keys, not {_json_text(value)}; "
                     "keeping its default keys")
                 continue
             self._bind(action_id, keys)
@@ -313,3 +316,9 @@ class Keymap:
     def describe(self) -> list[tuple[str, str, str]]:
         """(keys, action id, description) rows for /hotkeys, keys in pi's spelling."""
         return [(", ".join(self.spelled.get(a.id, ())) or "(unbound)", a.id, a.description) for a in ACTIONS]
+
+
+def _json_text(value: object) -> str:
+    import json
+
+    return json.dumps(value)

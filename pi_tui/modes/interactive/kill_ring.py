@@ -8,15 +8,15 @@ next older entry, cycling through the ring.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 RING_SIZE = 60
 
 
-@dataclass(slots=True)
 class KillRing:
-    entries: list[str] = field(default_factory=list)
-    """Oldest first; the newest entry is the one ``yank`` inserts."""
+    __slots__ = ("entries",)
+
+    def __init__(self, entries: list[str] | None = None) -> None:
+        self.entries: list[str] = entries if entries is not None else []
+        """Oldest first; the newest entry is the one ``yank`` inserts."""
 
     def kill(self, text: str, *, backward: bool, accumulate: bool) -> None:
         """Record deleted text; ``accumulate`` joins it to the newest entry (the previous key was
