@@ -36,6 +36,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 EDITOR_MARK = "Message · / commands"
+PI_TUI = str(Path(sys.executable).with_name("pi-tui"))
+"""The console script users (and `make run`) start; ``python -m pi_tui`` would add runpy's ~8 ms."""
 # The interactive mode runs Textual at 30 frames/s (modes/interactive/__init__.py); so does this.
 os.environ.setdefault("TEXTUAL_FPS", "30")
 
@@ -107,8 +109,8 @@ def bench_first_frame(runs: int) -> list[str]:
         agent = agent_with_models(base, server.base_url)
         env = {"HOME": str(base), "PI_CODING_AGENT_DIR": str(agent)}
         variants = (
-            ("models.json model (no litellm)", f"{sys.executable} -m pi_tui --model fake/fake-model", {}),
-            ("litellm model (litellm loads in background)", f"{sys.executable} -m pi_tui --model openai/gpt-4o",
+            ("models.json model (no litellm)", f"{PI_TUI} --model fake/fake-model", {}),
+            ("litellm model (litellm loads in background)", f"{PI_TUI} --model openai/gpt-4o",
              {"OPENAI_API_KEY": "sk-bench", "LITELLM_OFFLINE_MODE": "true"}),
             ("bare Textual app (Static + TextArea, the floor)", f"{sys.executable} {ROOT / 'bench' / 'bare_textual_app.py'}",
              {}),
@@ -319,7 +321,7 @@ def bench_long_session(skip_tmux: bool) -> list[str]:
     ]
     if not skip_tmux:
         last_line = _last_answer_line(path)
-        shown, _ = run_in_tmux(f"{sys.executable} -m pi_tui --session {path}",
+        shown, _ = run_in_tmux(f"{PI_TUI} --session {path}",
                                {"HOME": str(base), "PI_CODING_AGENT_DIR": str(agent)}, header_cwd,
                                until=last_line, wait_exit=True)
         lines.append(f"opening it in tmux (`pi-tui --session FILE`) until the last answer is on screen: {shown:.2f} s")
