@@ -37,7 +37,7 @@ def register(pi):
     pi.register_command("ask", ask)
 
     async def quick(args, ctx):
-        answer = await ctx.ui.confirm("Quick?", "answer fast", timeout_s=0.4)
+        answer = await ctx.ui.confirm("Quick?", "answer fast", timeout_s=1.5)  # long enough to be seen under load
         ctx.ui.notify(f"quick={answer}")
     pi.register_command("quick", quick)
 '''
