@@ -100,23 +100,34 @@ async def test_tool_panel_states():
         assert panel.has_class("-error") and "✗ error" in str(panel.border_subtitle)
 
 
-def test_bridge_batches_events_until_taken():
-    class Target:
-        def __init__(self) -> None:
-            self.posted: list[Any] = []
+class _Target:
+    """Stands in for the chat screen: records what the bridge posts."""
 
-        def post_message(self, message: Any) -> bool:
-            self.posted.append(message)
-            return True
+    def __init__(self) -> None:
+        self.posted: list[Any] = []
 
-    class Source:
-        def subscribe(self, listener: Any) -> Any:
-            self.listener = listener
-            return lambda: None
+    def post_message(self, message: Any) -> bool:
+        self.posted.append(message)
+        return True
 
-    target, source = Target(), Source()
+
+class _Source:
+    """Stands in for the session: the test calls its listener."""
+
+    def subscribe(self, listener: Any) -> Any:
+        self.listener = listener
+        return lambda: None
+
+
+def _bridge_pair() -> tuple[_Target, _Source, SessionBridge]:
+    target, source = _Target(), _Source()
     bridge = SessionBridge(target)  # type: ignore[arg-type]
     bridge.attach(source)
+    return target, source, bridge
+
+
+def test_bridge_batches_events_until_taken():
+    target, source, bridge = _bridge_pair()
     for i in range(3):
         source.listener({"type": "message_update", "i": i})
     assert len(target.posted) == 1 and isinstance(target.posted[0], AgentEventsBatched)
@@ -145,22 +156,7 @@ def test_coalesce_deltas_merges_runs_of_one_block_only():
 
 
 async def test_bridge_gathers_a_burst_into_one_screen_message():
-    class Target:
-        def __init__(self) -> None:
-            self.posted: list[Any] = []
-
-        def post_message(self, message: Any) -> bool:
-            self.posted.append(message)
-            return True
-
-    class Source:
-        def subscribe(self, listener: Any) -> Any:
-            self.listener = listener
-            return lambda: None
-
-    target, source = Target(), Source()
-    bridge = SessionBridge(target)  # type: ignore[arg-type]
-    bridge.attach(source)
+    target, source, bridge = _bridge_pair()
     for i in range(300):  # one token each, as a fast stream read on the UI loop delivers them
         source.listener(_delta("text_delta", 0, f"t{i} "))
     assert target.posted == []  # not posted yet: the batch waits for the next frame
@@ -212,22 +208,7 @@ async def test_cached_markdown_follows_a_theme_change():
 
 
 async def test_drained_events_are_not_handled_again_by_a_posted_batch():
-    class Target:
-        def __init__(self) -> None:
-            self.posted: list[Any] = []
-
-        def post_message(self, message: Any) -> bool:
-            self.posted.append(message)
-            return True
-
-    class Source:
-        def subscribe(self, listener: Any) -> Any:
-            self.listener = listener
-            return lambda: None
-
-    target, source = Target(), Source()
-    bridge = SessionBridge(target)  # type: ignore[arg-type]
-    bridge.attach(source)
+    target, source, bridge = _bridge_pair()
     source.listener({"type": "message_start", "n": 1})
     await asyncio.sleep(BATCH_SECONDS * 3)
     assert len(target.posted) == 1  # posted, not yet handled by the screen

@@ -19,7 +19,11 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static, TextArea
 
-from pi_tui.modes.interactive.screens.row_list import RowList, row_navigation_bindings
+from pi_tui.modes.interactive.screens.row_list import (
+    RowList,
+    RowPickerActions,
+    row_navigation_bindings,
+)
 from pi_tui.tools.user_bash import sanitize_output
 
 
@@ -142,7 +146,7 @@ class ExtensionEditorScreen(_ExtensionDialog):
         self.dismiss(self.query_one("#ext-editor", TextArea).text)
 
 
-class ExtensionSelectScreen(_ExtensionDialog):
+class ExtensionSelectScreen(RowPickerActions, _ExtensionDialog):
     """The options with a filter line: typing narrows them, ↑/↓ move, enter chooses, esc cancels."""
 
     HELP = "type to filter   ↑/↓ move   enter: choose   esc: cancel"
@@ -199,13 +203,3 @@ class ExtensionSelectScreen(_ExtensionDialog):
         event.stop()
         self._choose()
 
-    def _choose(self) -> None:
-        index = self._rows.cursor
-        if index is not None and index < len(self._shown):
-            self.dismiss(self._shown[index])
-
-    def action_move(self, delta: int) -> None:
-        self._rows.move_by(delta)
-
-    def action_page(self, direction: int) -> None:
-        self._rows.page(direction)

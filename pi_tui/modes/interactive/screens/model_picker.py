@@ -13,7 +13,11 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from pi_tui.core.provider import ModelInfo
-from pi_tui.modes.interactive.screens.row_list import RowList, row_navigation_bindings
+from pi_tui.modes.interactive.screens.row_list import (
+    RowList,
+    RowPickerActions,
+    row_navigation_bindings,
+)
 
 
 def format_window(tokens: int) -> str:
@@ -25,7 +29,7 @@ def format_window(tokens: int) -> str:
     return str(tokens)
 
 
-class ModelPickerScreen(ModalScreen[ModelInfo | None]):
+class ModelPickerScreen(RowPickerActions, ModalScreen[ModelInfo | None]):
     """Models with their context windows; Enter returns the chosen ``ModelInfo``."""
 
     CSS_PATH = "model_picker.tcss"
@@ -118,16 +122,6 @@ class ModelPickerScreen(ModalScreen[ModelInfo | None]):
         event.stop()
         self._choose()
 
-    def _choose(self) -> None:
-        index = self._rows.cursor
-        if index is not None and index < len(self._shown):
-            self.dismiss(self._shown[index])
-
-    def action_move(self, delta: int) -> None:
-        self._rows.move_by(delta)
-
-    def action_page(self, direction: int) -> None:
-        self._rows.page(direction)
 
     def action_close(self) -> None:
         self.dismiss(None)

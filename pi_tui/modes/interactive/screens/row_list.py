@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from textual.binding import Binding
 from textual.content import Content
@@ -160,3 +161,25 @@ class RowList(ScrollView, can_focus=False):
                 self._strips.clear()
             self._strips[key] = strip
         return strip
+
+
+class RowPickerActions:
+    """What a screen that picks one of ``_shown`` through a ``RowList`` (``_rows``) shares: choose
+    the row under the cursor (dismissing with it), move, page. Mixed into the screen class."""
+
+    _shown: list[Any]
+
+    @property
+    def _rows(self) -> RowList:
+        raise NotImplementedError  # each screen finds its list by its own id
+
+    def _choose(self) -> None:
+        index = self._rows.cursor
+        if index is not None and index < len(self._shown):
+            self.dismiss(self._shown[index])  # type: ignore[attr-defined]
+
+    def action_move(self, delta: int) -> None:
+        self._rows.move_by(delta)
+
+    def action_page(self, direction: int) -> None:
+        self._rows.page(direction)
