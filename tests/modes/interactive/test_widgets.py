@@ -236,3 +236,15 @@ async def test_crlf_answers_are_cut_into_segments_like_lf_ones():
         assert "\n\n".join(parts) == text.replace("\r\n", "\n")
         assert view.text == text
     assert split_markdown(text) == parts
+
+
+async def test_segments_are_one_blank_line_apart_whatever_block_starts_them():
+    first, second, third = SettledMarkdown("Here is the plan:"), SettledMarkdown("- step one\n- step two"), \
+        SettledMarkdown("```\ncode = 1\n```")
+    async with Host(first, second, third).run_test(size=(60, 20)) as pilot:
+        await pilot.pause()
+        for block in (first, second, third):
+            lines = [strip.text.strip() for strip in block.lines_for(block.size.width)]
+            assert lines[0] and lines[-1], (block.source, lines)  # no blank edge: the margin separates
+        assert [s.text.strip() for s in second.lines_for(second.size.width)] == ["• step one", "• step two"]
+        assert second.region.y == first.region.bottom + 1  # exactly the one-line margin between them

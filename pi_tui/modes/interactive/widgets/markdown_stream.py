@@ -139,7 +139,15 @@ class SettledMarkdown(Widget):
             from textual.visual import Visual, visualize
 
             visual = visualize(self, _rich_markdown(self.source))
-            self._lines = Visual.to_strips(self, visual, width, None, self.visual_style, pad=True)
+            lines = Visual.to_strips(self, visual, width, None, self.visual_style, pad=True)
+            # Rich opens a list and pads a code block with blank lines; at the edges of a segment
+            # they would add to the margin between segments (two blank lines where the text had one).
+            start, end = 0, len(lines)
+            while start < end - 1 and not lines[start].text.strip():
+                start += 1
+            while end - 1 > start and not lines[end - 1].text.strip():
+                end -= 1
+            self._lines = lines[start:end]
             self._lines_width = width
         return self._lines
 
