@@ -11,6 +11,8 @@ import copy
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from pi_tui.core.context import pipeline_defaults as _pipeline
+
 JsonDict = dict[str, Any]
 
 DEFAULT_SETTINGS: JsonDict = {
@@ -263,13 +265,14 @@ class PipelineSettings:
     artifact_threshold_bytes: int = 30_000
     turn_inline_limit_bytes: int = 200_000
     preview_bytes: int = 2_000
-    snip_max_groups: int = 50
-    snip_keep_first: int = 3
-    snip_keep_last: int = 46
-    micro_keep_recent: int = 3
-    summary_threshold_bytes: int = 50_000
-    cache_aware_protect_tokens: int = 40_000
-    cache_aware_min_gain_tokens: int = 20_000
+    # The pipeline's own knobs default to what the pipeline itself uses (one place for the numbers).
+    snip_max_groups: int = _pipeline.SNIP_MAX_GROUPS
+    snip_keep_first: int = _pipeline.SNIP_KEEP_FIRST
+    snip_keep_last: int = _pipeline.SNIP_KEEP_LAST
+    micro_keep_recent: int = _pipeline.MICRO_KEEP_RECENT
+    summary_threshold_bytes: int = _pipeline.SUMMARY_THRESHOLD_BYTES
+    cache_aware_protect_tokens: int = _pipeline.CACHE_AWARE_PROTECT_TOKENS
+    cache_aware_min_gain_tokens: int = _pipeline.CACHE_AWARE_MIN_GAIN_TOKENS
 
 
 ContextStrategy = Literal["pi", "pipeline"]

@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pi_tui.core.context import pipeline_defaults as knob_defaults
 from pi_tui.core.messages import AgentMessage, ToolResultMessage
 from pi_tui.core.tokens import estimate_tokens
 
@@ -38,13 +39,13 @@ NO_RESULT_TEXT = "No result provided"
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PipelineConfig:
     variant: str = "exact"
-    snip_max_groups: int = 50
-    snip_keep_first: int = 3
-    snip_keep_last: int = 46
-    micro_keep_recent: int = 3
-    summary_threshold_bytes: int = 50_000
-    cache_aware_protect_tokens: int = 40_000
-    cache_aware_min_gain_tokens: int = 20_000
+    snip_max_groups: int = knob_defaults.SNIP_MAX_GROUPS
+    snip_keep_first: int = knob_defaults.SNIP_KEEP_FIRST
+    snip_keep_last: int = knob_defaults.SNIP_KEEP_LAST
+    micro_keep_recent: int = knob_defaults.MICRO_KEEP_RECENT
+    summary_threshold_bytes: int = knob_defaults.SUMMARY_THRESHOLD_BYTES
+    cache_aware_protect_tokens: int = knob_defaults.CACHE_AWARE_PROTECT_TOKENS
+    cache_aware_min_gain_tokens: int = knob_defaults.CACHE_AWARE_MIN_GAIN_TOKENS
     cache_aware_snip_batch: int = 16
 
     @property
