@@ -101,13 +101,31 @@ def build_inspect_parser() -> argparse.ArgumentParser:
     return p
 
 
+def guard_terminal_output(*, stdout: bool) -> None:
+    """Every text write to stderr (and, outside the TUI, stdout) goes through the one sanitizer
+    (``core.terminal_text``): a model answer, a provider's error body or a file name never drives
+    the terminal. JSON/RPC output is already free of control characters, so it passes unchanged."""
+    from pi_tui.core.terminal_text import PrintableStream
+
+    if not isinstance(sys.stderr, PrintableStream) and sys.stderr is not None:
+        sys.stderr = PrintableStream(sys.stderr)
+    if stdout and not isinstance(sys.stdout, PrintableStream) and sys.stdout is not None:
+        sys.stdout = PrintableStream(sys.stdout)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
+    guard_terminal_output(stdout=False)
     if args_list and args_list[0] in SUBCOMMANDS:
+        guard_terminal_output(stdout=True)
         from pi_tui.modes.inspect import run_inspect
 
         return run_inspect(build_inspect_parser().parse_args(args_list))
     args = build_parser().parse_args(args_list)
+    interactive = not (args.export or args.list_models is not None or args.mode is not None
+                       or args.print_mode or not sys.stdin.isatty())
+    if not interactive:  # the TUI draws through Textual, whose own output is filtered (line filter)
+        guard_terminal_output(stdout=True)
     if args.export:
         from pi_tui.modes.export_html import run_export
 

@@ -8,7 +8,6 @@ file and the issue, exit code 2, never a traceback.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Iterable
@@ -20,6 +19,7 @@ from pi_tui.core.session.listing import SessionInfo, list_all_sessions, list_ses
 from pi_tui.core.session.loading import LoadedSession, load_session_readonly
 from pi_tui.core.session.projection import LAST_ENTRY, build_session_context
 from pi_tui.core.session.tree import build_tree, index_entries, path_to, replay_labels
+from pi_tui.core.terminal_text import json_line
 from pi_tui.core.tokens import estimate_tokens
 from pi_tui.modes.inspect_format import render_message, render_tree, short
 from pi_tui.resources.locations import default_session_dir, sessions_root
@@ -76,7 +76,7 @@ def _sessions(args: argparse.Namespace) -> list[str]:
         setting = load_settings(cwd).session_dir
         infos = list_sessions(default_session_dir(cwd, setting=setting, flag=args.session_dir))
     if args.json:
-        return [json.dumps([info.to_json() for info in infos], ensure_ascii=False, indent=2)]
+        return [json_line([info.to_json() for info in infos], indent=2)]
     if not infos:
         return ["(no sessions)"]
     return [_session_line(info, show_cwd=args.all) for info in infos]
@@ -119,7 +119,7 @@ def _context(path: Path, leaf: str | None, *, as_json: bool) -> list[str]:
     estimates = [estimate_tokens(message) for message in messages]
     total = sum(estimates)
     if as_json:
-        return [json.dumps({"messages": messages, "tokens": total}, ensure_ascii=False)]
+        return [json_line({"messages": messages, "tokens": total})]
     model = f"{context.model.provider}/{context.model.model_id}" if context.model else "(none)"
     leaf_shown = leaf or (loaded.entries[-1].get("id") if loaded.entries else None) or "(none)"
     lines = [f"session {loaded.header['id']}  leaf {leaf_shown}  model {model}  thinking {context.thinking_level}"]

@@ -3,15 +3,16 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any, TextIO
 
+from pi_tui.core.terminal_text import json_line
 from pi_tui.session.agent_session import AgentSession
 
 
 def event_line(event: Any) -> str:
-    return json.dumps(event, ensure_ascii=False, separators=(",", ":"), default=str)
+    """One event as a JSON line; control characters in texts stay, JSON-escaped (lossless)."""
+    return json_line(event)
 
 
 def attach_json_output(session: AgentSession, out: TextIO | None = None) -> None:

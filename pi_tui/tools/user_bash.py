@@ -10,12 +10,12 @@ re-raises.
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from pi_tui.core.messages import BashExecutionMessage, JsonValue, now_ms
+from pi_tui.core.terminal_text import printable
 from pi_tui.tools.common import output_dir
 from pi_tui.tools.output import OutputAccumulator
 from pi_tui.tools.shell import run_shell
@@ -23,14 +23,6 @@ from pi_tui.tools.truncate import truncate_tail
 
 ShellExecutor = Callable[[str, Path, Callable[[bytes], None], "asyncio.Event | None"], Awaitable["int | None"]]
 """``(command, cwd, on_output, abort) -> exit code``: a replacement for the local shell."""
-
-_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-
-
-def sanitize_output(text: str) -> str:
-    """Strip ANSI sequences and control characters (keep tab and newline), drop ``\\r``."""
-    return _CONTROL.sub("", _ANSI.sub("", text).replace("\r", ""))
 
 
 async def run_user_bash(
@@ -59,7 +51,7 @@ async def run_user_bash(
     def on_output(chunk: bytes) -> None:
         acc.feed(chunk)
         if on_chunk is not None:
-            on_chunk(sanitize_output(chunk.decode("utf-8", "replace")))
+            on_chunk(printable(chunk.decode("utf-8", "replace")))
 
     try:
         if executor is None:
@@ -71,7 +63,7 @@ async def run_user_bash(
             cancelled = abort is not None and abort.is_set()
     finally:
         acc.finish()
-    truncation = truncate_tail(sanitize_output(acc.tail_text()))
+    truncation = truncate_tail(printable(acc.tail_text()))
     truncated = truncation.truncated or acc.over_limits
     message: BashExecutionMessage = {
         "role": "bashExecution",

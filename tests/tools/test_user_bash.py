@@ -3,13 +3,14 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from pi_tui.tools.user_bash import run_user_bash, sanitize_output
+from pi_tui.core.terminal_text import printable
+from pi_tui.tools.user_bash import run_user_bash
 
 from .helpers import live_processes_in_group
 
 
 def test_sanitize_strips_ansi_controls_and_cr():
-    assert sanitize_output("\x1b[31mred\x1b[0m\r\nok\x07\tx\x1b]0;title\x07") == "red\nok\tx"
+    assert printable("\x1b[31mred\x1b[0m\r\nok\x07\tx\x1b]0;title\x07") == "red\nok\tx"
 
 
 async def test_output_and_exit_code(tmp_path: Path):

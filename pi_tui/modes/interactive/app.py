@@ -88,6 +88,17 @@ class PiApp(App[int]):
     exiting = False
     """Set once the app starts closing: session events still arriving are no longer shown."""
 
+    _control_filter: Any = None
+
+    def get_line_filters(self) -> Sequence[Any]:
+        """Textual's filters plus ours, which keeps control characters in outside text (model
+        answers, tool output, names) from reaching the terminal (``terminal_filter``)."""
+        if self._control_filter is None:
+            from pi_tui.modes.interactive.terminal_filter import ControlCharacterFilter
+
+            self._control_filter = ControlCharacterFilter()
+        return [*super().get_line_filters(), self._control_filter]
+
     def exit(self, *args: Any, **kwargs: Any) -> None:
         self.exiting = True
         super().exit(*args, **kwargs)

@@ -11,15 +11,15 @@ record, so a character split across two reads is never mangled.
 
 Output: one compact JSON document per line, UTF-8. U+2028/U+2029 are written as ``\\u2028`` /
 ``\\u2029`` escapes: the parsed value is identical, and a client that (wrongly) splits on them still
-sees whole frames.
+sees whole frames. Control characters (C0, DEL, C1) are escaped too: the frames stay lossless but
+a terminal showing them raw is never driven by a model's text.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-_LINE_SEPARATORS = {"\u2028": "\\u2028", "\u2029": "\\u2029"}
+from pi_tui.core.terminal_text import json_line
 
 
 class LineSplitter:
@@ -63,11 +63,8 @@ def split_records(data: bytes) -> list[str]:
 
 def encode_frame(value: Any) -> bytes:
     """One output line: compact JSON, UTF-8, ``\\n``-terminated, never containing a raw line
-    separator."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
-    for raw, escaped in _LINE_SEPARATORS.items():
-        if raw in text:
-            text = text.replace(raw, escaped)
+    separator or control character (``core.terminal_text.json_line``)."""
+    text = json_line(value)
     # A lone surrogate (possible in Python strings) is written as its JSON escape, so the line
     # stays valid UTF-8 and parses back to the same value.
     return (text + "\n").encode("utf-8", errors="backslashreplace")

@@ -19,18 +19,12 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static, TextArea
 
+from pi_tui.core.terminal_text import printable
 from pi_tui.modes.interactive.screens.row_list import (
     RowList,
     RowPickerActions,
     row_navigation_bindings,
 )
-from pi_tui.tools.user_bash import sanitize_output
-
-
-def printable(text: str) -> str:
-    """An extension's text without terminal escapes and control characters (tab and newline
-    stay): they would reach the terminal raw, move the cursor or retitle the window."""
-    return sanitize_output(text)
 
 
 class _ExtensionDialog(ModalScreen[Any]):

@@ -56,10 +56,10 @@ class TuiExtensionUI:
         return answer if isinstance(answer, str) else None
 
     def set_status(self, key: str, text: str | None) -> None:
-        from pi_tui.tools.user_bash import sanitize_output
+        from pi_tui.core.terminal_text import printable
 
         # One footer line of plain text: newlines, tabs and terminal escapes would break it.
-        line = " ".join(sanitize_output(text).split()) if text else ""
+        line = " ".join(printable(text).split()) if text else ""
         if line:
             self.statuses[key] = line
         else:

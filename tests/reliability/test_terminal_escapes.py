@@ -1,0 +1,264 @@
+"""Terminal escapes: every family of control sequence, pushed through every path to the terminal.
+
+A model answer, a tool's output, a provider's error body and a session name are outside text. On
+a terminal they must arrive without a single control character (print mode, stderr, the session
+inspectors, the TUI's rendered screen); in JSON/RPC output they stay, JSON-escaped, so the data
+is lossless.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pi_tui.core.terminal_text import drop_controls, json_line, printable
+from pi_tui.providers.fake_server import FakeServer
+from tests.reliability.escapes import ALL, FAMILIES, controls_in
+
+FAULT_CLASS = "terminal escapes"
+
+LABELS = [f"[{name}: " for name in FAMILIES]
+BASH_ESCAPES = r"printf 'tool-before\033]0;tool-title\007\033[2J\033]52;c;dG9vbA==\007tool-after\n'"
+
+
+# --------------------------------------------------------------------------- the sanitizer
+
+
+@pytest.mark.parametrize("name", list(FAMILIES))
+def test_printable_removes_each_family_and_keeps_the_text_around_it(name: str) -> None:
+    text = f"before {FAMILIES[name]} after\n\tend"
+    clean = printable(text)
+    assert controls_in(clean) == []
+    assert clean.startswith("before ") and clean.endswith(" after\n\tend")
+    for leaked in ("pwned-title", "cm0gLXJmIH4K", "544e", "Gpayload"):  # sequence bodies go too
+        assert leaked not in clean
+
+
+def test_printable_keeps_plain_text_untouched() -> None:
+    text = "naïve — ünïcode ✓ 表\ttab\nline"
+    assert printable(text) is text
+
+
+@given(st.text())
+def test_no_text_survives_printable_with_a_control_character(text: str) -> None:
+    assert controls_in(printable(text)) == []
+    assert controls_in(drop_controls(text)) == []
+
+
+@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(),
+                    lambda inner: st.lists(inner) | st.dictionaries(st.text(), inner), max_leaves=10))
+def test_json_lines_are_lossless_and_carry_no_raw_control(value: Any) -> None:
+    line = json_line(value)
+    assert controls_in(line) == []
+    assert "\u2028" not in line and "\u2029" not in line
+    assert json.loads(line) == value
+
+
+# --------------------------------------------------------------------------- CLI subprocesses
+
+
+def _agent_dir(root: Path, base_url: str) -> Path:
+    agent = root / "agent"
+    agent.mkdir(exist_ok=True)
+    models = {"providers": {"fake": {
+        "baseUrl": base_url, "api": "openai-completions", "apiKey": "fake-key",
+        "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
+        "models": [{"id": "fake-model", "contextWindow": 128000, "maxTokens": 1000}],
+    }}}
+    (agent / "models.json").write_text(json.dumps(models))
+    return agent
+
+
+def _run(args: list[str], agent: Path, cwd: Path, stdin: str = "") -> subprocess.CompletedProcess[bytes]:
+    env = {**os.environ, "PI_CODING_AGENT_DIR": str(agent)}
+    env.pop("PYTEST_CURRENT_TEST", None)
+    return subprocess.run([sys.executable, "-m", "pi_tui", *args], cwd=cwd, env=env, capture_output=True,
+                          input=stdin.encode(), timeout=60)
+
+
+def _text(raw: bytes) -> str:
+    return raw.decode("utf-8")
+
+
+def _assert_clean(stream: str, where: str) -> None:
+    found = controls_in(stream)
+    assert found == [], f"{len(found)} control characters reached {where}, e.g. {found[:5]}"
+
+
+TOOL_THEN_ESCAPES = [
+    {"tool_calls": [{"id": "call_1", "name": "bash", "arguments": {"command": BASH_ESCAPES}}]},
+    {"text": ALL},
+]
+
+
+def test_print_mode_writes_the_answer_without_control_characters(tmp_path: Path, project: Path) -> None:
+    with FakeServer(TOOL_THEN_ESCAPES) as server:
+        result = _run(["-p", "go"], _agent_dir(tmp_path, server.base_url), project)
+    out = _text(result.stdout)
+    assert result.returncode == 0, result.stderr
+    _assert_clean(out, "stdout")
+    for label in LABELS:
+        assert label in out  # the text around each sequence is all there
+    assert "pwned-title" not in out and "cm0gLXJmIH4K" not in out
+
+
+def test_print_mode_errors_and_diagnostics_reach_stderr_without_control_characters(tmp_path: Path,
+                                                                                   project: Path) -> None:
+    # A provider whose error body carries sequences, and a settings file problem naming a file
+    # whose name does: both end on stderr.
+    (project / ".pi").mkdir()
+    (project / ".pi" / "settings.json").write_text('{"shellPath": 5}')
+    with FakeServer([{"error": {"status": 400, "message": f"bad request {ALL}"}}]) as server:
+        result = _run(["-p", "go", "--skill", f"missing\x1b[2J{FAMILIES['osc52 clipboard write']}"],
+                      _agent_dir(tmp_path, server.base_url), project)
+    err = _text(result.stderr)
+    assert result.returncode == 1
+    _assert_clean(err, "stderr")
+    assert "bad request" in err and "[csi screen clear: ]" in err
+    assert "shellPath" in err  # the diagnostics are still there
+    assert "missing" in err and "pwned" not in err
+
+
+def test_json_mode_keeps_every_sequence_json_escaped(tmp_path: Path, project: Path) -> None:
+    with FakeServer(TOOL_THEN_ESCAPES) as server:
+        result = _run(["--mode", "json", "-p", "go"], _agent_dir(tmp_path, server.base_url), project)
+    out = _text(result.stdout)
+    assert result.returncode == 0, result.stderr
+    _assert_clean(out, "JSON output")
+    events = [json.loads(line) for line in out.splitlines()]
+    final = [e for e in events if e["type"] == "message_end" and e["message"]["role"] == "assistant"][-1]
+    assert final["message"]["content"][-1]["text"] == ALL  # lossless
+    tool_end = next(e for e in events if e["type"] == "tool_execution_end")
+    assert "\x1b]0;tool-title\x07" in tool_end["result"]["content"][0]["text"]
+
+
+def test_rpc_mode_keeps_every_sequence_json_escaped(tmp_path: Path, project: Path) -> None:
+    commands = json.dumps({"id": "1", "type": "prompt", "message": "go"}) + "\n"
+    with FakeServer(TOOL_THEN_ESCAPES) as server:
+        agent = _agent_dir(tmp_path, server.base_url)
+        result = _run(["--mode", "rpc"], agent, project, stdin=commands)
+    out = _text(result.stdout)
+    _assert_clean(out, "RPC output")
+    frames = [json.loads(line) for line in out.splitlines()]
+    ends = [f for f in frames if f.get("type") == "message_end" and f["message"]["role"] == "assistant"]
+    assert ends and ends[-1]["message"]["content"][-1]["text"] == ALL
+
+
+def test_session_inspectors_print_stored_sequences_harmlessly(tmp_path: Path, project: Path) -> None:
+    with FakeServer(TOOL_THEN_ESCAPES) as server:
+        agent = _agent_dir(tmp_path, server.base_url)
+        assert _run(["-p", f"hello {FAMILIES['osc0 window title (BEL)']}"], agent, project).returncode == 0
+    (session_file,) = sorted((agent / "sessions").rglob("*.jsonl"))
+    for args in (["tree", str(session_file)], ["context", str(session_file)], ["sessions"]):
+        result = _run(args, agent, project)
+        assert result.returncode == 0, result.stderr
+        _assert_clean(_text(result.stdout), f"pi-tui {args[0]}")
+        _assert_clean(_text(result.stderr), f"pi-tui {args[0]} stderr")
+    context = _run(["context", str(session_file), "--json"], agent, project)
+    _assert_clean(_text(context.stdout), "pi-tui context --json")
+    assert ALL in _text(context.stdout).encode().decode("unicode_escape", "ignore") or "\\u001b" in _text(
+        context.stdout)
+
+
+# --------------------------------------------------------------------------- the TUI
+
+OURS = re.compile(
+    r"\x1b\[[0-9;]*m"  # SGR: our colours
+    r"|\x1b\[\d+;\d+H"  # Textual's cursor placement of each line
+    r"|\x1b\]8;id=[^;\x1b\x07]*;[^\x1b\x07]*\x1b\\"  # a hyperlink Textual draws (its text is checked too)
+    r"|\x1b\]8;;\x1b\\"
+)
+
+
+def screen_bytes(app: Any) -> str:
+    """What the terminal would receive for a full repaint of the current screen (the same
+    ``render_segments`` the app writes to its driver)."""
+    update = app.screen._compositor.render_update(full=True)
+    return str(update.render_segments(app.console))
+
+
+def assert_screen_clean(app: Any, where: str) -> str:
+    raw = screen_bytes(app)
+    rest = OURS.sub("", raw)
+    assert controls_in(rest.replace("\n", "")) == [], f"{where}: {controls_in(rest)[:10]}"
+    for leaked in ("\x1b]52", "\x1b]0;", "\x1b[2J", "\x1b[6n", "\x9b", "\x07"):
+        assert leaked not in raw, f"{where}: {leaked!r} reached the terminal"
+    return rest
+
+
+@pytest.fixture
+def tui(project: Path, agent_dir: Path) -> Any:
+    from pi_tui.modes.interactive.app import PiApp
+    from pi_tui.providers.scripted import ScriptedProvider
+    from pi_tui.sdk import create_agent_session
+
+    def build(turns: list[dict[str, Any]]) -> tuple[Any, Any]:
+        session = create_agent_session(cwd=project, agent_dir=agent_dir, provider=ScriptedProvider(turns),
+                                       settings={}, load_extensions=False)
+        return PiApp(session, cwd=project, agent_dir=agent_dir), session
+
+    return build
+
+
+async def _settle(app: Any, pilot: Any) -> None:
+    await app.workers.wait_for_complete()
+    if app.chat is not None:
+        await app.chat.workers.wait_for_complete()
+    for _ in range(4):
+        await pilot.pause(0.05)
+
+
+async def _ready(pilot: Any) -> None:
+    import asyncio
+
+    deadline = asyncio.get_running_loop().time() + 10
+    while not (pilot.app.chat is not None and pilot.app.chat.history_loaded.is_set()):
+        assert asyncio.get_running_loop().time() < deadline, "the chat did not load"
+        await pilot.pause(0.02)
+
+
+async def test_tui_shows_model_text_tool_output_errors_and_names_without_control_characters(tui: Any) -> None:
+    from pi_tui.modes.interactive.widgets.editor import PromptEditor
+
+    app, session = tui([
+        {"text": ALL, "tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": BASH_ESCAPES}}]},
+        {"text": f"done {FAMILIES['osc52 clipboard write']} {FAMILIES['csi screen clear']}"},
+        {"error": {"status": 400, "message": f"rejected {FAMILIES['osc0 window title (BEL)']}"
+                                             f"{FAMILIES['csi cursor home and moves']}"}},
+    ])
+    async with app.run_test(size=(140, 60)) as pilot:
+        await _ready(pilot)
+        session.set_session_name(f"name {FAMILIES['osc2 window title (ST)']}{FAMILIES['8-bit csi']}")
+        editor = app.screen.query_one(PromptEditor)
+        editor.insert("go")
+        await pilot.press("enter")
+        await _settle(app, pilot)
+        await pilot.press("ctrl+o")  # expand the tool output
+        await _settle(app, pilot)
+        shown = assert_screen_clean(app, "conversation, tool panel, events pane, footer")
+        assert "tool-before" in shown and "tool-after" in shown
+        editor.insert("again")
+        await pilot.press("enter")
+        await _settle(app, pilot)
+        shown = assert_screen_clean(app, "error block and events pane")
+        assert "rejected" in shown
+        editor.insert("/tree")
+        await pilot.press("enter")
+        await _settle(app, pilot)
+        assert app.screen is not app.chat, "the tree did not open"
+        assert_screen_clean(app, "tree view")
+        await pilot.press("escape")
+        await _settle(app, pilot)
+        editor.insert("/resume")
+        await pilot.press("enter")
+        await _settle(app, pilot)
+        assert_screen_clean(app, "session picker")
