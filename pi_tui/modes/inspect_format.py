@@ -92,6 +92,8 @@ def describe_entry(entry: Entry) -> str:
         return f"label {entry.get('targetId', '?')}: " + (repr(label) if label else "(cleared)")
     if kind == "session_info":
         return f"session_info: name {entry.get('name', '')!r}"
+    if kind == "invalid_entry":  # a damaged entry (core/session/validation.py), kept in its place
+        return f"(unreadable {entry.get('invalidType', '?')} entry: {short(str(entry.get('problem', '')), 60)})"
     return str(kind)
 
 

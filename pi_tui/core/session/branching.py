@@ -19,7 +19,7 @@ from pi_tui.core.session import entries as E
 from pi_tui.core.session.entries import Entry
 from pi_tui.core.session.ids import new_entry_id, session_file_name, uuid7
 from pi_tui.core.session.jsonl import read_session_file
-from pi_tui.core.session.migrations import migrate_entries
+from pi_tui.core.session.loading import checked_session
 
 if TYPE_CHECKING:
     from pi_tui.core.session.manager import SessionManager
@@ -116,11 +116,11 @@ def fork_from(cls: type[SessionManager], source: Path, target_cwd: Path, session
         parsed = None
     if parsed is None or not parsed.valid:
         raise SessionFormatError(f"Cannot fork: source session file is empty or invalid: {source}")
-    migrate_entries(parsed.entries)
+    checked = checked_session(parsed)
     header = E.make_header(uuid7(), E.iso_now(), str(target_cwd), str(source))
     manager = cls(cwd=target_cwd, session_dir=session_dir, session_file=None)
-    manager.load_warnings = parsed.warnings
+    manager.load_warnings = checked.warnings
     manager._replace_file(session_dir / session_file_name(str(header["timestamp"]), str(header["id"])))
-    manager._install(header, parsed.entries[1:])
+    manager._install(header, checked.entries)
     manager._persistence.rewrite(manager._header, manager._entries)
     return manager

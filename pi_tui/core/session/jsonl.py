@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 import json
 import json.scanner
+import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -43,6 +44,13 @@ class ParsedSession:
     ends_with_newline: bool = True
     has_content: bool = False
     """The file had at least one non-blank line (valid or not)."""
+    lines: list[int] = field(default_factory=list)
+    """The 1-based line number of each of ``entries``."""
+    suspect_lines: set[int] = field(default_factory=set)
+    """Lines the strict parser refused but the lenient one read: they may hold NaN or Infinity
+    (Python's ``json`` reads them, JSON and pi do not), which ``validation`` looks for."""
+    byte_order_mark: bool = False
+    """The file started with a UTF-8 byte order mark (ignored, and reported)."""
 
     @property
     def valid(self) -> bool:
@@ -53,19 +61,46 @@ def is_valid_header(obj: Any) -> bool:
     return isinstance(obj, dict) and obj.get("type") == "session" and isinstance(obj.get("id"), str)
 
 
-def _make_scanner() -> Any:
+_BOM = "\ufeff"
+_BOM_BYTES = _BOM.encode()
+
+
+class _LenientDecoder(json.JSONDecoder):
+    """The stdlib decoder, noting when a line holds ``NaN``/``Infinity`` (or a number too large
+    for a float, which it reads as infinity): ``suspect`` is set, and the line is checked."""
+
+    def __init__(self) -> None:
+        self.suspect = False
+        super().__init__(parse_constant=self._constant, parse_float=self._float)
+
+    def _constant(self, name: str) -> float:
+        self.suspect = True
+        return float(name)  # 'NaN', 'Infinity', '-Infinity'
+
+    def _float(self, text: str) -> float:
+        value = float(text)
+        if value in (math.inf, -math.inf):
+            self.suspect = True
+        return value
+
+
+def _lenient_decoder() -> _LenientDecoder:
+    return _LenientDecoder()
+
+
+def _make_scanner(decoder: json.JSONDecoder) -> Any:
     """The C JSON scanner, called directly on the whole text at each line start: no per-line
     string copies and none of ``json.loads``' per-call Python overhead (about a third faster)."""
     factory: Any = json.scanner.make_scanner  # c_make_scanner when the C extension is there
-    return factory(json.JSONDecoder())
+    return factory(decoder)
 
 
-def _parse_at(scan: Any, text: str, start: int, stop: int) -> Any:
+def _parse_at(scan: Any, decoder: json.JSONDecoder, text: str, start: int, stop: int) -> Any:
     """The JSON value on ``text[start:stop]`` (one line), or raise ValueError."""
     try:
         obj, end = scan(text, start)
-    except StopIteration:  # leading whitespace or garbage: let json.loads judge the line
-        return json.loads(text[start:stop])
+    except StopIteration:  # leading whitespace or garbage: let the full decoder judge the line
+        return decoder.decode(text[start:stop])
     if end != stop and not text[end:stop].isspace():
         raise ValueError("extra data after the JSON value")
     return obj
@@ -93,35 +128,42 @@ def parse_session_bytes(data: bytes, path: Path) -> ParsedSession:
         return parse_session_text(data.decode("utf-8", errors="replace"), path)
     fast_loads = orjson.loads
     fast_error = orjson.JSONDecodeError
+    lenient = _lenient_decoder()
 
     def parse(start: int, stop: int) -> Any:
         line = data[start:stop]
         try:
             return fast_loads(line)
         except fast_error:
+            lenient.suspect = True
             try:
-                return json.loads(line.decode("utf-8", errors="replace"))
+                return lenient.decode(line.decode("utf-8", errors="replace"))
             except (ValueError, RecursionError):
                 return None
 
-    return _parse_lines(data, path, b"\n", _BLANK_BYTES, _BLANK.encode(), parse)
+    bom = data.startswith(_BOM_BYTES)
+    return _parse_lines(data, path, b"\n", _BLANK_BYTES, _BLANK.encode(), parse, lenient, bom)
 
 
 def parse_session_text(text: str, path: Path) -> ParsedSession:
     """Parse a session file's text: one JSON parse per line, nothing else per entry."""
-    scan = _make_scanner()
+    lenient = _lenient_decoder()
+    scan = _make_scanner(lenient)
 
     def parse(start: int, stop: int) -> Any:
+        if text.find("\\ud", start, stop) >= 0 or text.find("\\uD", start, stop) >= 0:
+            lenient.suspect = True  # maybe a lone surrogate (orjson refuses those; this does not)
         try:
-            return _parse_at(scan, text, start, stop)
+            return _parse_at(scan, lenient, text, start, stop)
         except (ValueError, RecursionError):
             return None
 
-    return _parse_lines(text, path, "\n", frozenset(_BLANK), _BLANK, parse)
+    bom = text.startswith(_BOM)
+    return _parse_lines(text, path, "\n", frozenset(_BLANK), _BLANK, parse, lenient, bom)
 
 
 def _parse_lines(data: Any, path: Path, newline: Any, blank_first: frozenset[Any], blank: Any,
-                 parse: Callable[[int, int], Any]) -> ParsedSession:
+                 parse: Callable[[int, int], Any], lenient: _LenientDecoder, bom: bool) -> ParsedSession:
     """The line loop shared by the bytes and text parsers (``data`` is ``bytes`` or ``str``).
 
     The cyclic garbage collector is paused while the objects are built: a 100,000-entry file
@@ -129,16 +171,17 @@ def _parse_lines(data: Any, path: Path, newline: Any, blank_first: frozenset[Any
     of them again and again (measured: 2.6 s → 1.5 s on the benchmark file). None of these
     objects form cycles, so nothing is lost by collecting later.
     """
-    result = ParsedSession(path=path)
+    result = ParsedSession(path=path, byte_order_mark=bom)
     length = len(data)
     result.ends_with_newline = not data or data.endswith(newline)
     entries = result.entries
+    numbers = result.lines
     malformed = result.malformed_lines
     find = data.find
     paused = gc.isenabled()
     gc.disable()
     try:
-        start = 0
+        start = len(_BOM_BYTES if isinstance(data, bytes) else _BOM) if bom else 0
         line_number = 0
         while start < length:
             line_number += 1
@@ -150,8 +193,12 @@ def _parse_lines(data: Any, path: Path, newline: Any, blank_first: frozenset[Any
                 continue
             result.has_content = True
             obj = parse(start, stop)
+            if lenient.suspect:
+                lenient.suspect = False
+                result.suspect_lines.add(line_number)
             if type(obj) is dict:
                 entries.append(obj)
+                numbers.append(line_number)
             else:
                 malformed.append(line_number)
                 if stop == length and not result.ends_with_newline:
@@ -162,11 +209,14 @@ def _parse_lines(data: Any, path: Path, newline: Any, blank_first: frozenset[Any
             gc.enable()
     if entries and not is_valid_header(entries[0]):
         result.entries = []
+        result.lines = []
     _report(result)
     return result
 
 
 def _report(result: ParsedSession) -> None:
+    if result.byte_order_mark:
+        result.warnings.append(f"{result.path}:1: the file starts with a UTF-8 byte order mark; ignored")
     lines = result.malformed_lines
     torn = lines[-1] if result.torn_last_line else None
     broken = [n for n in lines if n != torn]
@@ -226,7 +276,7 @@ def read_header(path: Path, limit: int = 65536) -> Entry | None:
     except OSError:
         return None
     try:
-        obj = json.loads(first.decode("utf-8", errors="replace"))
-    except ValueError:
+        obj = json.loads(first.decode("utf-8", errors="replace").removeprefix(_BOM))
+    except (ValueError, RecursionError):
         return None
     return obj if is_valid_header(obj) else None

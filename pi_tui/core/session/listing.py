@@ -10,6 +10,7 @@ from typing import Any
 from pi_tui.core.messages import text_of
 from pi_tui.core.session.entries import Entry, ms_from_iso, session_name_of
 from pi_tui.core.session.jsonl import read_header, read_session_file
+from pi_tui.core.session.loading import checked_session
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +84,8 @@ def session_info(path: Path) -> SessionInfo | None:
         return None
     if not parsed.valid:
         return None
-    header, entries = parsed.entries[0], parsed.entries[1:]
+    checked = checked_session(parsed)
+    header, entries = checked.header, checked.entries
     name: str | None = None
     count = 0
     first: str | None = None

@@ -4,19 +4,56 @@ pi rewrites a migrated file in place and replaces a corrupt one with a fresh hea
 same so pi can still read the result (v3), but first copy the original next to it:
 ``<file>.v<N>.bak`` before a migration, ``<file>.corrupt.bak`` before replacing an unreadable
 file. Nothing the user had is lost.
+
+Every reader of a session file goes through ``checked_session``: parse, migrate (in memory), then
+``validation`` checks every entry, so what the rest of pi-tui sees has pi's shapes and every
+problem is a warning naming the file and line. A migration rewrite writes the entries as they
+were read, damaged ones included: only the in-memory copy is repaired.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pi_tui.core.errors import SessionError, SessionFormatError
 from pi_tui.core.session.entries import Entry
-from pi_tui.core.session.jsonl import read_session_file
-from pi_tui.core.session.migrations import migrate_entries
+from pi_tui.core.session.jsonl import ParsedSession, read_session_file
+from pi_tui.core.session.migrations import header_version, migrate_entries
 from pi_tui.core.session.persistence import Persistence
 from pi_tui.core.session.store import keep_backup
+from pi_tui.core.session.validation import Diagnostics, check_entries, check_header
+
+
+@dataclass(slots=True)
+class CheckedSession:
+    """A parsed, migrated and checked session: ``entries`` are the ones to use (repaired copies
+    and placeholders where the file is damaged); the file's own lines are unchanged."""
+
+    header: Entry
+    entries: list[Entry]
+    warnings: list[str]
+    migrated_from: int | None
+
+
+def checked_session(parsed: ParsedSession, on_migrated: Callable[[list[Entry], int], None] | None = None) -> CheckedSession:
+    """Migrate ``parsed`` (a valid session) in memory, then check it.
+
+    ``on_migrated`` receives the migrated raw entries (header first) and the version they had,
+    before they are checked, so a rewrite keeps every line that was read.
+    """
+    raw = parsed.entries
+    diagnostics = Diagnostics(parsed.path)
+    _, problem = header_version(raw[0], raw[1:])
+    if problem is not None:
+        diagnostics.add(1, "session header", problem)
+    migrated_from = migrate_entries(raw)
+    if migrated_from is not None and on_migrated is not None:
+        on_migrated(raw, migrated_from)
+    header = check_header(raw[0], diagnostics, suspect=parsed.lines[0] in parsed.suspect_lines)
+    entries = check_entries(raw[1:], parsed.lines[1:], diagnostics, frozenset(parsed.suspect_lines))
+    return CheckedSession(header, entries, [*parsed.warnings, *diagnostics.warnings()], migrated_from)
 
 
 @dataclass(slots=True)
@@ -59,13 +96,16 @@ def _load_locked(path: Path, persistence: Persistence) -> OpenOutcome:
                 f"{path}: started a new session in this file; the original was kept as {outcome.backup_file}"
             )
         return outcome
-    entries = parsed.entries
-    outcome.migrated_from = migrate_entries(entries)
-    if outcome.migrated_from is not None:
-        outcome.backup_file = keep_backup(path, f".v{outcome.migrated_from}.bak")
-        persistence.rewrite(entries[0], entries[1:])
-    outcome.header = entries[0]
-    outcome.entries = entries[1:]
+
+    def rewrite_migrated(raw: list[Entry], from_version: int) -> None:
+        outcome.backup_file = keep_backup(path, f".v{from_version}.bak")
+        persistence.rewrite(raw[0], raw[1:])
+
+    checked = checked_session(parsed, rewrite_migrated)
+    outcome.warnings = checked.warnings
+    outcome.migrated_from = checked.migrated_from
+    outcome.header = checked.header
+    outcome.entries = checked.entries
     return outcome
 
 
@@ -97,6 +137,5 @@ def load_session_readonly(path: Path) -> LoadedSession:
     if not parsed.valid:
         what = "is empty" if not parsed.has_content else "is not a pi session file (no valid session header)"
         raise SessionFormatError(f"{path} {what}")
-    entries = parsed.entries
-    migrated_from = migrate_entries(entries)
-    return LoadedSession(path, entries[0], entries[1:], parsed.warnings, migrated_from)
+    checked = checked_session(parsed)
+    return LoadedSession(path, checked.header, checked.entries, checked.warnings, checked.migrated_from)

@@ -9,11 +9,33 @@ from __future__ import annotations
 
 from pi_tui.core.session.entries import CURRENT_SESSION_VERSION, Entry
 from pi_tui.core.session.ids import new_entry_id
+from pi_tui.core.session.message_checks import describe
 
 
-def file_version(header: Entry) -> int:
-    version = header.get("version")
-    return version if isinstance(version, int) else 1
+def header_version(header: Entry, entries: list[Entry] | None = None) -> tuple[int, str | None]:
+    """The version to migrate from, and a problem to report (or None).
+
+    A missing version is 1 (pi). One that is not a whole number is a damaged header, not a v1
+    file: migrating would re-chain every entry, so when the entries have ids it is read as the
+    current version.
+    """
+    if "version" not in header:
+        return 1, None
+    version = header["version"]
+    if type(version) is float and version.is_integer():
+        version = int(version)
+    if type(version) is not int or version < 1:
+        has_ids = any(type(e.get("id")) is str for e in (entries or [])[:50])
+        guess = CURRENT_SESSION_VERSION if has_ids else 1
+        return guess, f"version is {describe(header['version'])}, expected a whole number; read as {guess}"
+    if version > CURRENT_SESSION_VERSION:
+        return version, (f"version {version} is newer than this pi-tui reads ({CURRENT_SESSION_VERSION}); "
+                         "read as version 3, entries of unknown types are kept as they are")
+    return version, None
+
+
+def file_version(header: Entry, entries: list[Entry] | None = None) -> int:
+    return header_version(header, entries)[0]
 
 
 def migrate_v1_to_v2(entries: list[Entry]) -> None:
@@ -58,7 +80,7 @@ def migrate_entries(entries: list[Entry]) -> int | None:
     """
     if not entries:
         return None
-    original = file_version(entries[0])
+    original = file_version(entries[0], entries[1:])
     if original >= CURRENT_SESSION_VERSION:
         return None
     if original < 2:
