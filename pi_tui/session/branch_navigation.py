@@ -141,7 +141,8 @@ async def _summarize_branch(
     runner._busy += 1
     runner._cancel_requested = False
     try:
-        text = await runner._call(host.provider_for(model), summary_request(model, spec, api_key), "Branch summarization failed")
+        text = await runner._call(host.provider_for(model), summary_request(model, spec, api_key), "Branch summarization failed",
+                                 whole_summary=False)
     except asyncio.CancelledError:
         raise SummaryCancelled("Branch summary cancelled") from None
     finally:

@@ -107,7 +107,7 @@ class CompactionSteps:
         prefix = texts[-1] if preparation.is_split_turn and preparation.turn_prefix_messages else None
         return assemble_result(preparation, history, prefix)
 
-    async def _call(self, provider: Provider, request: Any, failure_prefix: str) -> str:
+    async def _call(self, provider: Provider, request: Any, failure_prefix: str, *, whole_summary: bool = True) -> str:
         task = asyncio.ensure_future(call_summarizer(provider, request))
         self._active.add(task)
         try:
@@ -118,7 +118,7 @@ class CompactionSteps:
             raise
         finally:
             self._active.discard(task)
-        return summary_text_or_raise(message, failure_prefix)
+        return summary_text_or_raise(message, failure_prefix, max_tokens=request.max_tokens if whole_summary else None)
 
     def _check_gain(self, path: Sequence[Any], preparation: CompactionPreparation, result: CompactionResult, from_extension: bool) -> int:
         """A pi-made summary must make the context smaller; returns the estimate after."""

@@ -51,11 +51,26 @@ async def call_summarizer(provider: Provider, request: CompletionRequest) -> Ass
     return final
 
 
-def summary_text_or_raise(message: Mapping[str, Any], failure_prefix: str) -> str:
-    """The answer's text blocks joined by ``\\n``; ``<prefix>: <error>`` when the call failed."""
+def summary_text_or_raise(message: Mapping[str, Any], failure_prefix: str, *, max_tokens: int | None = None) -> str:
+    """The answer's text blocks joined by ``\\n``; ``<prefix>: <error>`` when the call failed.
+
+    With ``max_tokens`` (compaction summaries) the answer must also be a whole, non-empty text:
+    an empty answer, one with only thinking (a reasoning model that spent its budget thinking)
+    or one cut off at the output limit would replace real history with nothing or with half a
+    summary, so each is a failure and nothing is written. pi accepts all three.
+    """
     stop = message.get("stopReason")
     if stop == "aborted":
         raise SummaryCancelled("Compaction cancelled")
     if stop == "error":
         raise PiError(f"{failure_prefix}: {message.get('errorMessage') or 'unknown error'}")
-    return assistant_text(message)  # type: ignore[arg-type]
+    text = assistant_text(message)  # type: ignore[arg-type]
+    if max_tokens is None:
+        return text
+    if not text.strip():
+        thought = any(b.get("type") == "thinking" for b in message.get("content") or [] if isinstance(b, Mapping))
+        why = " (only thinking, stop reason " + repr(stop) + ")" if thought else f" (stop reason {stop!r})"
+        raise PiError(f"{failure_prefix}: the summarizer returned no summary text{why}")
+    if stop == "length":
+        raise PiError(f"{failure_prefix}: the summary was cut off at its output limit ({max_tokens} tokens)")
+    return text
