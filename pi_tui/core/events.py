@@ -164,10 +164,13 @@ class ArtifactSavedEvent(TypedDict):
 
 
 class CompactionCircuitOpenEvent(TypedDict):
-    """pi-tui addition: automatic compaction stopped after consecutive failures."""
+    """pi-tui addition: automatic compaction stopped after consecutive failures (for the rest
+    of this session; ``/new`` starts clean)."""
 
     type: Literal["compaction_circuit_open"]
     failures: int
+    source: Literal["automatic", "pipeline"]
+    """``automatic``: threshold/overflow compaction; ``pipeline``: the pipeline's summary step."""
     message: str
 
 

@@ -7,7 +7,6 @@ where it was.
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -70,56 +69,73 @@ async def navigate_tree(
     model = host.current_model()
     if summarize and model is None:
         raise PiError("No model available for summarization")
-    async with runner.lock:
-        collection = collect_entries_for_branch_summary(index_entries(sm.get_entries()), old_leaf, target_id)
-        preparation = {
-            "targetId": target_id, "oldLeafId": old_leaf, "commonAncestorId": collection.common_ancestor_id,
-            "entriesToSummarize": collection.entries, "userWantsSummary": summarize,
-            "customInstructions": custom_instructions, "replaceInstructions": replace_instructions, "label": label,
-        }
-        extension_summary: dict[str, Any] | None = None
-        emit = getattr(host.extensions, "emit_session_before_tree", None)
-        if callable(emit):
-            decision = await emit(preparation, None)
-            if decision.cancel:
-                return NavigateResult(cancelled=True)
-            extension_summary = decision.summary
-            if decision.custom_instructions is not None:
-                custom_instructions = decision.custom_instructions
-            if decision.replace_instructions is not None:
-                replace_instructions = decision.replace_instructions
-            if decision.label is not None:
-                label = decision.label
-        summary: str | None = None
-        details: Any = None
-        from_extension = False
-        if summarize and extension_summary is not None:
-            summary, details, from_extension = extension_summary["summary"], extension_summary.get("details"), True
-        elif summarize and collection.entries:
-            assert model is not None
+    with runner.operation():
+        async with runner.lock:
             try:
-                summary, details = await _summarize_branch(runner, collection.entries, custom_instructions, replace_instructions)
+                moved = await _move(runner, target, summarize, custom_instructions, replace_instructions, label)
             except SummaryCancelled:
                 return NavigateResult(cancelled=True, aborted=True)
-        new_leaf, editor_text = _new_leaf(target)
-        summary_entry = None
-        if summary is not None:
-            summary_id = sm.branch_with_summary(new_leaf, summary, details, from_extension)
-            summary_entry = dict(sm.get_entry(summary_id))
-            if label:
-                sm.append_label_change(summary_id, label)
-        else:
-            if new_leaf is None:
-                sm.reset_leaf()
-            else:
-                sm.branch(new_leaf)
-            if label:
-                sm.append_label_change(target_id, label)
-        runner._replace_messages()
+    if moved is None:
+        return NavigateResult(cancelled=True)
+    editor_text, summary_entry, from_extension = moved
     emit_tree = getattr(host.extensions, "emit_session_tree", None)
     if callable(emit_tree):
         await emit_tree(new_leaf_id=sm.leaf_id, old_leaf_id=old_leaf, summary_entry=summary_entry, from_extension=from_extension)
     return NavigateResult(editor_text=editor_text, summary_entry=summary_entry)
+
+
+async def _move(
+    runner: CompactionRunner, target: dict[str, Any], summarize: bool, custom_instructions: str | None,
+    replace_instructions: bool, label: str | None,
+) -> tuple[str | None, dict[str, Any] | None, bool] | None:
+    """Under the lock: ask the extensions, summarize, move the leaf. None when an extension
+    cancelled; ``SummaryCancelled`` on abort (nothing written: the check comes before the move)."""
+    host = runner.host
+    sm = host.session_manager
+    old_leaf, target_id = sm.leaf_id, str(target["id"])
+    collection = collect_entries_for_branch_summary(index_entries(sm.get_entries()), old_leaf, target_id)
+    preparation = {
+        "targetId": target_id, "oldLeafId": old_leaf, "commonAncestorId": collection.common_ancestor_id,
+        "entriesToSummarize": collection.entries, "userWantsSummary": summarize,
+        "customInstructions": custom_instructions, "replaceInstructions": replace_instructions, "label": label,
+    }
+    extension_summary: dict[str, Any] | None = None
+    emit = getattr(host.extensions, "emit_session_before_tree", None)
+    if callable(emit):
+        decision = await runner._guarded(emit(preparation, runner._signal))
+        if decision.cancel:
+            return None
+        extension_summary = decision.summary
+        if decision.custom_instructions is not None:
+            custom_instructions = decision.custom_instructions
+        if decision.replace_instructions is not None:
+            replace_instructions = decision.replace_instructions
+        if decision.label is not None:
+            label = decision.label
+    summary: str | None = None
+    details: Any = None
+    from_extension = False
+    if summarize and extension_summary is not None:
+        summary, details, from_extension = extension_summary["summary"], extension_summary.get("details"), True
+    elif summarize and collection.entries:
+        summary, details = await _summarize_branch(runner, collection.entries, custom_instructions, replace_instructions)
+    runner._raise_if_aborted()
+    new_leaf, editor_text = _new_leaf(target)
+    summary_entry = None
+    if summary is not None:
+        summary_id = sm.branch_with_summary(new_leaf, summary, details, from_extension)
+        summary_entry = dict(sm.get_entry(summary_id))
+        if label:
+            sm.append_label_change(summary_id, label)
+    else:
+        if new_leaf is None:
+            sm.reset_leaf()
+        else:
+            sm.branch(new_leaf)
+        if label:
+            sm.append_label_change(target_id, label)
+    runner._replace_messages()
+    return editor_text, summary_entry, from_extension
 
 
 async def _summarize_branch(
@@ -138,13 +154,6 @@ async def _summarize_branch(
         prepared.messages, custom_instructions=custom_instructions, replace_instructions=replace_instructions,
         context_window=model.context_window,
     )
-    runner._busy += 1
-    runner._cancel_requested = False
-    try:
-        text = await runner._call(host.provider_for(model), summary_request(model, spec, api_key), "Branch summarization failed",
-                                 whole_summary=False)
-    except asyncio.CancelledError:
-        raise SummaryCancelled("Branch summary cancelled") from None
-    finally:
-        runner._busy -= 1
+    text = await runner._call(host.provider_for(model), summary_request(model, spec, api_key), "Branch summarization failed",
+                              whole_summary=False)
     return branch_summary_text(text, prepared.file_ops)

@@ -7,9 +7,16 @@ Bounds pi-tui adds on purpose (each one a failure mode users of coding agents ha
 
 * one compact-and-retry per overflow; a second overflow ends with pi's "recovery failed" text;
 * a circuit breaker: after 3 consecutive failed *automatic* compactions, automatic compaction
-  stops (``compaction_circuit_open``); manual ``/compact`` still works and closes it again;
-* a summary that does not make the context smaller is a failure, and nothing is written;
+  stops (``compaction_circuit_open``); manual ``/compact`` still works and closes it again. It
+  belongs to one session, and the pipeline's summary step has its own (``compaction_state``);
+* an empty, thinking-only or truncated summary is a failure; an automatic summary that does
+  not make the context smaller is a failure; nothing is written after a failure;
+* keep-recent is bounded by the window (``fit_to_window``); a threshold compaction with nothing
+  to cut, or one that would repeat a compaction that left the context above the threshold, is
+  not started (no summarizer call, no empty start/end pair; the events pane says so once);
 * no summarizer call when there is nothing to summarize (pi sends an empty conversation);
+* an abort reaches every step (extension hooks get the signal and are cancelled, the
+  summarizer calls are cancelled) and is checked right before the entry is written;
 * manual, threshold and overflow compaction, the pipeline's summary and branch summaries never
   overlap each other or a run: they take the host's lock (the agent loop holds it while running);
 * ``compaction.enabled = false`` means off, also on the overflow path, where the user gets a
@@ -24,12 +31,17 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
+from pi_tui.agent.abort import AbortSignal
 from pi_tui.core.context.compaction import (
     CompactionResult,
     CompactionSettings,
     coerce_compaction_settings,
+    compaction_threshold,
     fit_to_window,
     prepare_compaction,
 )
@@ -39,6 +51,11 @@ from pi_tui.core.overflow import is_context_overflow
 from pi_tui.core.provider import ModelInfo
 from pi_tui.core.session.entries import ms_from_iso
 from pi_tui.core.tokens import calculate_context_tokens, estimate_context_tokens, should_compact
+from pi_tui.session.compaction_state import (
+    CIRCUIT_BREAKER_FAILURES,
+    Breaker,
+    SessionCompactionState,
+)
 from pi_tui.session.compaction_steps import (
     CANCELLED,
     CompactionFailed,
@@ -47,9 +64,8 @@ from pi_tui.session.compaction_steps import (
 )
 from pi_tui.session.summarizer import SummaryCancelled
 
-__all__ = ["CANCELLED", "CompactionFailed", "CompactionHost", "CompactionRunner"]
+__all__ = ["CANCELLED", "CIRCUIT_BREAKER_FAILURES", "CompactionFailed", "CompactionHost", "CompactionRunner"]
 
-CIRCUIT_BREAKER_FAILURES = 3
 OVERFLOW_RECOVERY_FAILED = (
     "Context overflow recovery failed after one compact-and-retry attempt. "
     "Try reducing context or switching to a larger-context model."
@@ -61,18 +77,23 @@ OVERFLOW_WITH_COMPACTION_DISABLED = (
 )
 
 
+@dataclass(frozen=True, slots=True)
+class _Outcome:
+    result: CompactionResult
+    tokens_before: int
+    """chars/4 estimate of the messages before (what ``tokens_after`` compares with)."""
+    tokens_after: int
+
+
 class CompactionRunner(CompactionSteps):
     def __init__(self, host: CompactionHost) -> None:
         self.host = host
-        self._failures = 0
-        self._circuit_open = False
-        self._overflow_attempted = False
-        self._active: set[asyncio.Task[Any]] = set()
+        self._states: dict[str | None, SessionCompactionState] = {}
+        self._state_key: str | None = None
         self._busy = 0
-        self._cancel_requested = False
+        self._signal: AbortSignal | None = None
         self._preparer: Any = None
         self._own_lock: asyncio.Lock | None = None
-        self._pipeline_summary_at: int | None = None
         subscribe = getattr(host, "subscribe", None)
         if callable(subscribe):
             subscribe(self.observe)
@@ -90,31 +111,62 @@ class CompactionRunner(CompactionSteps):
         return self._own_lock
 
     @property
+    def state(self) -> SessionCompactionState:
+        """The state of the session the host has now (a new session starts clean)."""
+        key = getattr(self.host.session_manager, "session_id", None)
+        if key != self._state_key:
+            self._state_key = key
+            if self._preparer is not None:
+                self._preparer.invalidate()
+        state = self._states.get(key)
+        if state is None:
+            state = self._states[key] = SessionCompactionState()
+        return state
+
+    @property
     def is_compacting(self) -> bool:
         return self._busy > 0
 
     @property
     def circuit_open(self) -> bool:
-        return self._circuit_open
+        """Automatic (threshold/overflow) compaction is paused in this session."""
+        return self.state.automatic.open
+
+    @property
+    def pipeline_circuit_open(self) -> bool:
+        return self.state.pipeline.open
 
     @property
     def consecutive_failures(self) -> int:
-        return self._failures
+        return self.state.automatic.failures
+
+    @contextmanager
+    def operation(self) -> Iterator[AbortSignal]:
+        """One compaction, pipeline summary or branch summary: ``is_compacting`` while it runs,
+        and an abort signal that ``abort()`` fires."""
+        signal, previous = AbortSignal(), self._signal
+        self._signal = signal
+        self._busy += 1
+        try:
+            yield signal
+        finally:
+            self._busy -= 1
+            self._signal = previous
 
     def abort(self) -> None:
-        """Cancel a running summarizer call; the operation ends as cancelled, nothing written."""
-        self._cancel_requested = True
-        for task in list(self._active):
-            task.cancel()
+        """Abort the running operation wherever it is: an extension hook, a summarizer call, or
+        between them. It ends as cancelled with nothing written."""
+        if self._signal is not None:
+            self._signal.abort()
 
     def observe(self, event: dict[str, Any]) -> None:
         """Session events reset the overflow guard: a new user message or a good answer."""
         if event.get("type") == "message_start" and event.get("message", {}).get("role") == "user":
-            self._overflow_attempted = False
+            self.state.overflow_attempted = False
         elif event.get("type") == "message_end":
             message = event.get("message", {})
             if message.get("role") == "assistant" and message.get("stopReason") != "error":
-                self._overflow_attempted = False
+                self.state.overflow_attempted = False
 
     def settings_for(self, model: ModelInfo | None) -> CompactionSettings:
         getter = getattr(self.host.settings, "compaction_settings", None)
@@ -124,31 +176,55 @@ class CompactionRunner(CompactionSteps):
         settings = coerce_compaction_settings(raw)
         return fit_to_window(settings, model.context_window) if model is not None else settings
 
+    def note_once(self, key: str, message: str) -> None:
+        """A warning shown once per session (events pane and every mode's notify)."""
+        state = self.state
+        if key not in state.notes_shown:
+            state.notes_shown.add(key)
+            self.host.emit({"type": "notify", "level": "warning", "message": message})
+
+    def _note_bounded_keep(self, model: ModelInfo) -> None:
+        getter = getattr(self.host.settings, "compaction_settings", None)
+        if not callable(getter):
+            return
+        asked = coerce_compaction_settings(getter(model.provider, model.id))
+        used = fit_to_window(asked, model.context_window)
+        if used.keep_recent_tokens < asked.keep_recent_tokens:
+            self.note_once(
+                f"keep:{model.provider}/{model.id}:{asked.keep_recent_tokens}",
+                f"compaction.keepRecentTokens {asked.keep_recent_tokens:,} is more than half of "
+                f"{model.id}'s compaction threshold ({compaction_threshold(used, model.context_window):,} tokens); "
+                f"compaction keeps {used.keep_recent_tokens:,} so that it brings the context below the threshold.",
+            )
+
     # ------------------------------------------------------------------ manual
 
     async def compact(self, custom_instructions: str | None = None) -> CompactionResult:
         """``/compact [focus]``: raises ``PiError`` with pi's messages on failure."""
         self.host.emit({"type": "compaction_start", "reason": "manual"})
         started = time.monotonic()
-        try:
-            async with self.lock:
-                result, tokens_after = await self._compact_locked("manual", custom_instructions, will_retry=False)
-        except BaseException as err:
-            aborted = isinstance(err, SummaryCancelled | asyncio.CancelledError) or str(err) == CANCELLED
-            end: dict[str, Any] = {"type": "compaction_end", "reason": "manual", "result": None, "aborted": aborted, "willRetry": False}
-            if not aborted:
-                end["errorMessage"] = f"Compaction failed: {err}"
-            self.host.emit(end)
-            await self._emit_failed("manual", str(err), aborted=aborted, will_retry=False)
-            if isinstance(err, asyncio.CancelledError) and not self._cancel_requested:
+        with self.operation() as signal:
+            try:
+                async with self.lock:
+                    outcome = await self._compact_locked("manual", custom_instructions, will_retry=False)
+            except BaseException as err:
+                aborted = signal.aborted or isinstance(err, SummaryCancelled) or str(err) == CANCELLED
+                end: dict[str, Any] = {"type": "compaction_end", "reason": "manual", "result": None, "aborted": aborted, "willRetry": False}
+                if not aborted:
+                    end["errorMessage"] = f"Compaction failed: {err}"
+                self.host.emit(end)
+                await self._emit_failed("manual", str(err), aborted=aborted, will_retry=False)
+                if isinstance(err, asyncio.CancelledError) and not signal.aborted:
+                    raise
+                if aborted:
+                    raise PiError(CANCELLED) from None
                 raise
-            if aborted:
-                raise PiError(CANCELLED) from None
-            raise
-        self._failures = 0
-        self._circuit_open = False
-        self.host.emit(self._end_event("manual", result, tokens_after, started, will_retry=False))
-        return result
+        state = self.state
+        state.automatic.reset()
+        state.pipeline.reset()
+        state.threshold_stuck = None
+        self.host.emit(self._end_event("manual", outcome.result, outcome.tokens_after, started, will_retry=False))
+        return outcome.result
 
     # ------------------------------------------------------------------ automatic
 
@@ -190,16 +266,47 @@ class CompactionRunner(CompactionSteps):
             return False
         if message.get("timestamp", 0) <= self._latest_compaction_ms():
             return False  # usage from before the latest compaction says nothing about now
+        state = self.state
         if overflow:
-            if self._overflow_attempted:
+            if state.overflow_attempted:
                 self.host.emit({"type": "compaction_end", "reason": "overflow", "result": None, "aborted": False,
                                 "willRetry": False, "errorMessage": OVERFLOW_RECOVERY_FAILED})
                 return False
-            self._overflow_attempted = True
+            state.overflow_attempted = True
             return await self._run_auto("overflow", will_retry=True)
         tokens = self._context_tokens(message)
         if tokens is not None and should_compact(tokens, model.context_window, enabled=True, reserve_tokens=settings.reserve_tokens):
-            await self._run_auto("threshold", will_retry=False)
+            if self._threshold_compaction_futile(model, settings):
+                return False
+            await self._run_auto("threshold", will_retry=False, tokens=tokens)
+        return False
+
+    def _stuck_key(self, model: ModelInfo, settings: CompactionSettings) -> tuple[object, ...]:
+        return (model.provider, model.id, model.context_window, settings.reserve_tokens, settings.keep_recent_tokens)
+
+    def _threshold_compaction_futile(self, model: ModelInfo, settings: CompactionSettings) -> bool:
+        """Above the threshold, but a compaction would not help: don't start one (no summarizer
+        call, no empty start/end pair); say why once."""
+        self._note_bounded_keep(model)
+        state = self.state
+        threshold = compaction_threshold(settings, model.context_window)
+        if state.threshold_stuck is not None and state.threshold_stuck == self._stuck_key(model, settings):
+            self.note_once(
+                f"stuck:{state.threshold_stuck}",
+                f"The last compaction left the context above the compaction threshold ({threshold:,} tokens); "
+                "compacting again would do the same, so automatic compaction waits (an overflow still "
+                "compacts). Run /compact, lower compaction.keepRecentTokens, or pick a larger-context model.",
+            )
+            return True
+        preparation = prepare_compaction(self.host.session_manager.get_branch(), settings)
+        if preparation is None or preparation.nothing_to_summarize:
+            self.note_once(
+                f"nothing:{model.provider}/{model.id}",
+                f"The context is above the compaction threshold ({threshold:,} tokens), but everything in it is "
+                f"among the most recent {settings.keep_recent_tokens:,} tokens that compaction keeps (the system "
+                "prompt and tools count too), so there is nothing to summarize.",
+            )
+            return True
         return False
 
     def _latest_compaction_ms(self) -> int:
@@ -223,88 +330,114 @@ class CompactionRunner(CompactionSteps):
             return None
         return estimate.tokens
 
-    async def _run_auto(self, reason: str, *, will_retry: bool) -> bool:
-        if self._circuit_open:
+    async def _run_auto(self, reason: str, *, will_retry: bool, tokens: int | None = None) -> bool:
+        state = self.state
+        if state.automatic.open:
             return False
         self.host.emit({"type": "compaction_start", "reason": reason})
         started = time.monotonic()
-        try:
-            async with self.lock:
-                outcome = await self._compact_locked(reason, None, will_retry=will_retry, automatic=True)
-        except (SummaryCancelled, asyncio.CancelledError) as err:
-            self.host.emit({"type": "compaction_end", "reason": reason, "result": None, "aborted": True, "willRetry": False})
-            await self._emit_failed(reason, str(err) or CANCELLED, aborted=True, will_retry=will_retry)
-            return False
-        except _NothingToDo as err:
-            end: dict[str, Any] = {"type": "compaction_end", "reason": reason, "result": None, "aborted": False, "willRetry": False}
-            if reason == "overflow":  # the user must learn why the request is not retried
-                end["errorMessage"] = f"Context overflow recovery failed: {err}"
-            self.host.emit(end)
-            return False
-        except Exception as err:
-            prefix = "Context overflow recovery failed" if reason == "overflow" else "Auto-compaction failed"
-            self.host.emit({"type": "compaction_end", "reason": reason, "result": None, "aborted": False,
-                            "willRetry": False, "errorMessage": f"{prefix}: {err}"})
-            await self._emit_failed(reason, str(err), aborted=False, will_retry=will_retry)
-            self.record_failure()
-            return False
-        result, tokens_after = outcome
-        self._failures = 0
-        self.host.emit(self._end_event(reason, result, tokens_after, started, will_retry=will_retry))
+        with self.operation():
+            try:
+                async with self.lock:
+                    outcome = await self._compact_locked(reason, None, will_retry=will_retry, automatic=True)
+            except (SummaryCancelled, asyncio.CancelledError) as err:
+                self.host.emit({"type": "compaction_end", "reason": reason, "result": None, "aborted": True, "willRetry": False})
+                await self._emit_failed(reason, str(err) or CANCELLED, aborted=True, will_retry=will_retry)
+                return False
+            except _NothingToDo as err:
+                end: dict[str, Any] = {"type": "compaction_end", "reason": reason, "result": None, "aborted": False, "willRetry": False}
+                if reason == "overflow":  # the user must learn why the request is not retried
+                    end["errorMessage"] = f"Context overflow recovery failed: {err}"
+                self.host.emit(end)
+                return False
+            except Exception as err:
+                prefix = "Context overflow recovery failed" if reason == "overflow" else "Auto-compaction failed"
+                self.host.emit({"type": "compaction_end", "reason": reason, "result": None, "aborted": False,
+                                "willRetry": False, "errorMessage": f"{prefix}: {err}"})
+                await self._emit_failed(reason, str(err), aborted=False, will_retry=will_retry)
+                self.record_failure()
+                return False
+        state.automatic.failures = 0
+        self._remember_if_stuck(reason, outcome, tokens)
+        self.host.emit(self._end_event(reason, outcome.result, outcome.tokens_after, started, will_retry=will_retry))
         return will_retry
+
+    def _remember_if_stuck(self, reason: str, outcome: _Outcome, tokens: int | None) -> None:
+        """After a threshold compaction: is the context still above the threshold? The estimate
+        after covers the messages only; what the provider counted beyond them at the trigger
+        (system prompt, tools) is added back."""
+        model = self.host.current_model()
+        if model is None:
+            return
+        settings = self.settings_for(model)
+        state = self.state
+        overhead = max(0, tokens - outcome.tokens_before) if tokens is not None else 0
+        above = outcome.tokens_after + overhead > compaction_threshold(settings, model.context_window)
+        if reason == "threshold" and above:
+            state.threshold_stuck = self._stuck_key(model, settings)
+        elif not above:
+            state.threshold_stuck = None
 
     def record_failure(self) -> None:
         """Count a failed automatic compaction; open the circuit at the limit."""
-        self._failures += 1
-        if self._failures >= CIRCUIT_BREAKER_FAILURES and not self._circuit_open:
-            self._circuit_open = True
-            self.host.emit({
-                "type": "compaction_circuit_open",
-                "failures": self._failures,
-                "message": f"Automatic compaction failed {self._failures} times in a row and is paused. "
-                           "Run /compact to try again by hand.",
-            })
+        breaker = self.state.automatic
+        if breaker.failed():
+            self._emit_circuit_open(breaker, "automatic", "Automatic compaction")
+
+    def record_pipeline_failure(self) -> None:
+        """Count a rejected or failed pipeline summary (its own breaker)."""
+        breaker = self.state.pipeline
+        if breaker.failed():
+            self._emit_circuit_open(breaker, "pipeline", "The pipeline's summary step")
+
+    def _emit_circuit_open(self, breaker: Breaker, source: str, what: str) -> None:
+        self.host.emit({
+            "type": "compaction_circuit_open",
+            "failures": breaker.failures,
+            "source": source,
+            "message": f"{what} failed {breaker.failures} times in a row and is paused for this session. "
+                       "Run /compact to try again by hand.",
+        })
 
     # ------------------------------------------------------------------ the compaction itself
 
     async def _compact_locked(
         self, reason: str, custom_instructions: str | None, *, will_retry: bool, automatic: bool = False
-    ) -> tuple[CompactionResult, int]:
-        """Prepare, ask the extensions, summarize, check the gain, append. Caller holds the lock."""
-        self._busy += 1
-        self._cancel_requested = False
-        try:
-            model = self._require_model()
-            api_key = self._require_key(model)
-            settings = self.settings_for(model)
-            sm = self.host.session_manager
-            path = sm.get_branch()
-            preparation = prepare_compaction(path, settings)
-            if preparation is None:
-                if path and path[-1].get("type") == "compaction":
-                    raise _NothingToDo("Already compacted") if automatic else PiError("Already compacted")
-                raise _NothingToDo("Nothing to compact (session too small)") if automatic else PiError(
-                    "Nothing to compact (session too small)")
-            decision = await self._ask_extensions(preparation, path, custom_instructions, reason, will_retry)
-            from_extension = decision is not None
-            if decision is not None:
-                result = CompactionResult(
-                    summary=decision["summary"], first_kept_entry_id=decision["firstKeptEntryId"],
-                    tokens_before=int(decision["tokensBefore"]), details=decision.get("details"),
-                )
-            else:
-                if preparation.nothing_to_summarize:
-                    raise (_NothingToDo if automatic else PiError)("Nothing to compact (session too small)")
-                result = await self._summarize(preparation, model, api_key, custom_instructions)
-            tokens_after = self._check_gain(path, preparation, result, from_extension)
-            entry_id = sm.append_compaction(
-                result.summary, result.first_kept_entry_id, result.tokens_before, result.details, from_extension
+    ) -> _Outcome:
+        """Prepare, ask the extensions, summarize, check the gain, append. Caller holds the lock
+        and runs inside ``operation()``; an abort anywhere before the append writes nothing."""
+        self._raise_if_aborted()
+        model = self._require_model()
+        api_key = self._require_key(model)
+        settings = self.settings_for(model)
+        self._note_bounded_keep(model)
+        sm = self.host.session_manager
+        path = sm.get_branch()
+        preparation = prepare_compaction(path, settings)
+        if preparation is None:
+            if path and path[-1].get("type") == "compaction":
+                raise _NothingToDo("Already compacted") if automatic else PiError("Already compacted")
+            raise _NothingToDo("Nothing to compact (session too small)") if automatic else PiError(
+                "Nothing to compact (session too small)")
+        decision = await self._ask_extensions(preparation, path, custom_instructions, reason, will_retry)
+        from_extension = decision is not None
+        if decision is not None:
+            result = CompactionResult(
+                summary=decision["summary"], first_kept_entry_id=decision["firstKeptEntryId"],
+                tokens_before=int(decision["tokensBefore"]), details=decision.get("details"),
             )
-            self._replace_messages(drop_trailing_error=will_retry)
-            await self._emit_session_compact(sm.get_entry(entry_id), from_extension)
-            return result, tokens_after
-        finally:
-            self._busy -= 1
+        else:
+            if preparation.nothing_to_summarize:
+                raise (_NothingToDo if automatic else PiError)("Nothing to compact (session too small)")
+            result = await self._summarize(preparation, model, api_key, custom_instructions)
+        before, after = self._check_gain(path, preparation, result, from_extension, manual=not automatic)
+        self._raise_if_aborted()  # the last moment an abort can stop it: nothing is written after this
+        entry_id = sm.append_compaction(
+            result.summary, result.first_kept_entry_id, result.tokens_before, result.details, from_extension
+        )
+        self._replace_messages(drop_trailing_error=will_retry)
+        await self._emit_session_compact(sm.get_entry(entry_id), from_extension)
+        return _Outcome(result, before, after)
 
     # ------------------------------------------------------------------ tree and pipeline
 

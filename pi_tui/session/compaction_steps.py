@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
-from typing import Any, Protocol
+from collections.abc import Awaitable, Sequence
+from typing import Any, Protocol, TypeVar
 
+from pi_tui.agent.abort import AbortSignal
 from pi_tui.core.context.compaction import (
     CompactionPreparation,
     CompactionResult,
@@ -32,6 +33,7 @@ from pi_tui.session.summarizer import (
 )
 
 CANCELLED = "Compaction cancelled"
+T = TypeVar("T")
 
 
 class CompactionFailed(PiError):
@@ -54,9 +56,33 @@ class CompactionHost(Protocol):
 
 class CompactionSteps:
     host: CompactionHost
-    _active: set[asyncio.Task[Any]]
-    _cancel_requested: bool
+    _signal: AbortSignal | None
     _preparer: Any
+
+    # ------------------------------------------------------------------ abort
+
+    def _raise_if_aborted(self) -> None:
+        if self._signal is not None and self._signal.aborted:
+            raise SummaryCancelled(CANCELLED)
+
+    async def _guarded(self, awaitable: Awaitable[T]) -> T:
+        """Await under the operation's abort signal: an abort cancels it and raises
+        ``SummaryCancelled`` (a cancellation from outside still propagates as such)."""
+        signal = self._signal
+        if signal is None:
+            return await awaitable
+        self._raise_if_aborted()
+        task = signal.spawn(awaitable)
+        try:
+            result = await task
+        except asyncio.CancelledError:
+            if signal.aborted:
+                raise SummaryCancelled(CANCELLED) from None
+            raise
+        self._raise_if_aborted()
+        return result
+
+    # ------------------------------------------------------------------ steps
 
     def _require_model(self) -> ModelInfo:
         model = self.host.current_model()
@@ -80,10 +106,10 @@ class CompactionSteps:
         emit = getattr(extensions, "emit_session_before_compact", None)
         if not callable(emit):
             return None
-        decision = await emit(
+        decision = await self._guarded(emit(
             preparation=preparation.to_json(), branch_entries=list(path), custom_instructions=custom_instructions,
-            reason=reason, will_retry=will_retry, signal=None,
-        )
+            reason=reason, will_retry=will_retry, signal=self._signal,
+        ))
         if getattr(decision, "cancel", False):
             raise SummaryCancelled(CANCELLED)
         compaction = getattr(decision, "compaction", None)
@@ -102,31 +128,31 @@ class CompactionSteps:
         if preparation.is_split_turn and preparation.turn_prefix_messages:
             spec = turn_prefix_request(preparation, reasoning=reasoning, context_window=model.context_window)
             calls.append(self._call(provider, summary_request(model, spec, api_key), "Turn prefix summarization failed"))
-        texts = await asyncio.gather(*calls)  # pi 0.73.1 runs the two calls in parallel
+        texts = await _all_or_none(calls)  # pi 0.73.1 runs the two calls in parallel
         history = texts[0] if needs_history_call(preparation) else None
         prefix = texts[-1] if preparation.is_split_turn and preparation.turn_prefix_messages else None
         return assemble_result(preparation, history, prefix)
 
     async def _call(self, provider: Provider, request: Any, failure_prefix: str, *, whole_summary: bool = True) -> str:
-        task = asyncio.ensure_future(call_summarizer(provider, request))
-        self._active.add(task)
-        try:
-            message = await task
-        except asyncio.CancelledError:
-            if self._cancel_requested:
-                raise SummaryCancelled(CANCELLED) from None
-            raise
-        finally:
-            self._active.discard(task)
+        message = await self._guarded(call_summarizer(provider, request))
         return summary_text_or_raise(message, failure_prefix, max_tokens=request.max_tokens if whole_summary else None)
 
-    def _check_gain(self, path: Sequence[Any], preparation: CompactionPreparation, result: CompactionResult, from_extension: bool) -> int:
-        """A pi-made summary must make the context smaller; returns the estimate after."""
+    def _check_gain(
+        self, path: Sequence[Any], preparation: CompactionPreparation, result: CompactionResult, from_extension: bool,
+        *, manual: bool,
+    ) -> tuple[int, int]:
+        """The chars/4 estimates ``(before, after)``. An automatic pi-made summary must make the
+        context smaller. A manual one that does not is written anyway, as pi does (the user asked
+        for it; RPC ``compact`` must behave as pi's), with a warning."""
         kept_index = next((i for i, e in enumerate(path) if e.get("id") == result.first_kept_entry_id), preparation.first_kept_index)
         before, after = estimate_tokens_now_and_after(path, kept_index, result.summary)
         if not from_extension and after >= before:
-            raise CompactionFailed(f"the summary did not make the context smaller ({before} → {after} estimated tokens)")
-        return after
+            growth = f"the summary did not make the context smaller ({before} → {after} estimated tokens)"
+            if not manual:
+                raise CompactionFailed(growth)
+            self.host.emit({"type": "notify", "level": "warning",
+                            "message": f"Compacted as asked, but {growth}."})
+        return before, after
 
     def _replace_messages(self, *, drop_trailing_error: bool = False) -> None:
         """The agent continues from the rebuilt context (summary + kept + newer)."""
@@ -159,3 +185,15 @@ class CompactionSteps:
             "willRetry": will_retry, "tokensAfter": tokens_after, "durationMs": int((time.monotonic() - started) * 1000),
         }
 
+
+
+async def _all_or_none(calls: list[Awaitable[str]]) -> list[str]:
+    """Every call's answer; the first failure cancels the others (no orphan summarizer call)."""
+    tasks = [asyncio.ensure_future(call) for call in calls]
+    try:
+        return list(await asyncio.gather(*tasks))
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise

@@ -13,7 +13,6 @@ called once every entry it summarizes is on disk ("transcript first").
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, Any
 
 from pi_tui.core.context.compaction import (
@@ -38,7 +37,7 @@ from pi_tui.core.context.pipeline_summary import (
 )
 from pi_tui.core.messages import AgentMessage, user_message
 from pi_tui.core.provider import CompletionRequest
-from pi_tui.session.summarizer import call_summarizer
+from pi_tui.session.summarizer import SummaryCancelled, call_summarizer
 
 if TYPE_CHECKING:
     from pi_tui.session.compaction_runner import CompactionRunner
@@ -67,15 +66,19 @@ async def prepare_request_messages(runner: CompactionRunner, messages: list[Agen
     for event in prepared.events:
         host.emit(event)
     config = preparer.config
-    if prepared.bytes <= config.summary_threshold_bytes or runner.circuit_open:
+    if prepared.bytes <= config.summary_threshold_bytes or runner.pipeline_circuit_open:
         return prepared.messages
     model = host.current_model()
     if model is None or not runner.settings_for(model).enabled:
         return prepared.messages
-    if runner._pipeline_summary_at == len(messages):
+    state = runner.state
+    tried = (len(messages), host.session_manager.leaf_id)
+    if state.pipeline_summary_at == tried:
         return prepared.messages  # already tried for exactly this history
-    runner._pipeline_summary_at = len(messages)
-    if await _summarize(runner, prepared, config):
+    state.pipeline_summary_at = tried
+    with runner.operation():
+        summarized = await _summarize(runner, prepared, config)
+    if summarized:
         fresh = list(host.session_manager.build_session_context().messages)
         runner._replace_messages()
         again = preparer_for(runner).prepare(fresh)
@@ -97,7 +100,7 @@ def _reject(runner: CompactionRunner, prepared: Prepared, reason: str) -> bool:
         "type": "context_reduced", "step": "summary_rejected", "bytesBefore": prepared.bytes, "bytesAfter": prepared.bytes,
         "tokensBefore": _tokens(prepared), "tokensAfter": _tokens(prepared), "detail": reason,
     })
-    runner.record_failure()
+    runner.record_pipeline_failure()
     return False
 
 
@@ -122,23 +125,12 @@ async def _summarize(runner: CompactionRunner, prepared: Prepared, config: Pipel
         model=model, system_prompt=PIPELINE_SUMMARY_SYSTEM_PROMPT, messages=[user_message(prompt)], tools=[],
         max_tokens=SUMMARY_MAX_TOKENS, reasoning=None, session_id=None, api_key=runner._require_key(model),
     )
-    runner._busy += 1
-    runner._cancel_requested = False
-    # A task the runner can cancel: the session's abort() reaches this call through runner.abort()
-    # (the agent's own abort signal only cancels the model stream and the tools).
-    task = asyncio.ensure_future(call_summarizer(host.provider_for(model), request))
-    runner._active.add(task)
     try:
-        answer = await task
-    except asyncio.CancelledError:
-        if runner._cancel_requested:
-            return False  # aborted by the user: nothing recorded, not a failure
-        raise
+        answer = await runner._guarded(call_summarizer(host.provider_for(model), request))
+    except SummaryCancelled:
+        return False  # aborted by the user: nothing recorded, not a failure
     except Exception as err:  # a broken summarizer must not break the run
         return _reject(runner, prepared, f"summary failed: {err}")
-    finally:
-        runner._active.discard(task)
-        runner._busy -= 1
     verdict = validate_summary_answer(answer)
     if not verdict.accepted or verdict.fields is None:
         return _reject(runner, prepared, f"summary rejected: {verdict.reason}")
@@ -147,7 +139,9 @@ async def _summarize(runner: CompactionRunner, prepared: Prepared, config: Pipel
     before, after = estimate_tokens_now_and_after(path, preparation.first_kept_index, summary)
     if after >= before:
         return _reject(runner, prepared, f"summary rejected: it did not make the context smaller ({before} → {after} tokens)")
+    if runner._signal is not None and runner._signal.aborted:
+        return False
     sm.append_compaction(summary, preparation.first_kept_entry_id, preparation.tokens_before,
                          {"readFiles": read_files, "modifiedFiles": modified_files}, False)
-    runner._failures = 0
+    runner.state.pipeline.failures = 0
     return True

@@ -6,6 +6,7 @@ may start, what an abort leaves behind, and whose state the circuit breaker is.
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ import pytest
 
 from pi_tui.core.errors import PiError
 from pi_tui.core.messages import user_message
-from tests.session.compaction_host import FakeHost, usage_assistant
+from tests.session.compaction_host import FakeHost, summary_turn, usage_assistant
 
 
 def seed(host: FakeHost, turns: int = 3, size: int = 3000) -> None:
@@ -67,3 +68,220 @@ async def test_a_truncated_summary_is_a_failure(tmp_path: Path) -> None:
     with pytest.raises(PiError, match=r"cut off at its output limit \(1600 tokens\)"):
         await host.runner.compact()
     assert compactions(host) == []
+
+
+# --------------------------------------------------------------------------- 2: never a summary per turn
+
+SUMMARIZER = {"system_contains": "summarize conversations"}
+
+
+def chat_turns(count: int, *, summary: str = "## Goal\nA short summary.") -> list[dict[str, Any]]:
+    """Answers for the agent (it sends tools) and as many summaries as could ever be asked for."""
+    answers = [{"text": f"answer {i}", "when": {"has_tools": True}} for i in range(count)]
+    summaries = [{"text": summary, "when": SUMMARIZER} for _ in range(count)]
+    return answers + summaries
+
+
+def summarizer_calls(provider: Any) -> int:
+    return sum(1 for r in provider.requests if not r.tools)
+
+
+async def test_keep_recent_larger_than_the_threshold_does_not_summarize_every_turn(make_session: Any) -> None:
+    """A 32k-window model with pi's defaults (reserve 16,384, keep 20,000): threshold 15,616. Keep
+    is bounded to half the threshold, so a compaction brings the context well below it and the
+    next one comes only after the history grew again: a few summaries, not one per turn."""
+    from pi_tui.core.provider import ModelInfo
+    from pi_tui.resources.settings import SettingsManager
+
+    model = ModelInfo(provider="fake", id="fake-model", context_window=32_000, max_tokens=4000)
+    session, provider, events = make_session(chat_turns(20), model=model, settings=SettingsManager.in_memory({}))
+    for i in range(20):
+        await session.prompt(f"turn {i} " + "x" * 8000)  # ~2,000 tokens a turn
+    assert summarizer_calls(provider) <= 5  # was 11: one per turn once the history passed 20,000
+    starts = [e for e in events if e["type"] == "compaction_start"]
+    ends = [e for e in events if e["type"] == "compaction_end"]
+    assert len(starts) == len(ends) == summarizer_calls(provider) >= 1
+    assert all(e["result"] is not None for e in ends)  # no empty start/end pairs
+    # every compaction left the context below the threshold
+    assert all(e["tokensAfter"] < 32_000 - 16_384 for e in ends)
+    bounded = [e for e in events if e["type"] == "notify" and "keepRecentTokens 20,000" in e["message"]]
+    assert len(bounded) == 1
+
+
+async def test_no_empty_compaction_events_while_everything_is_kept(make_session: Any) -> None:
+    """Above the threshold but with nothing old enough to cut (a large system prompt): no
+    start/end pair per turn; the events pane says once why nothing happens."""
+    from pi_tui.core.provider import ModelInfo
+    from pi_tui.resources.settings import SettingsManager
+
+    model = ModelInfo(provider="fake", id="fake-model", context_window=32_000, max_tokens=4000)
+    session, provider, events = make_session(chat_turns(4), model=model, settings=SettingsManager.in_memory({}))
+    session.base_system_prompt = "s" * 70_000  # ~17,500 tokens, above the threshold on its own
+    session._system_prompt_builder = lambda resources, tools: "s" * 70_000
+    for i in range(4):
+        await session.prompt(f"turn {i}")
+    assert summarizer_calls(provider) == 0
+    assert [e for e in events if e["type"].startswith("compaction_")] == []
+    notes = [e for e in events if e["type"] == "notify" and "nothing to summarize" in e["message"]]
+    assert len(notes) == 1 and notes[0]["level"] == "warning"
+
+
+async def test_a_compaction_that_left_the_context_above_the_threshold_is_not_repeated(tmp_path: Path) -> None:
+    """A summary that shrinks the messages but, with what the provider counts beyond them (system
+    prompt, tools), leaves the context above the threshold: the next turn would summarize again
+    for the same reason. It does not; the events pane says so once; /compact still works."""
+    host = FakeHost(tmp_path, [{"text": "## Goal\n" + "s" * 20_000}, {"text": "## Goal\nshort"}])
+    seed(host, turns=10)  # ~7,600 estimated tokens of messages
+    for turn in range(3):
+        host.add(user_message(f"more {turn}"))
+        last = usage_assistant("big", total=19_500)  # threshold 18,000: ~11,900 beyond the messages
+        last["timestamp"] += 1000 * turn  # answered after the compaction entry was written
+        host.add(last)
+        await host.runner.check_after_run(last)
+    assert len(host.provider.requests) == 1
+    assert len(compactions(host)) == 1
+    notes = [e for e in host.events if e["type"] == "notify" and "above the compaction threshold" in e["message"]]
+    assert len(notes) == 1
+    seed(host, turns=2)
+    await host.runner.compact()  # by hand it runs, and clears the guard
+    assert len(host.provider.requests) == 2 and host.runner.state.threshold_stuck is None
+
+
+# --------------------------------------------------------------------------- 5: abort reaches every step
+
+
+async def test_abort_while_session_before_compact_runs_writes_nothing_and_the_handler_sees_it(tmp_path: Path) -> None:
+    started = asyncio.Event()
+    seen: dict[str, Any] = {}
+
+    async def slow(event: dict[str, Any]) -> dict[str, Any]:
+        seen["signal"] = event["signal"]
+        started.set()
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            seen["cancelled"] = True
+            raise
+        return {}
+
+    host = FakeHost(tmp_path, [summary_turn()], handlers={"session_before_compact": [slow]})
+    seed(host)
+    task = asyncio.ensure_future(host.runner.compact())
+    await asyncio.wait_for(started.wait(), 5)
+    assert host.runner.is_compacting
+    host.runner.abort()
+    with pytest.raises(PiError, match="Compaction cancelled"):
+        await asyncio.wait_for(task, 5)
+    assert seen["signal"].aborted and seen.get("cancelled")
+    assert compactions(host) == [] and host.provider.requests == []
+    assert host.events_of("compaction_end")[-1]["aborted"] is True
+    assert not host.runner.is_compacting
+
+
+async def test_a_handler_that_swallows_the_abort_still_gets_nothing_written(tmp_path: Path) -> None:
+    started = asyncio.Event()
+
+    async def stubborn(event: dict[str, Any]) -> dict[str, Any]:
+        started.set()
+        prep = event["preparation"]
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            pass  # ignores the abort and answers anyway
+        return {"compaction": {"summary": "LATE", "firstKeptEntryId": prep["firstKeptEntryId"], "tokensBefore": 1}}
+
+    host = FakeHost(tmp_path, [], handlers={"session_before_compact": [stubborn]})
+    seed(host)
+    task = asyncio.ensure_future(host.runner.compact())
+    await asyncio.wait_for(started.wait(), 5)
+    host.runner.abort()
+    with pytest.raises(PiError, match="Compaction cancelled"):
+        await asyncio.wait_for(task, 5)
+    assert compactions(host) == []
+
+
+async def test_abort_while_waiting_for_the_lock_sends_nothing(tmp_path: Path) -> None:
+    host = FakeHost(tmp_path, [summary_turn()])
+    seed(host)
+    await host.lock.acquire()  # a run holds it
+    task = asyncio.ensure_future(host.runner.compact())
+    await asyncio.sleep(0.01)
+    assert host.runner.is_compacting
+    host.runner.abort()
+    host.lock.release()
+    with pytest.raises(PiError, match="Compaction cancelled"):
+        await asyncio.wait_for(task, 5)
+    assert host.provider.requests == [] and compactions(host) == []
+
+
+async def test_session_abort_during_a_threshold_compactions_hook_reports_aborted(make_session: Any, project: Path) -> None:
+    folder = project / ".pi" / "extensions"
+    folder.mkdir(parents=True)
+    (folder / "slow.py").write_text(
+        "import asyncio\n\ndef register(pi):\n    @pi.on('session_before_compact')\n"
+        "    async def slow(event):\n        await asyncio.sleep(0.3)\n"
+    )
+    from pi_tui.core.provider import ModelInfo
+    from pi_tui.resources.settings import SettingsManager
+
+    small = ModelInfo(provider="fake", id="fake-model", context_window=8192, max_tokens=1000)
+    settings = SettingsManager.in_memory({"compaction": {"reserveTokens": 2000, "keepRecentTokens": 1000}})
+    turns = [{"text": "one", "usage": {"prompt_tokens": 1000, "completion_tokens": 10}},
+             {"text": "two", "usage": {"prompt_tokens": 6500, "completion_tokens": 10}}, summary_turn()]
+    session, provider, events = make_session(turns, model=small, settings=settings, load_extensions=True)
+    await session.prompt("one " + "o" * 6000)
+
+    def on_event(event: dict[str, Any]) -> None:
+        if event["type"] == "compaction_start":
+            asyncio.get_running_loop().call_later(0.05, lambda: asyncio.ensure_future(session.abort()))
+
+    session.subscribe(on_event)
+    await asyncio.wait_for(session.prompt("two " + "t" * 6000), 5)
+    end = next(e for e in events if e["type"] == "compaction_end")
+    assert end["aborted"] is True and end["result"] is None
+    assert all(e["type"] != "compaction" for e in session.session_manager.get_entries())
+    assert not session.is_compacting and len(provider.requests) == 2
+
+
+# --------------------------------------------------------------------------- 7: the breaker belongs to one session
+
+
+async def three_failures(host: FakeHost) -> None:
+    for _ in range(3):
+        host.add(user_message("more " + "m" * 3000))
+        last = usage_assistant("big", total=19_000)
+        host.add(last)
+        await host.runner.check_after_run(last)
+
+
+async def test_the_circuit_breaker_does_not_outlive_its_session(tmp_path: Path) -> None:
+    error_turn = {"error": {"status": 400, "message": "bad summarizer"}}
+    host = FakeHost(tmp_path, [error_turn, error_turn, error_turn, summary_turn("FRESH")])
+    seed(host)
+    await three_failures(host)
+    assert host.runner.circuit_open
+    host.session_manager.new_session()  # /new
+    assert not host.runner.circuit_open and host.runner.consecutive_failures == 0
+    seed(host)
+    host.add(user_message("more " + "m" * 3000))
+    last = usage_assistant("big", total=19_000)
+    host.add(last)
+    await host.runner.check_after_run(last)
+    assert compactions(host)[-1]["summary"] == "FRESH"
+
+
+async def test_pipeline_summary_rejections_do_not_switch_off_overflow_recovery(tmp_path: Path) -> None:
+    settings = {"compaction": {"reserveTokens": 2000, "keepRecentTokens": 1000},
+                "context": {"strategy": "pipeline", "pipeline": {"summaryThresholdBytes": 6000}}}
+    bad = {"text": "not json", "when": {"system_contains": "condense the history"}}
+    host = FakeHost(tmp_path, [bad, bad, bad, summary_turn("RECOVERED")], settings=settings)
+    for _ in range(3):
+        seed(host, turns=2)
+        await host.runner.prepare_request_messages(list(host.session_manager.build_session_context().messages))
+    assert host.runner.pipeline_circuit_open and not host.runner.circuit_open
+    assert [e["source"] for e in host.events_of("compaction_circuit_open")] == ["pipeline"]
+    host.add(user_message("overflowing"))
+    failed = usage_assistant("", total=0, stop="error", error="400 prompt is too long")
+    host.add(failed)
+    assert await host.runner.check_after_run(failed) is True
+    assert compactions(host)[-1]["summary"] == "RECOVERED"

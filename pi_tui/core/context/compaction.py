@@ -77,23 +77,31 @@ def coerce_compaction_settings(value: Any) -> CompactionSettings:
 
 
 def fit_to_window(settings: CompactionSettings, context_window: int) -> CompactionSettings:
-    """Scale reserve/keep-recent down for small context windows.
+    """Bound reserve and keep-recent by the model's window (pi uses them as given).
 
-    pi's defaults (reserve 16,384, keep 20,000) are sized for 128k+ windows. On an 8k local model
-    they make ``tokens > window - reserve`` true for every turn, so pi compacts after each answer
-    while keeping everything (nothing can be cut): a summary call per turn for nothing. A value
-    as large as the whole window, which can never work, is brought down to a quarter of it; any
-    value smaller than the window is the user's choice and used as given.
+    pi's defaults (reserve 16,384, keep 20,000) are sized for 128k+ windows:
+
+    * a reserve as large as the whole window can never work; it becomes a quarter of the window;
+    * keep-recent is at most half the threshold (``window − reserve``). A larger value keeps
+      more than the threshold allows, so every compaction leaves the context above it and the
+      next turn compacts again (a 32k model with pi's defaults: threshold 15,616, ~21k kept,
+      one summary per turn). Half leaves the other half for the summary and the turns until the
+      next compaction.
+
+    Settings that already fit are returned as they are (the same object).
     """
     if context_window <= 0:
         return settings
-    limit = context_window
-    quarter = max(1, context_window // 4)
-    reserve = settings.reserve_tokens if settings.reserve_tokens < limit else quarter
-    keep = settings.keep_recent_tokens if settings.keep_recent_tokens < limit else quarter
+    reserve = settings.reserve_tokens if settings.reserve_tokens < context_window else max(1, context_window // 4)
+    keep = min(settings.keep_recent_tokens, max(1, (context_window - reserve) // 2))
     if reserve == settings.reserve_tokens and keep == settings.keep_recent_tokens:
         return settings
     return CompactionSettings(enabled=settings.enabled, reserve_tokens=reserve, keep_recent_tokens=keep)
+
+
+def compaction_threshold(settings: CompactionSettings, context_window: int) -> int:
+    """Context tokens above which automatic compaction runs (``shouldCompact``)."""
+    return context_window - settings.reserve_tokens
 
 
 def history_max_tokens(settings: CompactionSettings) -> int:

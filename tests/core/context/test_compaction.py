@@ -282,8 +282,10 @@ def test_fit_to_window_scales_settings_that_cannot_fit_a_small_window() -> None:
 
     defaults = CompactionSettings()
     small = fit_to_window(defaults, 8192)
-    assert (small.reserve_tokens, small.keep_recent_tokens) == (2048, 2048)
-    # A reserve below the window is a deliberate choice and stays; only keep-recent is scaled.
+    assert (small.reserve_tokens, small.keep_recent_tokens) == (2048, 3072)  # keep: half of 8192 − 2048
+    # A reserve below the window is a deliberate choice and stays; keep-recent is at most half the threshold.
     chosen = fit_to_window(CompactionSettings(reserve_tokens=6000, keep_recent_tokens=20000), 8192)
-    assert (chosen.reserve_tokens, chosen.keep_recent_tokens) == (6000, 2048)
+    assert (chosen.reserve_tokens, chosen.keep_recent_tokens) == (6000, 1096)
+    # 32k with pi's defaults: threshold 15,616, so keep 20,000 would leave every compaction above it.
+    assert fit_to_window(defaults, 32_000).keep_recent_tokens == 7808
     assert fit_to_window(defaults, 200_000) is defaults

@@ -115,6 +115,7 @@ async def test_rejected_summary_leaves_the_request_and_history_alone(tmp_path: P
     assert all(e["type"] != "compaction" for e in host.session_manager.get_entries())
     rejected = [e for e in host.events if e.get("step") == "summary_rejected"]
     assert rejected[0]["detail"] == "summary rejected: unexpected field(s): bonus"
-    assert host.runner.consecutive_failures == 1
+    assert host.runner.state.pipeline.failures == 1
+    assert host.runner.consecutive_failures == 0  # pi-style recovery keeps its own breaker
     await host.runner.prepare_request_messages(messages)  # same history: not asked again
     assert len(host.provider.requests) == 1
