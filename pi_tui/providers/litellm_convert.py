@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 from typing import Any
 
 from pi_tui.core.messages import ErrorKind
@@ -34,6 +35,7 @@ from pi_tui.providers.classify import (
     error_text,
     retry_after_ms,
 )
+from pi_tui.providers.litellm_encode import Family, encode_messages, family_arguments, family_of
 from pi_tui.providers.openai_encode import build_request_body, model_compat, request_headers
 from pi_tui.providers.script import CONNECTION_CUT_MESSAGE, TIMEOUT_MESSAGE
 
@@ -41,7 +43,7 @@ _TOP_LEVEL_KEYS = ("model", "stream", "stream_options")
 
 
 def encoded_body(request: CompletionRequest) -> dict[str, Any]:
-    """pi's body for this request, after the ``on_payload`` hook (which may replace it)."""
+    """pi's OpenAI body for this request, after the ``on_payload`` hook (which may replace it)."""
     body = build_request_body(request, model_compat(request.model))
     if request.on_payload is not None:
         replaced = request.on_payload(body)
@@ -56,7 +58,10 @@ def is_openai_wire(litellm_model: str) -> bool:
 
 
 def completion_kwargs(request: CompletionRequest, body: dict[str, Any], *, timeout: float) -> dict[str, Any]:
-    """The keyword arguments for ``litellm.acompletion`` that send ``body``."""
+    """The keyword arguments for ``litellm.acompletion`` that send ``body``.
+
+    ``body`` is pi's OpenAI body for ``openai/...`` models (``encoded_body``), else the
+    family's arguments (``family_body``)."""
     model = request.model
     litellm_model = model.litellm_model or f"{model.provider}/{model.id}"
     kwargs: dict[str, Any] = {
@@ -66,46 +71,63 @@ def completion_kwargs(request: CompletionRequest, body: dict[str, Any], *, timeo
         "timeout": timeout,
         "max_retries": 0,  # retries belong to the session, where they are visible events
     }
-    if "stream_options" in body:
-        kwargs["stream_options"] = body["stream_options"]
     if model.base_url:
         kwargs["api_base"] = model.base_url
     if request.api_key:
         kwargs["api_key"] = request.api_key
     headers = request_headers(request)
-    if headers:
-        kwargs["extra_headers"] = headers
     if is_openai_wire(litellm_model):
+        if "stream_options" in body:
+            kwargs["stream_options"] = body["stream_options"]
+        if headers:
+            kwargs["extra_headers"] = headers
         kwargs["extra_body"] = {k: v for k, v in body.items() if k not in _TOP_LEVEL_KEYS}
         return kwargs
-    # Other providers: litellm's standard arguments, translated by litellm.
-    for key in ("tools", "max_tokens", "max_completion_tokens", "reasoning_effort", "temperature", "tool_choice"):
-        if key in body:
-            kwargs[key] = body[key]
-    if not body.get("tools"):
-        kwargs.pop("tools", None)
+    # Other providers: litellm's arguments, translated by litellm (``litellm_encode``).
+    kwargs["stream_options"] = {"include_usage": True}
+    extra = {k: v for k, v in body.items() if k not in ("model", "messages")}
+    merged_headers = {**extra.pop("extra_headers", {}), **headers}
+    if merged_headers:
+        kwargs["extra_headers"] = merged_headers
+    kwargs.update(extra)
     kwargs["drop_params"] = True
     return kwargs
+
+
+def family_body(request: CompletionRequest) -> dict[str, Any]:
+    """The litellm arguments for a model litellm translates itself, after the ``on_payload``
+    hook (which sees, and may replace, exactly these arguments)."""
+    family = family_of(request.model.litellm_model or f"{request.model.provider}/{request.model.id}")
+    body: dict[str, Any] = {"model": request.model.id, "messages": encode_messages(request, family)}
+    body.update(family_arguments(request, family))
+    if request.on_payload is not None:
+        replaced = request.on_payload(body)
+        if isinstance(replaced, dict):
+            body = replaced
+    return body
 
 
 # --------------------------------------------------------------------------- chunks
 
 
-def chunk_to_dict(chunk: Any) -> dict[str, Any]:
-    """A litellm ``ModelResponseStream`` as the plain chunk dict ``StreamAssembler`` reads.
+def chunk_to_dict(chunk: Any, family: Family = "openai") -> dict[str, Any]:
+    """A litellm ``ModelResponseStream`` as the plain chunk dict ``StreamAssembler`` reads, plus
+    the provider fields ``litellm_continuity`` keeps (``thinking_blocks``,
+    ``provider_specific_fields``).
 
     Attribute reads rather than ``model_dump()``: it runs once per streamed token.
     """
     out: dict[str, Any] = {"id": getattr(chunk, "id", None), "model": getattr(chunk, "model", None)}
     usage = getattr(chunk, "usage", None)
     if usage is not None:
-        out["usage"] = _usage_dict(usage)
+        out["usage"] = _usage_dict(usage, family)
     choices = []
     for choice in getattr(chunk, "choices", None) or []:
         delta = getattr(choice, "delta", None)
         delta_dict: dict[str, Any] = {}
         if delta is not None:
-            for name in ("content", "reasoning_content", "reasoning", "reasoning_text", "reasoning_details"):
+            for name in ("content", "reasoning_content", "reasoning", "reasoning_text", "reasoning_details",
+                         "thinking_blocks", "provider_specific_fields"):
                 value = getattr(delta, name, None)
                 if value:
                     delta_dict[name] = value
@@ -120,7 +142,7 @@ def chunk_to_dict(chunk: Any) -> dict[str, Any]:
 
 def _tool_call_dict(call: Any) -> dict[str, Any]:
     function = getattr(call, "function", None)
-    return {
+    out = {
         "index": getattr(call, "index", None),
         "id": getattr(call, "id", None),
         "function": {
@@ -128,9 +150,31 @@ def _tool_call_dict(call: Any) -> dict[str, Any]:
             "arguments": getattr(function, "arguments", None) if function is not None else None,
         },
     }
+    fields = getattr(call, "provider_specific_fields", None)
+    if fields:
+        out["provider_specific_fields"] = fields
+    return out
 
 
-def _usage_dict(usage: Any) -> dict[str, Any]:
+def _usage_dict(usage: Any, family: Family = "openai") -> dict[str, Any]:
+    """litellm's usage in the shape ``usage_from_openai`` reads (pi's §14.14 arithmetic).
+
+    That arithmetic reads ``cached_tokens`` as cache reads *plus* writes (OpenRouter's meaning).
+    For the Anthropic family litellm reports reads alone in ``cached_tokens``, so the writes are
+    added here: the stored usage is then Anthropic's own (``input`` = uncached input only,
+    ``cacheRead``/``cacheWrite`` apart, §15.10). Gemini reports no writes.
+    """
+    if family == "anthropic":
+        details = getattr(usage, "prompt_tokens_details", None)
+        read = int(getattr(usage, "cache_read_input_tokens", 0) or getattr(details, "cached_tokens", 0) or 0)
+        written = int(getattr(usage, "cache_creation_input_tokens", 0) or 0)
+        shaped: dict[str, Any] = {
+            "prompt_tokens": getattr(usage, "prompt_tokens", 0) or 0,
+            "completion_tokens": getattr(usage, "completion_tokens", 0) or 0,
+        }
+        if read or written:
+            shaped["prompt_tokens_details"] = {"cached_tokens": read + written, "cache_write_tokens": written}
+        return shaped
     details = getattr(usage, "prompt_tokens_details", None)
     out: dict[str, Any] = {
         "prompt_tokens": getattr(usage, "prompt_tokens", 0) or 0,
@@ -182,9 +226,8 @@ def _raw_body(response: Any, exc: BaseException) -> str | None:
     return tail if tail.startswith("{") else None
 
 
-def _error_text(status: int, response: Any, exc: BaseException) -> tuple[str, str | None]:
+def _error_text(status: int, raw: str | None, exc: BaseException) -> tuple[str, str | None]:
     """pi's error text (§14.2) from the HTTP body, and the error ``code`` when there is one."""
-    raw = _raw_body(response, exc)
     if raw is not None:
         return error_text(status, raw)
     body = getattr(exc, "body", None)
@@ -239,12 +282,43 @@ def classify_exception(exc: BaseException) -> tuple[str, ErrorKind, int | None]:
     if _is_connection_failure(exc):  # litellm dresses these up as a 500 with a synthetic response
         return CONNECTION_ERROR_MESSAGE, "transient", None
     status = getattr(exc, "status_code", None)
-    response = _response_of(exc)
     if not isinstance(status, int):
         return f"{name}: {_strip_litellm_prefix(str(exc))}", "unknown", None
-    text, code = _error_text(status, response, exc)
-    if code is None:
+    raw = _raw_body(_response_of(exc), exc)
+    google = _google_error(raw)
+    # litellm reports Gemini's 503 as a 500; the body's own code is the API's status
+    code_in_body = google.get("code") if google else None
+    if isinstance(code_in_body, int) and 400 <= code_in_body < 600:
+        status = code_in_body
+    text, code = _error_text(status, raw, exc)
+    if code is None or code.isdigit():
         raw_code = getattr(exc, "code", None)
         code = str(raw_code) if raw_code and not str(raw_code).isdigit() else None
     kind = "context_overflow" if name == "ContextWindowExceededError" else classify_http_error(status, text, code)
-    return text, kind, _retry_after(exc) if kind in ("rate_limit", "transient") else None
+    if kind not in ("rate_limit", "transient"):
+        return text, kind, None
+    return text, kind, _retry_after(exc) or _retry_info_ms(google)
+
+
+def _google_error(raw: str | None) -> dict[str, Any] | None:
+    """The ``error`` object of a Google API error body (``{"error": {"code", "status", ...}}``)."""
+    if not raw:
+        return None
+    try:
+        parsed = json.loads(raw)
+    except ValueError:
+        return None
+    error = parsed.get("error") if isinstance(parsed, dict) else None
+    return error if isinstance(error, dict) and isinstance(error.get("status"), str) else None
+
+
+def _retry_info_ms(google: dict[str, Any] | None) -> int | None:
+    """Gemini asks for a delay in ``details[RetryInfo].retryDelay`` (``"7s"``), not in a header."""
+    for detail in (google or {}).get("details") or []:
+        delay = detail.get("retryDelay") if isinstance(detail, dict) else None
+        if isinstance(delay, str) and delay.endswith("s"):
+            try:
+                return math.ceil(float(delay[:-1]) * 1000)
+            except ValueError:
+                return None
+    return None

@@ -28,12 +28,16 @@ from typing import Any
 
 from pi_tui.core.provider import AssistantMessageEvent, CompletionRequest
 from pi_tui.providers.litellm_catalog import point_tiktoken_at_bundled_files
+from pi_tui.providers.litellm_continuity import Continuity, NativeFinishWatch
 from pi_tui.providers.litellm_convert import (
     chunk_to_dict,
     classify_exception,
     completion_kwargs,
     encoded_body,
+    family_body,
 )
+from pi_tui.providers.litellm_encode import family_of
+from pi_tui.providers.script import CONNECTION_CUT_MESSAGE
 from pi_tui.providers.stream_assembler import StreamAssembler
 
 DEFAULT_TIMEOUT_S = 600.0
@@ -94,11 +98,15 @@ class LiteLLMProvider:
 
     async def stream(self, request: CompletionRequest) -> AsyncIterator[AssistantMessageEvent]:
         assembler = StreamAssembler(request.model)
+        family = family_of(request.model.litellm_model or f"{request.model.provider}/{request.model.id}")
+        continuity = Continuity(family)
+        finish_watch = NativeFinishWatch(family)
         try:
             litellm: Any = _litellm or await asyncio.to_thread(load_litellm)
-            body = encoded_body(request)
+            body = encoded_body(request) if family == "openai" else family_body(request)
             kwargs = completion_kwargs(request, body, timeout=self.timeout)
             response = await litellm.acompletion(**kwargs)
+            await finish_watch.attach(response)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -108,19 +116,27 @@ class LiteLLMProvider:
         yield assembler.start()
         try:
             async for chunk in response:
-                data = chunk_to_dict(chunk)
+                data = chunk_to_dict(chunk, family)
                 # litellm reports the requested model on every chunk; the served one (pi's
                 # responseModel) is kept on the stream wrapper.
                 served = getattr(response, "_provider_response_model", None)
                 if isinstance(served, str) and served:
                     data["model"] = served
-                for event in assembler.feed(data):
+                events = assembler.feed(data)
+                continuity.after_chunk(assembler.message, data)
+                for event in events:
                     yield event
         except asyncio.CancelledError:
             await _close_quietly(response)
             raise
         except Exception as exc:
+            continuity.finish(assembler.message)
             for event in _failure(assembler, exc):
+                yield event
+            return
+        continuity.finish(assembler.message)
+        if finish_watch.ended_early:
+            for event in assembler.fail(CONNECTION_CUT_MESSAGE, "transient"):
                 yield event
             return
         for event in assembler.finish():

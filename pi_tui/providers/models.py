@@ -83,6 +83,13 @@ SETUP_HELP = (
 )
 
 
+LITELLM_PREFIX_FOR_API = {"anthropic-messages": "anthropic", "google-generative-ai": "gemini"}
+"""How litellm is told the wire of a models.json provider (with its ``baseUrl`` as ``api_base``)."""
+
+BUILTIN_APIS = {"anthropic": "anthropic-messages", "gemini": "google-generative-ai"}
+"""pi's ``api`` for litellm's providers (stored on each assistant message; §14.6 "same model")."""
+
+
 def parse_model_ref(ref: str) -> tuple[str, ThinkingLevel | None]:
     """Split an optional ``:thinking`` suffix off a ``--model`` value (``openai/gpt-4o:high``)."""
     head, sep, tail = ref.rpartition(":")
@@ -210,7 +217,7 @@ class ModelRegistry:
 
     def _custom(self, config: ProviderConfig, definition: ModelDefinition) -> ModelInfo:
         api = definition.api or config.api or "openai-completions"
-        prefix = "anthropic" if api == "anthropic-messages" else "openai"
+        prefix = LITELLM_PREFIX_FOR_API.get(api, "openai")
         known = litellm_catalog.lookup(None, definition.id) if definition.context_window is None else None
         if definition.context_window is not None:
             window, source = definition.context_window, "models.json"
@@ -243,7 +250,7 @@ class ModelRegistry:
             provider=provider,
             id=model_id,
             name=model_id,
-            api="anthropic-messages" if provider == "anthropic" else "openai-completions",
+            api=BUILTIN_APIS.get(provider, "openai-completions"),
             litellm_model=f"{provider}/{model_id}",
             base_url=config.base_url if config else None,
             context_window=(known.context_window if known and known.context_window else DEFAULT_CONTEXT_WINDOW),

@@ -39,7 +39,7 @@ async def test_anthropic_messages_models_are_translated_by_litellm(capfd: pytest
     assert (final["errorMessage"], final["errorKind"]) == ("404 Not found: /v1/messages", "bad_request")
     assert recorded[0].path == "/v1/messages"
     body = recorded[0].body
-    assert body["system"] == [{"type": "text", "text": "sys"}]
+    assert body["system"] == [{"type": "text", "text": "sys", "cache_control": {"type": "ephemeral"}}]
     assert body["messages"][1]["content"][0] == {"type": "tool_use", "id": "c1", "name": "bash", "input": {"command": "echo hello"}}
     assert body["messages"][2]["content"][0]["type"] == "tool_result"
     assert "store" not in body
