@@ -69,14 +69,20 @@ class OpenOutcome:
 
 
 def load_for_open(path: Path, persistence: Persistence) -> OpenOutcome:
-    """Lock ``path`` (if it exists), read it, migrate it; rewrite it when needed.
+    """Lock ``path``, read it, migrate it; rewrite it when needed. A missing ``path`` is created
+    empty and locked (reserved for the new session, see ``store.py``).
 
     Raises ``SessionLockedError`` when another process holds the file and ``SessionError`` for
     anything the file system refuses (named with the path), never a bare ``OSError``.
     """
-    if not path.exists():
-        return OpenOutcome()
     try:
+        if not path.exists():
+            assert persistence.file is not None
+            try:
+                persistence.file.reserve()  # the path is ours until this session closes
+                return OpenOutcome()
+            except FileExistsError:
+                pass  # another process created it just now: open it like any existing file
         return _load_locked(path, persistence)
     except OSError as error:
         persistence.close()

@@ -40,6 +40,8 @@ class Persistence:
         pending.extend(entries[self.entries_on_disk :])
         if not pending:
             return
+        if not self.header_on_disk and not self.file.is_open:
+            self.file.open(create=True)  # a new file: never write a header into someone else's
         self.file.append(pending)
         self.header_on_disk = True
         self.entries_on_disk = len(entries)
@@ -48,6 +50,8 @@ class Persistence:
         """Replace the file with header + entries (migration, recovery, immediate writes)."""
         if self.file is None:
             return
+        if not self.header_on_disk and not self.file.is_open and not self.file.path.exists():
+            self.file.open(create=True)
         self.file.rewrite([header, *entries])
         self.mark_all_on_disk(len(entries))
 

@@ -8,6 +8,14 @@ never swallows the next entry.
 Exclusion: ``fcntl.flock`` (exclusive, non-blocking) on the session file itself. The lock belongs
 to the open file description, so a second ``SessionManager`` on the same file fails too, even in
 the same process. pi does not lock; it is unaffected.
+
+Creation is covered too. A file that does not exist yet is created with ``O_EXCL`` (so of two
+processes starting the same new path only one creates it) and locked at once; the other then
+finds an existing, locked file and is refused. A new session opened at an explicit path
+*reserves* it that way when it opens: the file exists, empty, while the session has no assistant
+reply yet, and is removed again if it closes still empty (deferred persistence: an abandoned
+session leaves no file). After taking a lock the file is checked to still be the one at the
+path, so a lock on a file that was just removed is never mistaken for the session's.
 """
 
 from __future__ import annotations
@@ -33,17 +41,40 @@ class SessionFile:
         self.path = path
         self._fd: int | None = None
         self._needs_newline = False
+        self._reserved = False
+        """We created the file empty (``reserve``): remove it on close if it is still empty."""
 
     @property
     def is_open(self) -> bool:
         return self._fd is not None
 
-    def open(self) -> None:
-        """Open (creating the file and its folder if needed) and take the lock."""
+    def open(self, *, create: bool = False) -> None:
+        """Open and take the lock. ``create``: the file must not exist yet (``O_EXCL``); raises
+        ``FileExistsError`` if another process created it first. Without it a missing file is
+        created too (a file of ours that was removed meanwhile)."""
         if self._fd is not None:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | (os.O_EXCL if create else 0)
+        for _attempt in range(10):
+            fd = os.open(self.path, flags, 0o644)
+            self._lock(fd)
+            if create or self._still_at_path(fd):
+                break
+            os.close(fd)  # locked a file that was removed (an empty reservation): open again
+        else:  # pragma: no cover - the path keeps being replaced under us
+            raise SessionLockedError(f"Session file {self.path} keeps being replaced by another process")
+        self._fd = fd
+        size = os.fstat(fd).st_size
+        self._needs_newline = size > 0 and os.pread(fd, 1, size - 1) != b"\n"
+
+    def reserve(self) -> None:
+        """Create the (missing) file empty and lock it, so no other process can start a session
+        at this path; raises ``FileExistsError`` if it exists by now."""
+        self.open(create=True)
+        self._reserved = True
+
+    def _lock(self, fd: int) -> None:
         if fcntl is not None:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -53,9 +84,14 @@ class SessionFile:
                     f"Session file {self.path} is in use by another pi-tui process "
                     "(it holds the lock); close that one or fork the session"
                 ) from None
-        self._fd = fd
-        size = os.fstat(fd).st_size
-        self._needs_newline = size > 0 and os.pread(fd, 1, size - 1) != b"\n"
+
+    def _still_at_path(self, fd: int) -> bool:
+        try:
+            at_path = os.stat(self.path)
+        except FileNotFoundError:
+            return False
+        mine = os.fstat(fd)
+        return (mine.st_dev, mine.st_ino) == (at_path.st_dev, at_path.st_ino)
 
     def append(self, entries: list[Entry]) -> None:
         """Append complete lines (opening and locking the file on first use)."""
@@ -99,6 +135,12 @@ class SessionFile:
         if self._fd is None:
             return
         fd, self._fd = self._fd, None
+        if self._reserved and os.fstat(fd).st_size == 0:
+            try:  # still under our lock: nobody else can have written to it
+                os.unlink(self.path)
+            except OSError:
+                pass
+        self._reserved = False
         if fcntl is not None:
             try:
                 fcntl.flock(fd, fcntl.LOCK_UN)

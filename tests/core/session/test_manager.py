@@ -178,9 +178,17 @@ def test_opening_a_missing_path_starts_a_session_there(tmp_path: Path):
     with SessionManager.open(path, cwd=tmp_path) as manager:
         assert manager.session_file == path and manager.get_entries() == []
         manager.append_message(user("q"))
-        assert not path.exists()
+        assert path.read_bytes() == b""  # reserved (created and locked), nothing written yet
         manager.append_message(assistant())
     assert [o["type"] for o in read_objects(path)] == ["session", "message", "message"]
+
+
+def test_a_reserved_path_is_removed_when_the_session_closes_without_an_answer(tmp_path: Path):
+    path = tmp_path / "explicit.jsonl"
+    with SessionManager.open(path, cwd=tmp_path) as manager:
+        manager.append_message(user("q"))
+        assert path.exists()
+    assert not path.exists()
 
 
 @pytest.mark.parametrize("content", ["", "not json\n{\"type\":\"message\"}\n"])
