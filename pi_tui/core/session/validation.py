@@ -29,12 +29,12 @@ from pi_tui.core.session.message_checks import (
     Note,
     Unusable,
     check_message,
-    clean_non_json,
     describe,
     is_count,
-    message_ok,
     user_content,
 )
+from pi_tui.core.session.non_json import clean_non_json
+from pi_tui.core.session.well_formed import message_ok
 
 INVALID_ENTRY = "invalid_entry"
 """The in-memory type of an entry whose payload could not be used (never written by pi-tui

@@ -1,0 +1,122 @@
+"""The fast path of ``message_checks``: is a message well formed, answered without building anything.
+
+Loading a 100,000-entry session must stay about a second (bench/RESULTS.md), so well-formed
+messages are recognised by the predicates below, which test exactly what the checks in
+``message_checks`` test but build no strings and no copies. Anything they reject goes through
+those checks, which find and report the problem. (tests/reliability/test_session_wrong_types.py
+holds them to agreeing: a message these accept must pass the checks untouched.)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pi_tui.core.session.message_checks import (
+    ASSISTANT_BLOCKS,
+    MAX_COUNT,
+    MAX_MS,
+    MIN_MS,
+    STOP_REASONS,
+    USER_BLOCKS,
+    is_count,
+)
+
+
+def _blocks_ok(blocks: Any, allowed: frozenset[str]) -> bool:
+    if type(blocks) is not list:
+        return False
+    for block in blocks:
+        if type(block) is not dict:
+            return False
+        kind = block.get("type")
+        if kind == "text":
+            if type(block.get("text")) is not str:
+                return False
+            if "textSignature" in block and type(block["textSignature"]) is not str:
+                return False
+        elif kind == "toolCall":
+            if (type(block.get("id")) is not str or type(block.get("name")) is not str
+                    or type(block.get("arguments")) is not dict):
+                return False
+            if "thoughtSignature" in block and type(block["thoughtSignature"]) is not str:
+                return False
+        elif kind == "thinking":
+            if type(block.get("thinking")) is not str:
+                return False
+            if "thinkingSignature" in block and type(block["thinkingSignature"]) is not str:
+                return False
+            if "redacted" in block and type(block["redacted"]) is not bool:
+                return False
+        elif kind == "image":
+            if type(block.get("data")) is not str or type(block.get("mimeType")) is not str:
+                return False
+        else:
+            return False
+        if kind not in allowed:
+            return False
+    return True
+
+
+def _usage_ok(usage: Any) -> bool:
+    """Stricter than ``_usage`` on unknown keys (any other value sends it to the full check,
+    which leaves unknown keys alone): the usual usage is five counts and a cost object."""
+    if type(usage) is not dict:
+        return False
+    for key, value in usage.items():
+        kind = type(value)
+        if kind is int or kind is float:
+            if not 0 <= value <= MAX_COUNT:  # NaN fails too
+                return False
+        elif kind is dict and key == "cost":
+            for amount in value.values():
+                kind = type(amount)
+                if (kind is not int and kind is not float) or not -MAX_COUNT <= amount <= MAX_COUNT:
+                    return False
+        else:
+            return False
+    return True
+
+
+def _optional_texts_ok(message: dict[str, Any], keys: tuple[str, ...]) -> bool:
+    return all(type(message[key]) is str for key in keys if key in message)
+
+
+_ASSISTANT_OPTIONAL_TEXTS = ("errorMessage", "errorKind", "responseId", "responseModel")
+
+
+def message_ok(message: Any) -> bool:
+    """True when ``check_message`` would return ``message`` unchanged and report nothing."""
+    if type(message) is not dict:
+        return False
+    try:
+        stamp = message["timestamp"]
+        if (type(stamp) is not int and type(stamp) is not float) or not MIN_MS <= stamp <= MAX_MS:
+            return False
+        role = message["role"]
+        if role == "assistant":
+            reason = message["stopReason"]
+            return (
+                type(message["api"]) is str
+                and type(message["provider"]) is str
+                and type(message["model"]) is str
+                and type(reason) is str
+                and reason in STOP_REASONS
+                and _blocks_ok(message["content"], ASSISTANT_BLOCKS)
+                and _usage_ok(message["usage"])
+                and _optional_texts_ok(message, _ASSISTANT_OPTIONAL_TEXTS)
+                and ("retryAfterMs" not in message or is_count(message["retryAfterMs"]))
+                and ("diagnostics" not in message or type(message["diagnostics"]) is list)
+            )
+        if role == "toolResult":
+            return (
+                type(message["toolCallId"]) is str
+                and type(message["toolName"]) is str
+                and type(message["isError"]) is bool
+                and _blocks_ok(message["content"], USER_BLOCKS)
+            )
+        if role == "user":
+            content = message["content"]
+            return type(content) is str or _blocks_ok(content, USER_BLOCKS)
+    except (KeyError, TypeError):
+        return False
+    return False  # the rarer roles always take the full check
