@@ -350,13 +350,15 @@ class AgentSession(RunConfigMixin, LifecycleMixin, SessionControlMixin, UserBash
                 self.agent.context.system_prompt = self.base_system_prompt
                 self._run_task = None
         # Compaction checks after the run (never under the lock). An overflow compaction asks
-        # for one continue(); the runner itself refuses a second compact-and-retry.
+        # for one continue(); the runner itself refuses a second compact-and-retry. Steering or
+        # follow-ups queued while a compaction ran are sent after it (§2.8 step 5), never left
+        # sitting in the queue of an idle session.
         for _ in range(2):
             last = self._last_assistant()
             runner = self.compaction_runner
             if runner is None or last is None or self._abort_requested:
                 return True
-            if not await runner.check_after_run(last):
+            if not await runner.check_after_run(last) and not self._has_queued():
                 return True
             async with self.lock:
                 # Checked under the lock: a prompt sent during the compaction may have run first.
@@ -378,7 +380,10 @@ class AgentSession(RunConfigMixin, LifecycleMixin, SessionControlMixin, UserBash
         messages = self.agent.messages
         if not messages:
             return False
-        return messages[-1].get("role") != "assistant" or bool(len(self.agent.steering) or len(self.agent.follow_ups))
+        return messages[-1].get("role") != "assistant" or self._has_queued()
+
+    def _has_queued(self) -> bool:
+        return bool(len(self.agent.steering) or len(self.agent.follow_ups))
 
     def _last_assistant(self) -> AssistantMessage | None:
         for message in reversed(self.agent.messages):

@@ -285,3 +285,36 @@ async def test_pipeline_summary_rejections_do_not_switch_off_overflow_recovery(t
     host.add(failed)
     assert await host.runner.check_after_run(failed) is True
     assert compactions(host)[-1]["summary"] == "RECOVERED"
+
+
+# --------------------------------------------------------------------------- 6: nothing queued is left behind
+
+
+async def test_messages_queued_during_a_threshold_compaction_are_sent_after_it(make_session: Any) -> None:
+    from pi_tui.core.provider import ModelInfo
+    from pi_tui.resources.settings import SettingsManager
+
+    small = ModelInfo(provider="fake", id="fake-model", context_window=8192, max_tokens=1000)
+    settings = SettingsManager.in_memory({"compaction": {"reserveTokens": 2000, "keepRecentTokens": 1000}})
+    turns = [
+        {"text": "one", "usage": {"prompt_tokens": 1000, "completion_tokens": 10}, "when": {"has_tools": True}},
+        {"text": "two", "usage": {"prompt_tokens": 6500, "completion_tokens": 10}, "when": {"has_tools": True}},
+        {**summary_turn(), "delay_ms": 50, "when": SUMMARIZER},
+        {"text": "steered answer", "usage": {"prompt_tokens": 900, "completion_tokens": 10}, "when": {"last_user_contains": "steer me"}},
+        {"text": "follow-up answer", "usage": {"prompt_tokens": 950, "completion_tokens": 10}, "when": {"last_user_contains": "follow me"}},
+    ]
+    session, provider, events = make_session(turns, model=small, settings=settings)
+    await session.prompt("one " + "o" * 6000)
+
+    def on_event(event: dict[str, Any]) -> None:
+        if event["type"] == "compaction_start":
+            session.steer("steer me")
+            session.follow_up("follow me")
+
+    session.subscribe(on_event)
+    await asyncio.wait_for(session.prompt("two " + "t" * 6000), 5)
+    assert next(e for e in events if e["type"] == "compaction_end")["result"] is not None
+    last_users = [r.messages[-1] for r in provider.requests if r.tools]
+    assert [m["content"][0]["text"] for m in last_users[-2:]] == ["steer me", "follow me"]
+    assert session.state.steering == [] and session.state.follow_up == []
+    assert session.agent.messages[-1]["content"][0]["text"] == "follow-up answer"
