@@ -93,6 +93,8 @@ class CompactionRunner(CompactionSteps):
         self._busy = 0
         self._signal: AbortSignal | None = None
         self._preparer: Any = None
+        self.last_request_bytes: int | None = None
+        """Pipeline: the size of the last prepared request (what its summary threshold compared)."""
         self._own_lock: asyncio.Lock | None = None
         subscribe = getattr(host, "subscribe", None)
         if callable(subscribe):

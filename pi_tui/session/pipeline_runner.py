@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from pi_tui.core.context.compaction import (
     CompactionSettings,
-    estimate_tokens_now_and_after,
     fit_conversation,
+    kept_messages,
     prepare_compaction,
 )
 from pi_tui.core.context.file_ops import format_file_operations
@@ -26,6 +26,7 @@ from pi_tui.core.context.pipeline import (
     PipelineConfig,
     build_units,
     coerce_pipeline_config,
+    message_bytes,
     reduce_units,
 )
 from pi_tui.core.context.pipeline_cache import Prepared, RequestPreparer
@@ -63,6 +64,7 @@ async def prepare_request_messages(runner: CompactionRunner, messages: list[Agen
     host = runner.host
     preparer = preparer_for(runner)
     prepared = preparer.prepare(messages)
+    runner.last_request_bytes = prepared.bytes
     for event in prepared.events:
         host.emit(event)
     config = preparer.config
@@ -82,6 +84,7 @@ async def prepare_request_messages(runner: CompactionRunner, messages: list[Agen
         fresh = list(host.session_manager.build_session_context().messages)
         runner._replace_messages()
         again = preparer_for(runner).prepare(fresh)
+        runner.last_request_bytes = again.bytes
         host.emit({
             "type": "context_reduced", "step": "summary", "bytesBefore": prepared.bytes, "bytesAfter": again.bytes,
             "tokensBefore": _tokens(prepared), "tokensAfter": _tokens(again),
@@ -104,15 +107,23 @@ def _reject(runner: CompactionRunner, prepared: Prepared, reason: str) -> bool:
     return False
 
 
+def kept_tail_bytes(config: PipelineConfig) -> int:
+    """How much of the newest history a summary keeps verbatim, in request bytes (the unit of
+    the threshold: a tail counted in chars/4 tokens was ~3x larger in bytes for CJK text, and
+    the request stayed above the threshold after every summary). A third of the threshold
+    leaves room for the summary itself and for the turns until the next one."""
+    return max(1, config.summary_threshold_bytes // 3)
+
+
 async def _summarize(runner: CompactionRunner, prepared: Prepared, config: PipelineConfig) -> bool:
     host = runner.host
     sm = host.session_manager
     model = host.current_model()
     assert model is not None
     base = runner.settings_for(model)
-    settings = CompactionSettings(reserve_tokens=base.reserve_tokens, keep_recent_tokens=max(1, config.summary_threshold_bytes // 8))
+    settings = CompactionSettings(reserve_tokens=base.reserve_tokens, keep_recent_tokens=kept_tail_bytes(config))
     path = sm.get_branch()
-    preparation = prepare_compaction(path, settings)
+    preparation = prepare_compaction(path, settings, measure=message_bytes)
     if preparation is None or preparation.nothing_to_summarize:
         return False
     if sm.session_file is not None and sm.entries_on_disk < len(sm.get_entries()):
@@ -136,12 +147,21 @@ async def _summarize(runner: CompactionRunner, prepared: Prepared, config: Pipel
         return _reject(runner, prepared, f"summary rejected: {verdict.reason}")
     read_files, modified_files = preparation.file_ops.lists()
     summary = render_pipeline_summary(verdict.fields) + format_file_operations(read_files, modified_files)
-    before, after = estimate_tokens_now_and_after(path, preparation.first_kept_index, summary)
-    if after >= before:
-        return _reject(runner, prepared, f"summary rejected: it did not make the context smaller ({before} → {after} tokens)")
+    after = _request_bytes_after(config, summary, kept_messages(path, preparation.first_kept_index))
+    if after >= prepared.bytes:
+        return _reject(runner, prepared, f"summary rejected: it did not make the request smaller ({prepared.bytes} → {after} bytes)")
+    if after >= config.summary_threshold_bytes:
+        return _reject(runner, prepared, f"summary rejected: the request would still be above the threshold "
+                                         f"({after} ≥ {config.summary_threshold_bytes} bytes)")
     if runner._signal is not None and runner._signal.aborted:
         return False
     sm.append_compaction(summary, preparation.first_kept_entry_id, preparation.tokens_before,
                          {"readFiles": read_files, "modifiedFiles": modified_files}, False)
     runner.state.pipeline.failures = 0
     return True
+
+
+def _request_bytes_after(config: PipelineConfig, summary: str, kept: list[AgentMessage]) -> int:
+    """The prepared request's size if the summary were recorded: what the next request would be."""
+    summary_message: AgentMessage = {"role": "compactionSummary", "summary": summary, "tokensBefore": 0, "timestamp": 0}
+    return RequestPreparer(config, strategy="pipeline").prepare([summary_message, *kept]).bytes

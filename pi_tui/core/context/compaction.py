@@ -34,7 +34,7 @@ from pi_tui.core.context.compaction_prompts import (
     turn_prefix_prompt_text,
 )
 from pi_tui.core.context.convert import convert_to_llm
-from pi_tui.core.context.cut_point import entry_message, find_cut_point
+from pi_tui.core.context.cut_point import Measure, entry_message, find_cut_point
 from pi_tui.core.context.file_ops import FileOps, format_file_operations
 from pi_tui.core.context.serialize import TOOL_RESULT_MAX_CHARS, serialize_conversation
 from pi_tui.core.messages import AgentMessage
@@ -196,11 +196,14 @@ def _messages_between(path: Sequence[Entry], start: int, end: int) -> list[Agent
     return messages
 
 
-def prepare_compaction(path_entries: Sequence[Entry], settings: CompactionSettings) -> CompactionPreparation | None:
+def prepare_compaction(
+    path_entries: Sequence[Entry], settings: CompactionSettings, *, measure: Measure = estimate_tokens
+) -> CompactionPreparation | None:
     """Decide what to summarize and what to keep; None when the path ends in a compaction.
 
     With nothing to summarize the preparation is still returned (extensions may want it); the
-    runner refuses to call a summarizer for it (``nothing_to_summarize``).
+    runner refuses to call a summarizer for it (``nothing_to_summarize``). ``measure`` is what
+    ``keep_recent_tokens`` counts (the pipeline keeps a tail measured in request bytes).
     """
     path = list(path_entries)
     if not path or path[-1].get("type") == "compaction":
@@ -216,7 +219,7 @@ def prepare_compaction(path_entries: Sequence[Entry], settings: CompactionSettin
                 boundary_start = i
                 break
     tokens_before = estimate_context_tokens(context_messages(path)).tokens
-    cut = find_cut_point(path, boundary_start, len(path), settings.keep_recent_tokens)
+    cut = find_cut_point(path, boundary_start, len(path), settings.keep_recent_tokens, measure=measure)
     if cut.first_kept_entry_index >= len(path):
         return None
     first_kept_id = path[cut.first_kept_entry_index].get("id")
@@ -353,6 +356,11 @@ def assemble_result(
         tokens_before=preparation.tokens_before,
         details={"readFiles": read_files, "modifiedFiles": modified_files},
     )
+
+
+def kept_messages(path_entries: Sequence[Entry], first_kept_index: int) -> list[AgentMessage]:
+    """The messages a compaction keeping from ``first_kept_index`` leaves after its summary."""
+    return _messages_between(path_entries, first_kept_index, len(path_entries))
 
 
 def estimate_tokens_now_and_after(path_entries: Sequence[Entry], first_kept_index: int, summary: str) -> tuple[int, int]:

@@ -11,7 +11,7 @@ the kept part always starts at a user-like message or an assistant message.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from pi_tui.core.messages import AgentMessage
@@ -66,12 +66,18 @@ def _turn_start_index(entries: Sequence[Entry], cut_index: int, start: int) -> i
     return -1
 
 
-def find_cut_point(entries: Sequence[Entry], start: int, end: int, keep_recent_tokens: int) -> CutPoint:
+Measure = Callable[[AgentMessage], int]
+
+
+def find_cut_point(
+    entries: Sequence[Entry], start: int, end: int, keep_recent_tokens: int, *, measure: Measure = estimate_tokens
+) -> CutPoint:
     """Choose the first kept entry so that roughly ``keep_recent_tokens`` stay verbatim.
 
     Walks back from ``end - 1`` summing the estimates of ``message`` entries; where the sum first
     reaches the budget, the cut is the first valid cut point at or after that index. Without a
-    budget hit the cut is the first valid cut point (everything is kept).
+    budget hit the cut is the first valid cut point (everything is kept). ``measure`` is pi's
+    chars/4 estimate; the pipeline measures the budget in request bytes instead.
     """
     cut_points = [i for i in range(start, end) if is_cut_point(entries[i])]
     if not cut_points:
@@ -82,7 +88,7 @@ def find_cut_point(entries: Sequence[Entry], start: int, end: int, keep_recent_t
         entry = entries[i]
         if entry.get("type") != "message":
             continue
-        accumulated += estimate_tokens(entry["message"])
+        accumulated += measure(entry["message"])
         if accumulated >= keep_recent_tokens:
             cut_index = next((c for c in cut_points if c >= i), cut_points[0])
             break

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pi_tui.core.context import pipeline_defaults as knob_defaults
+from pi_tui.core.context.convert import convert_message
 from pi_tui.core.messages import AgentMessage, ToolResultMessage
 from pi_tui.core.tokens import estimate_tokens
 
@@ -64,9 +65,34 @@ def coerce_pipeline_config(value: Any) -> PipelineConfig:
     return PipelineConfig(**fields)
 
 
+WIRE_FIELDS = ("role", "content", "toolCallId", "toolName", "isError")
+"""What a message puts on the wire. Everything else an agent message carries (usage, timestamps,
+api/provider/model, stop reason, response ids, a tool's ``details`` such as the edit tool's
+diff) stays in the session file and is never sent."""
+
+
+def wire_message(message: Any) -> dict[str, Any] | None:
+    """The message as a request carries it (after ``convert_to_llm``), or None when it is not
+    sent: app messages that do not reach the model, and errored or aborted assistant answers,
+    which the replay transform drops (§14.6)."""
+    llm: Any = convert_message(message)
+    if llm is None or (llm["role"] == "assistant" and llm.get("stopReason") in ("error", "aborted")):
+        return None
+    return {key: llm[key] for key in WIRE_FIELDS if key in llm}
+
+
 def message_bytes(message: Any) -> int:
-    """UTF-8 size of a message's compact JSON: the pipeline's measure of request size."""
-    return len(json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
+    """UTF-8 size of the message's wire fields as compact JSON: the pipeline's measure of
+    request size (the threshold is about what is sent, not about what the session stores)."""
+    wire = wire_message(message)
+    if wire is None:
+        return 0
+    return len(json.dumps(wire, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass"))
+
+
+def request_bytes(messages: Sequence[Any]) -> int:
+    """``message_bytes`` summed over a request's messages."""
+    return sum(message_bytes(m) for m in messages)
 
 
 def _estimate(message: Any) -> int:

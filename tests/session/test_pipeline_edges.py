@@ -1,0 +1,106 @@
+"""The pipeline strategy's edges from issue 12: what its threshold measures, what a summary must
+achieve, the documented artifact settings, and the preparation cache in a real session."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pi_tui.core.context.pipeline import request_bytes
+from pi_tui.core.context.pipeline_summary import SUMMARY_FIELDS
+from pi_tui.core.messages import user_message
+from tests.session.compaction_host import FakeHost, usage_assistant
+
+CONDENSE = {"system_contains": "condense the history"}
+GOOD = {field: f"value of {field}" for field in SUMMARY_FIELDS}
+GOOD_JSON = json.dumps(GOOD)
+
+
+def pipeline_host(tmp_path: Path, turns: list[dict[str, Any]], threshold: int = 50_000, **pipeline: Any) -> FakeHost:
+    settings = {"context": {"strategy": "pipeline", "pipeline": {"summaryThresholdBytes": threshold, **pipeline}}}
+    return FakeHost(tmp_path, turns, settings=settings)
+
+
+def edit_turn(host: FakeHost, i: int, diff_bytes: int) -> None:
+    call = usage_assistant("", total=100)
+    call["content"] = [{"type": "toolCall", "id": f"e{i}", "name": "edit",
+                        "arguments": {"path": f"src/m{i}.py", "edits": [{"oldText": "a", "newText": "b"}]}}]
+    call["stopReason"] = "toolUse"
+    host.add(call)
+    host.add({"role": "toolResult", "toolCallId": f"e{i}", "toolName": "edit",
+              "content": [{"type": "text", "text": f"Successfully replaced 1 block(s) in src/m{i}.py."}],
+              "details": {"diff": "-" * diff_bytes, "firstChangedLine": 1}, "isError": False, "timestamp": 1})
+
+
+def context(host: FakeHost) -> list[dict[str, Any]]:
+    return list(host.session_manager.build_session_context().messages)
+
+
+# --------------------------------------------------------------------------- 4: the bytes that are sent
+
+
+async def test_the_threshold_counts_the_request_not_usage_metadata_or_details(tmp_path: Path) -> None:
+    """Three edits with 19 KB diffs in ``details``: the diffs never reach the model, so the
+    request is far below 50,000 bytes and no summary is asked for."""
+    host = pipeline_host(tmp_path, [])
+    host.add(user_message("edit three files"))
+    for i in range(3):
+        edit_turn(host, i, 19_000)
+    out = await host.runner.prepare_request_messages(context(host))
+    assert host.provider.requests == []
+    assert host.runner.last_request_bytes == request_bytes(out) < 2_000
+
+
+def test_request_bytes_are_the_wire_fields_only() -> None:
+    from pi_tui.core.context.convert import convert_to_llm
+
+    assistant = usage_assistant("hello", total=12_345)
+    assistant["responseId"] = "r" * 500
+    result = {"role": "toolResult", "toolCallId": "c1", "toolName": "read", "isError": False, "timestamp": 1,
+              "content": [{"type": "text", "text": "日本語"}], "details": {"big": "x" * 10_000}}
+    failed = usage_assistant("", total=0, stop="error", error="503 " + "e" * 5000)
+    summary = {"role": "compactionSummary", "summary": "S", "tokensBefore": 9, "timestamp": 1}
+    messages = [user_message("hi"), assistant, result, failed, summary]
+    expected = sum(
+        len(json.dumps({k: m[k] for k in ("role", "content", "toolCallId", "toolName", "isError") if k in m},
+                       separators=(",", ":"), ensure_ascii=False).encode())
+        for m in convert_to_llm(messages) if m.get("stopReason") not in ("error", "aborted")
+    )
+    assert request_bytes(messages) == expected
+    assert expected < 600  # the details, usage, ids and the failed answer are not sent
+
+
+# --------------------------------------------------------------------------- 3: a summary gets below the threshold
+
+
+def cjk_history(host: FakeHost, turns: int, size: int = 400) -> None:
+    for i in range(turns):
+        host.add(user_message(f"第{i}回 " + "漢字の文章です。" * size))  # 24 bytes, 2 "tokens" a repeat
+        host.add(usage_assistant(f"回答{i} " + "これは回答です。" * (size // 2), total=100))
+
+
+async def test_after_a_summary_of_a_cjk_chat_the_request_is_below_the_threshold(tmp_path: Path) -> None:
+    """The kept tail is chosen in bytes, like the threshold: 6,250 *tokens* of CJK text were
+    ~75 KB, so the request stayed above 50,000 bytes after every successful summary."""
+    host = pipeline_host(tmp_path, [{"text": GOOD_JSON, "when": CONDENSE} for _ in range(20)])
+    summaries = 0
+    for turn in range(40):
+        cjk_history(host, 1, size=100)  # ~3.6 KB a turn
+        out = await host.runner.prepare_request_messages(context(host))
+        if len(host.provider.requests) > summaries:
+            summaries = len(host.provider.requests)
+            assert request_bytes(out) < 50_000, f"turn {turn}: still above the threshold after a summary"
+    assert 1 <= summaries <= 5  # was one on every turn once the first was made
+
+
+async def test_a_summary_that_would_leave_the_request_above_the_threshold_is_rejected(tmp_path: Path) -> None:
+    huge = json.dumps({k: v * 400 for k, v in GOOD.items()})  # ~40 KB: smaller than the history, not small enough
+    host = pipeline_host(tmp_path, [{"text": huge, "when": CONDENSE}])
+    cjk_history(host, 8)
+    before = await host.runner.prepare_request_messages(context(host))
+    assert len(host.provider.requests) == 1
+    assert all(e["type"] != "compaction" for e in host.session_manager.get_entries())
+    rejected = [e for e in host.events if e.get("step") == "summary_rejected"]
+    assert "still be above the threshold" in rejected[0]["detail"]
+    assert request_bytes(before) > 50_000
