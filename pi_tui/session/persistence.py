@@ -46,7 +46,7 @@ def save_message(manager: SessionManager, message: AgentMessage) -> SessionWrite
 
 
 def apply_artifacts_to_results(
-    messages: list[ToolResultMessage], *, artifact_dir: Path | None, strategy: str
+    messages: list[ToolResultMessage], *, artifact_dir: Path | None, strategy: str, limits: Any = None
 ) -> tuple[list[ToolResultMessage], list[dict[str, Any]]]:
     """One turn's results after the tools part's artifact step, plus its ``artifact_saved``
     events. On failure the results are kept as they are: losing a preview is better than
@@ -54,7 +54,7 @@ def apply_artifacts_to_results(
     from pi_tui.tools.artifacts import apply_artifacts
 
     try:
-        results, events = apply_artifacts(messages, artifact_dir=artifact_dir, strategy=strategy)
+        results, events = apply_artifacts(messages, artifact_dir=artifact_dir, strategy=strategy, limits=limits)
     except Exception as err:  # a full disk must not cost the turn
         return messages, [{"type": "notify", "message": f"Saving tool output as an artifact failed: {err}",
                            "level": "warning"}]

@@ -109,10 +109,17 @@ class RunConfigMixin(SessionBase):
     async def _tool_results_to_artifacts(self, messages: list[ToolResultMessage]) -> list[ToolResultMessage]:
         artifact_dir = self.session_manager.artifact_dir if self.session_manager.session_file is not None else None
         results, events = apply_artifacts_to_results(messages, artifact_dir=artifact_dir,
-                                                     strategy=self._context_strategy())
+                                                     strategy=self._context_strategy(), limits=self._artifact_limits())
         for event in events:
             self.emit(event)
         return results
+
+    def _artifact_limits(self) -> Any:
+        """``context.pipeline.artifactThresholdBytes`` / ``turnInlineLimitBytes`` / ``previewBytes``."""
+        from pi_tui.tools.artifacts import ArtifactLimits
+
+        getter = getattr(self.settings, "pipeline_settings", None)
+        return ArtifactLimits.from_settings(getter()) if callable(getter) else ArtifactLimits()
 
     async def _finalize_message(self, message: AgentMessage) -> AgentMessage:
         if self._hooks is not None:

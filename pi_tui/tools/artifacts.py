@@ -6,7 +6,8 @@ session's artifact folder and the result keeps a reference and two previews inst
 
 * strategy ``"pipeline"``: a result strictly larger than 30,000 UTF-8 bytes is saved; then, if
   the results still inline total more than 200,000 bytes, the largest are saved, largest first,
-  until the inline total is within 200,000;
+  until the inline total is within 200,000 (both numbers, and the preview size, are settings:
+  ``ArtifactLimits``);
 * strategy ``"pi"`` (the default context strategy): only results beyond pi's own limits
   (2,000 lines / 50 KB, plus a small allowance for the tools' own notices) are caught; the
   built-ins already cut their output, so this stops e.g. an extension returning 5 MB.
@@ -41,6 +42,26 @@ PI_NOTICE_ALLOWANCE_LINES = 5
 PI_STRATEGY_THRESHOLD_LINES = DEFAULT_MAX_LINES + PI_NOTICE_ALLOWANCE_LINES
 
 Strategy = Literal["pi", "pipeline"]
+
+
+@dataclass(frozen=True, slots=True)
+class ArtifactLimits:
+    """The pipeline's knobs (settings ``context.pipeline.artifactThresholdBytes``,
+    ``turnInlineLimitBytes``, ``previewBytes``); the defaults are the spec's numbers. The ``pi``
+    strategy uses pi's own tool limits for the threshold and the budget, and these previews."""
+
+    threshold_bytes: int = ARTIFACT_THRESHOLD_BYTES
+    turn_inline_bytes: int = TURN_BUDGET_BYTES
+    preview_bytes: int = PREVIEW_BYTES
+
+    @classmethod
+    def from_settings(cls, settings: object) -> ArtifactLimits:
+        """From ``PipelineSettings`` (or anything with its attribute names); defaults otherwise."""
+        return cls(
+            threshold_bytes=max(0, int(getattr(settings, "artifact_threshold_bytes", ARTIFACT_THRESHOLD_BYTES))),
+            turn_inline_bytes=max(0, int(getattr(settings, "turn_inline_limit_bytes", TURN_BUDGET_BYTES))),
+            preview_bytes=max(0, int(getattr(settings, "preview_bytes", PREVIEW_BYTES))),
+        )
 
 
 def result_text(result: ToolResultMessage) -> str:
@@ -83,14 +104,14 @@ class _Saved:
     original_bytes: int
 
 
-def reference_text(saved: _Saved, data: bytes) -> str:
+def reference_text(saved: _Saved, data: bytes, preview_bytes: int = PREVIEW_BYTES) -> str:
     """What the model sees instead of the full text."""
     return (
         f"[Tool result saved as an artifact: {saved.original_bytes} bytes, too large to keep inline. "
         f"Artifact: {saved.relative} (original_bytes={saved.original_bytes}). "
         f"Full text: {saved.absolute} — use the read tool with offset/limit to see more.]\n"
-        f"--- first {PREVIEW_BYTES} bytes ---\n{head_preview(data)}\n"
-        f"--- last {PREVIEW_BYTES} bytes ---\n{tail_preview(data)}"
+        f"--- first {preview_bytes} bytes ---\n{head_preview(data, preview_bytes)}\n"
+        f"--- last {preview_bytes} bytes ---\n{tail_preview(data, preview_bytes)}"
     )
 
 
@@ -104,10 +125,10 @@ def _save(folder: Path, result: ToolResultMessage, data: bytes) -> _Saved:
     return _Saved(path.name, path, len(data))
 
 
-def _replaced(result: ToolResultMessage, saved: _Saved, data: bytes) -> ToolResultMessage:
+def _replaced(result: ToolResultMessage, saved: _Saved, data: bytes, preview_bytes: int) -> ToolResultMessage:
     images: list[UserContent] = [b for b in result.get("content", []) if b.get("type") != "text"]
     new_result: ToolResultMessage = dict(result)  # type: ignore[assignment]
-    new_result["content"] = [{"type": "text", "text": reference_text(saved, data)}, *images]
+    new_result["content"] = [{"type": "text", "text": reference_text(saved, data, preview_bytes)}, *images]
     reference: dict[str, JsonValue] = {"path": saved.relative, "original_bytes": saved.original_bytes}
     old_details = result.get("details")
     if isinstance(old_details, dict):
@@ -135,21 +156,23 @@ def apply_artifacts(
     *,
     artifact_dir: Path | None,
     strategy: Strategy | str = "pi",
+    limits: ArtifactLimits | None = None,
 ) -> tuple[list[ToolResultMessage], list[ArtifactSavedEvent]]:
     """Replace large results of one turn by artifact references; returns (results, events).
 
     The input is not modified. ``artifact_dir`` None (``--no-session``) uses a temp folder.
     """
+    limits = limits or ArtifactLimits()
     sizes = [0 if _already_artifact(r) else text_bytes(r) for r in results]
     if strategy == "pipeline":
-        chosen = {i for i, size in enumerate(sizes) if size > ARTIFACT_THRESHOLD_BYTES}
+        chosen = {i for i, size in enumerate(sizes) if size > limits.threshold_bytes}
     else:
         chosen = {i for i, size in enumerate(sizes) if size > 0 and _beyond_pi_limits(results[i], size)}
     if strategy == "pipeline":
         inline_total = sum(size for i, size in enumerate(sizes) if i not in chosen)
         by_size = sorted((i for i in range(len(results)) if i not in chosen and sizes[i] > 0), key=lambda i: (-sizes[i], i))
         for index in by_size:
-            if inline_total <= TURN_BUDGET_BYTES:
+            if inline_total <= limits.turn_inline_bytes:
                 break
             chosen.add(index)
             inline_total -= sizes[index]
@@ -164,7 +187,7 @@ def apply_artifacts(
             continue
         data = result_text(result).encode("utf-8", "surrogatepass")
         saved = _save(folder, result, data)
-        out.append(_replaced(result, saved, data))
+        out.append(_replaced(result, saved, data, limits.preview_bytes))
         events.append({
             "type": "artifact_saved",
             "toolCallId": result.get("toolCallId", ""),

@@ -104,3 +104,27 @@ async def test_a_summary_that_would_leave_the_request_above_the_threshold_is_rej
     rejected = [e for e in host.events if e.get("step") == "summary_rejected"]
     assert "still be above the threshold" in rejected[0]["detail"]
     assert request_bytes(before) > 50_000
+
+
+# --------------------------------------------------------------------------- 8: the documented artifact knobs
+
+
+async def test_the_artifact_settings_are_used(make_session: Any, project: Path) -> None:
+    """artifactThresholdBytes, previewBytes and turnInlineLimitBytes were parsed, then ignored."""
+    from pi_tui.resources.settings import SettingsManager
+
+    (project / "a.txt").write_text("a" * 1500)
+    (project / "b.txt").write_text("b" * 900)
+    (project / "c.txt").write_text("c" * 800)
+    settings = SettingsManager.in_memory({"context": {"strategy": "pipeline", "pipeline": {
+        "artifactThresholdBytes": 1000, "previewBytes": 100, "turnInlineLimitBytes": 1000}}})
+    calls = [{"id": f"r{n}", "name": "read", "arguments": {"path": f"{n}.txt"}} for n in "abc"]
+    session, _, events = make_session([{"tool_calls": calls}, {"text": "done"}], settings=settings)
+    await session.prompt("read them")
+    results = {m["toolCallId"]: m for m in session.agent.messages if m["role"] == "toolResult"}
+    saved = {e["toolCallId"] for e in events if e["type"] == "artifact_saved"}
+    # a: above the 1,000-byte threshold; then b (the larger of b and c) to get the turn within 1,000
+    assert saved == {"ra", "rb"}
+    text = results["ra"]["content"][0]["text"]
+    assert "--- first 100 bytes ---\n" + "a" * 100 + "\n--- last 100 bytes ---\n" + "a" * 100 in text
+    assert results["rc"]["content"][0]["text"].startswith("c" * 800)
