@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -95,6 +96,9 @@ class CompactionRunner(CompactionSteps):
         self._preparer: Any = None
         self.last_request_bytes: int | None = None
         """Pipeline: the size of the last prepared request (what its summary threshold compared)."""
+        self.preparation_reuse: Counter[str] = Counter()
+        """Pipeline: how often the preparation cache reused its output (``identical``), the
+        prepared prefix (``append``) or nothing (``none``)."""
         self._own_lock: asyncio.Lock | None = None
         subscribe = getattr(host, "subscribe", None)
         if callable(subscribe):

@@ -65,6 +65,7 @@ async def prepare_request_messages(runner: CompactionRunner, messages: list[Agen
     preparer = preparer_for(runner)
     prepared = preparer.prepare(messages)
     runner.last_request_bytes = prepared.bytes
+    runner.preparation_reuse[prepared.reused] += 1
     for event in prepared.events:
         host.emit(event)
     config = preparer.config

@@ -42,7 +42,7 @@ class RunConfigMixin(SessionBase):
             thinking_level=self.thinking_level,
             session_id=self.session_manager.session_id,
             get_api_key=self.api_key_for,
-            transform_context=self._transform_for_request,
+            transform_context=self._transform_for_request if self._transforms_context() else None,
             reduce_messages=reduce,
             prepare_request=self.prepare_request,
             before_tool_call=self._before_tool_call,
@@ -76,6 +76,14 @@ class RunConfigMixin(SessionBase):
         if callable(images):
             block = bool(images().block_images)
         return convert_to_llm(messages, block_images=block)
+
+    def _transforms_context(self) -> bool:
+        """Does anything outside pi-tui see the context before the request? Only then does the
+        loop hand out a deep copy (pi's structuredClone for ``context`` handlers; SDK hooks may
+        edit what they get); otherwise the reducers get the history's own message objects, which
+        the preparation cache recognises in O(1). Nothing of ours mutates them."""
+        has_handlers = self.extensions is not None and self.extensions.has_handlers("context")
+        return has_handlers or self.transform_context is not None or self.prepare_request is not None
 
     async def _transform_for_request(self, messages: list[AgentMessage]) -> list[AgentMessage]:
         if self._hooks is not None:

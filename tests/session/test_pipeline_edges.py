@@ -128,3 +128,51 @@ async def test_the_artifact_settings_are_used(make_session: Any, project: Path) 
     text = results["ra"]["content"][0]["text"]
     assert "--- first 100 bytes ---\n" + "a" * 100 + "\n--- last 100 bytes ---\n" + "a" * 100 in text
     assert results["rc"]["content"][0]["text"].startswith("c" * 800)
+
+
+# --------------------------------------------------------------------------- 9: the preparation cache in a real session
+
+
+def tool_round(n: int) -> list[dict[str, Any]]:
+    return [{"tool_calls": [{"id": f"t{n}", "name": "read", "arguments": {"path": "a.txt"}}]}, {"text": f"done {n}"}]
+
+
+async def test_the_preparation_cache_hits_on_every_append_in_a_session(make_session: Any, project: Path) -> None:
+    """The loop handed the pipeline a deep copy on every call and the cache compared identity:
+    every request was prepared from scratch."""
+    from pi_tui.resources.settings import SettingsManager
+
+    (project / "a.txt").write_text("hello\n" * 50)
+    settings = SettingsManager.in_memory({"context": {"strategy": "pipeline"}})
+    session, provider, _ = make_session([turn for n in range(5) for turn in tool_round(n)], settings=settings)
+    for n in range(5):
+        await session.prompt(f"prompt {n}")
+    reuse = session.compaction_runner.preparation_reuse
+    assert len(provider.requests) == 10
+    assert reuse["none"] == 1 and reuse["append"] == 9
+
+
+CONTEXT_EXTENSION = '''
+def register(pi):
+    @pi.on("context")
+    def keep(event):
+        return {"messages": event["messages"]}
+'''
+
+
+async def test_the_cache_also_hits_when_an_extension_sees_a_copy_of_the_context(make_session: Any, project: Path) -> None:
+    """With a ``context`` handler the loop still hands out a deep copy (pi's structuredClone):
+    the cache then compares values, and an unchanged prefix is still reused."""
+    from pi_tui.resources.settings import SettingsManager
+
+    folder = project / ".pi" / "extensions"
+    folder.mkdir(parents=True)
+    (folder / "ctx.py").write_text(CONTEXT_EXTENSION)
+    (project / "a.txt").write_text("hello\n" * 50)
+    settings = SettingsManager.in_memory({"context": {"strategy": "pipeline"}})
+    session, provider, _ = make_session([turn for n in range(3) for turn in tool_round(n)], settings=settings,
+                                        load_extensions=True)
+    for n in range(3):
+        await session.prompt(f"prompt {n}")
+    reuse = session.compaction_runner.preparation_reuse
+    assert len(provider.requests) == 6 and reuse["none"] == 1 and reuse["append"] == 5

@@ -10,10 +10,13 @@
 Why the cost stays proportional to the new messages: grouping is incremental; once snip applies,
 the request holds at most ``first + 1 + last`` units whatever the history length; each unit's
 size and compacted form are computed once and memoized; and the cache-aware frontier is a
-left-to-right scan that only ever advances. "Identical" and "append-only" are checked in O(1):
-the messages are the session's own objects (the projection does not copy), the history is
-append-only, and a path is a chain, so the same object at the previous last position means the
-same prefix. A different first message (a new compaction summary) means a new prefix.
+left-to-right scan that only ever advances. "Identical" and "append-only" are checked in O(1)
+when the messages are the session's own objects (the projection does not copy, the loop hands
+them over uncopied unless something transforms the context): the history is append-only and a
+path is a chain, so the same object at the previous last position means the same prefix. A
+different first message (a new compaction summary) means a new prefix. When the input is a
+copy (an extension's ``context`` handler gets pi's deep copy), the previous input is compared
+by value instead: a C-level list comparison, far cheaper than preparing again.
 
 Cache-aware micro (``variant = "cache-aware"``): the results of older tool groups are compacted
 in batches. A scan from the oldest unit accumulates the result tokens of tool groups that are
@@ -88,6 +91,7 @@ class RequestPreparer:
         self._reset()
 
     def _reset(self) -> None:
+        self._input: list[AgentMessage] = []
         self._length = 0
         self._first: Any = None
         self._last: Any = None
@@ -112,16 +116,18 @@ class RequestPreparer:
 
     def prepare(self, messages: Sequence[AgentMessage]) -> Prepared:
         n = len(messages)
-        if self._output is not None and n == self._length and n and _same(messages[0], self._first) and messages[-1] is self._last:
+        if self._output is not None and n == self._length and n and self._same_prefix(messages, n):
             self._output.reused = "identical"
             self._output.events = []
+            self._input = list(messages)
             return self._output
         reused = "none"
-        if self._output is not None and n > self._length > 0 and _same(messages[0], self._first) and messages[self._length - 1] is self._last:
+        if self._output is not None and n > self._length > 0 and self._same_prefix(messages, self._length):
             reused = "append"
             self._extend(messages)
         else:
             self._rebuild(messages)
+        self._input = list(messages)
         self._length = n
         self._first = messages[0] if n else None
         self._last = messages[-1] if n else None
@@ -129,6 +135,12 @@ class RequestPreparer:
         prepared.reused = reused
         self._output = prepared
         return prepared
+
+    def _same_prefix(self, messages: Sequence[AgentMessage], length: int) -> bool:
+        """Do ``messages`` start with the previous input (``length`` = its length)?"""
+        if _same(messages[0], self._first) and messages[length - 1] is self._last:
+            return True  # the history's own objects: O(1)
+        return list(messages[:length]) == self._input  # a copy: compare values
 
     # ------------------------------------------------------------------ units
 
