@@ -32,6 +32,10 @@ from pi_tui.core.messages import (
 from pi_tui.core.provider import CompletionRequest, ToolSpec
 
 ABORTED_MESSAGE = "Request was aborted."
+"""An abort before the reply started streaming (pi: the HTTP client's own abort error)."""
+STREAM_ABORTED_MESSAGE = "Request was aborted"
+"""An abort while the reply was streaming (pi's providers throw this text, without a dot)."""
+_BLOCK_ENDS = {"text": "text_end", "thinking": "thinking_end", "toolCall": "toolcall_end"}
 
 
 async def _emit(emit: Emit, event: dict[str, Any]) -> None:
@@ -178,12 +182,13 @@ async def stream_assistant_reply(
     request = await build_request(context, config, turn_index)
     if config.on_request is not None:
         config.on_request(request)
-    state: dict[str, Any] = {"partial": None, "final": None}
+    state: dict[str, Any] = {"partial": None, "final": None, "open": set()}
 
     async def consume() -> None:
         async for raw in config.provider.stream(request):
             event: dict[str, Any] = dict(raw)
             kind = event["type"]
+            _track_open_blocks(state["open"], event)
             if kind == "start":
                 state["partial"] = event["partial"]
                 context.messages.append(event["partial"])
@@ -206,6 +211,8 @@ async def stream_assistant_reply(
     failure = None if task.cancelled() else task.exception()
     if task.cancelled() or (signal.is_aborted() and received is None):
         final = _aborted_from(state["partial"], config)
+        if state["partial"] is not None:
+            await _close_open_blocks(state["partial"], state["open"], emit)
     elif failure is not None:
         final = failed_assistant(config, "error", str(failure) or type(failure).__name__)
         if started:
@@ -231,13 +238,50 @@ async def _add_final(
     return finalized
 
 
+def _track_open_blocks(open_blocks: set[int], event: dict[str, Any]) -> None:
+    """The content indexes whose ``*_start`` came without their ``*_end`` yet."""
+    kind, index = event.get("type", ""), event.get("contentIndex")
+    if not isinstance(index, int):
+        return
+    if kind.endswith("_start"):
+        open_blocks.add(index)
+    elif kind.endswith("_end"):
+        open_blocks.discard(index)
+
+
+async def _close_open_blocks(partial: AssistantMessage, open_blocks: set[int], emit: Emit) -> None:
+    """An abort mid-stream: the blocks still open get their ``*_end`` updates, in content order,
+    before ``message_end``, as pi's providers close every block when the stream stops."""
+    content = partial["content"]
+    for index in sorted(open_blocks):
+        if index >= len(content):
+            continue
+        block: dict[str, Any] = dict(content[index])
+        kind = _BLOCK_ENDS.get(str(block.get("type")))
+        if kind is None:
+            continue
+        event: dict[str, Any] = {"type": kind, "contentIndex": index}
+        if kind == "toolcall_end":
+            event["toolCall"] = copy.deepcopy(block)
+        else:
+            event["content"] = block.get("text" if kind == "text_end" else "thinking", "")
+        event["partial"] = partial
+        await _emit(emit, {"type": "message_update", "message": partial, "assistantMessageEvent": event})
+    open_blocks.clear()
+
+
 def _aborted_from(partial: AssistantMessage | None, config: AgentLoopConfig) -> AssistantMessage:
-    message = failed_assistant(config, "aborted", ABORTED_MESSAGE)
-    if partial is not None:
-        message["content"] = copy.deepcopy(partial["content"])
-        message["usage"] = copy.deepcopy(partial["usage"])
-        message["timestamp"] = partial["timestamp"]
-    return message
+    """The aborted reply. Once streaming had started it is the partial message as it stood (its
+    keys in their order, ``responseId`` included) with ``stopReason: "aborted"`` and
+    ``errorMessage`` last, exactly pi's shape."""
+    if partial is None:
+        return failed_assistant(config, "aborted", ABORTED_MESSAGE)
+    message: dict[str, Any] = copy.deepcopy(dict(partial))
+    message.pop("errorMessage", None)
+    message.pop("errorKind", None)
+    message["stopReason"] = "aborted"
+    message["errorMessage"] = STREAM_ABORTED_MESSAGE
+    return message  # type: ignore[return-value]
 
 
 def failed_assistant(config: AgentLoopConfig, reason: str, error_message: str) -> AssistantMessage:
@@ -250,6 +294,6 @@ def failed_assistant(config: AgentLoopConfig, reason: str, error_message: str) -
         "model": config.model.id,
         "usage": empty_usage(),
         "stopReason": reason,  # type: ignore[typeddict-item]
-        "errorMessage": error_message,
         "timestamp": now_ms(),
+        "errorMessage": error_message,  # after timestamp: pi's providers add it last
     }

@@ -12,7 +12,8 @@ resolves during preparation (unknown tool, invalid arguments, blocked) gets its
   at a time, start → … → end → message start/end.
 
 Steering never interrupts a batch in 0.73.1: every call is answered. An abort cancels the
-running tools; each unfinished call is answered with ``Operation aborted``.
+running tools; each unfinished call is answered with ``Operation aborted``, or with the result a
+tool raised ``ToolAborted`` with (``bash``: its output + ``Command aborted``).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from pi_tui.agent.abort import AbortSignal
 from pi_tui.agent.types import AgentContext, AgentLoopConfig, Emit, ToolCallInfo
 from pi_tui.agent.validation import ArgumentValidationError, validate_tool_arguments
 from pi_tui.core.messages import AssistantMessage, ToolCall, ToolResultMessage, now_ms
-from pi_tui.core.tool import Tool, ToolContext, ToolResult, text_result
+from pi_tui.core.tool import Tool, ToolAborted, ToolContext, ToolResult, text_result
 
 ABORTED_TOOL_TEXT = "Operation aborted"
 _PENDING_UPDATES: set[asyncio.Task[None]] = set()
@@ -43,6 +44,8 @@ class _Call:
     """Set when the call is resolved (immediately during preparation, or after running)."""
     ended: bool = False
     """``tool_execution_end`` was emitted."""
+    aborted_result: ToolResult | None = None
+    """What the tool asked to record when it was cancelled (``ToolAborted``)."""
 
 
 async def _emit(emit: Emit, event: dict[str, Any]) -> None:
@@ -164,7 +167,7 @@ async def _run_and_finalize(
         if item.ended:
             continue
         if task.cancelled() or item.result is None:
-            item.result = text_result(ABORTED_TOOL_TEXT, details={}, is_error=True)
+            item.result = item.aborted_result or text_result(ABORTED_TOOL_TEXT, details={}, is_error=True)
         elif task.exception() is not None:
             # Only a hook or a listener can fail here; the tool's own errors are already results.
             item.result = text_result(str(task.exception()), details={}, is_error=True)
@@ -199,6 +202,9 @@ async def _execute(item: _Call, config: AgentLoopConfig, emit: Emit) -> ToolResu
     ctx = dataclasses.replace(base, on_update=on_update)
     try:
         result: Any = await item.tool.execute(call["id"], item.args, ctx)
+    except ToolAborted as aborted:
+        item.aborted_result = aborted.result
+        raise
     except asyncio.CancelledError:
         raise
     except Exception as err:

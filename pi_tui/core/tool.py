@@ -6,11 +6,14 @@ raising ``ToolError`` (or any exception): the executor turns it into an error re
 is the exception message. Nothing a tool does may kill the agent loop.
 
 Cancellation is asyncio cancellation: an aborted run cancels the task executing the tool, and the
-tool cleans up (kills its process group, closes files) in ``finally``.
+tool cleans up (kills its process group, closes files) in ``finally``. The call's result is then
+``Operation aborted``, unless the tool re-raises the cancellation as ``ToolAborted`` carrying the
+result it wants recorded (``bash``: the output so far + ``Command aborted``, as pi's bash tool).
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +29,14 @@ class ToolResult:
     is_error: bool = False
     terminate: bool = False
     """When every result of a batch sets it, no further model call is made (pi 0.73.1 §13.7)."""
+
+
+class ToolAborted(asyncio.CancelledError):
+    """The cancellation of an aborted tool, with the (error) result to record for the call."""
+
+    def __init__(self, result: ToolResult) -> None:
+        super().__init__(result.content)
+        self.result = result
 
 
 ToolUpdate = Callable[[ToolResult], None]

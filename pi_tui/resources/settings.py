@@ -237,7 +237,11 @@ class SettingsManager:
     def resource_paths(self, key: Literal["skills", "prompts", "extensions", "themes"]) -> list[Path]:
         """Paths listed under ``key`` in either file; ``~`` expands, relative paths resolve against
         the folder the file configures (agent dir for global, ``.pi`` for project). Project first."""
-        paths: list[Path] = []
+        return [path for path, _ in self.resource_entries(key)]
+
+    def resource_entries(self, key: Literal["skills", "prompts", "extensions", "themes"]) -> list[tuple[Path, Scope]]:
+        """``resource_paths`` with the file each path came from (RPC ``get_commands`` reports it)."""
+        paths: list[tuple[Path, Scope]] = []
         for scope in _PRIORITY_ORDER:
             file = self._files.get(scope)
             if file is None:
@@ -248,7 +252,7 @@ class SettingsManager:
             for entry in entries:
                 if isinstance(entry, str) and entry.strip():
                     path = expand_home(entry.strip())
-                    paths.append(path if path.is_absolute() else file.path.parent / path)
+                    paths.append((path if path.is_absolute() else file.path.parent / path, scope))
         return paths
 
     # ------------------------------------------------------------------ writing

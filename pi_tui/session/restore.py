@@ -17,12 +17,15 @@ from pi_tui.core.messages import THINKING_LEVELS, ThinkingLevel
 from pi_tui.core.provider import ModelInfo
 from pi_tui.core.session.manager import SessionManager
 
+DEFAULT_THINKING_LEVEL: ThinkingLevel = "medium"
+"""pi's ``DEFAULT_THINKING_LEVEL``: the level when the settings name none."""
+
 
 def clamp_thinking_level(level: str, model: ModelInfo | None) -> ThinkingLevel:
     """pi 0.73.1 ``clampThinkingLevel``: off only for non-reasoning models; ``xhigh`` only when
     the model's map defines it; a level mapped to None is unsupported; an unsupported level moves
     up to the next supported one, else down."""
-    wanted: ThinkingLevel = next((lvl for lvl in THINKING_LEVELS if lvl == level), "medium")
+    wanted: ThinkingLevel = next((lvl for lvl in THINKING_LEVELS if lvl == level), DEFAULT_THINKING_LEVEL)
     if model is None:
         return wanted
     if not model.reasoning:

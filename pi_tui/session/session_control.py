@@ -16,7 +16,7 @@ from pi_tui.core.messages import THINKING_LEVELS, AgentMessage, ThinkingLevel, e
 from pi_tui.core.provider import ModelInfo, ToolSpec
 from pi_tui.core.session.manager import SessionManager
 from pi_tui.core.tokens import calculate_context_tokens, estimate_context_tokens
-from pi_tui.session.restore import clamp_thinking_level, restore_model_and_thinking
+from pi_tui.session.restore import DEFAULT_THINKING_LEVEL, clamp_thinking_level, restore_model_and_thinking
 from pi_tui.session.session_base import SessionBase
 from pi_tui.session.state import ContextUsage, RequestPreview, SessionState, usage_totals
 
@@ -46,29 +46,47 @@ class SessionControlMixin(SessionBase):
 
     # ------------------------------------------------------------------ model and thinking
 
-    def set_model(self, model: ModelInfo, *, source: str = "set") -> None:
+    def set_model(self, model: ModelInfo, *, source: str = "set", thinking_level: str | None = None) -> None:
+        """Switch the model as pi's ``setModel``/``cycleModel`` do: ``model_change`` is recorded,
+        the model becomes the settings default, then the thinking level is set (and recorded,
+        with ``thinking_level_changed``, only when it changes). That level is ``thinking_level``
+        when given (a ``--models`` entry's ``:level``); else the current one, or, coming from a
+        model without thinking (whose level is only ever ``off``), the settings default
+        (``medium``); either way clamped to what the new model supports (§13.1). So switching
+        to a reasoning model turns thinking on, as in pi. ``model_changed`` is pi-tui's own
+        event (the TUI's footer); RPC does not send it, as pi has none."""
         previous = self._model
+        level = thinking_level if thinking_level is not None else self._thinking_level_for_switch()
         self._model = model
         self.session_manager.append_model_change(model.provider, model.id)
         self.emit({"type": "model_changed", "provider": model.provider, "modelId": model.id})
-        self._tell_extensions("model_select", {
-            "model": model.ref, "previousModel": previous.ref if previous else None, "source": source,
-        })
         setter = getattr(self.settings, "set_global", None)
         if callable(setter):
             setter("defaultProvider", model.provider)
             setter("defaultModel", model.id)
-        clamped = clamp_thinking_level(self._thinking_level, model)
-        if clamped != self._thinking_level:
-            self.set_thinking_level(clamped)
+        self.set_thinking_level(level)
+        self._tell_extensions("model_select", {
+            "model": model.ref, "previousModel": previous.ref if previous else None, "source": source,
+        })
+
+    def _thinking_level_for_switch(self) -> str:
+        if self._model is not None and self._model.reasoning:
+            return self._thinking_level
+        return getattr(self.settings, "default_thinking_level", None) or DEFAULT_THINKING_LEVEL
 
     def set_thinking_level(self, level: str) -> None:
+        """Clamp ``level`` to the model (§13.1); when that changes the level, record a
+        ``thinking_level_change``, emit ``thinking_level_changed`` and (as pi does) make it the
+        settings' ``defaultThinkingLevel`` unless it is the ``off`` of a model without thinking."""
         clamped = clamp_thinking_level(level, self._model)
         if clamped == self._thinking_level:
             return
         previous = self._thinking_level
         self._thinking_level = clamped
         self.session_manager.append_thinking_level_change(clamped)
+        setter = getattr(self.settings, "set_global", None)
+        if callable(setter) and ((self._model is not None and self._model.reasoning) or clamped != "off"):
+            setter("defaultThinkingLevel", clamped)
         self.emit({"type": "thinking_level_changed", "level": clamped})
         self._tell_extensions("thinking_level_select", {"level": clamped, "previousLevel": previous})
 

@@ -5,9 +5,9 @@ notice naming the full-output file. That file lives in the session's artifact fo
 path still works after a restart. A non-zero exit, a timeout and an abort are error results
 carrying the output seen so far.
 
-Abort is asyncio cancellation: the process group is killed, one last ``on_update`` carries the
-formatted output + ``Command aborted`` (so the loop can keep what was seen), and the
-``CancelledError`` propagates.
+Abort is asyncio cancellation: the process group is killed, output not yet sent goes out as a
+last update, and the cancellation propagates as ``ToolAborted`` carrying the call's result, the
+formatted output + ``Command aborted`` (pi's text), which the loop records.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Literal
 
 from pi_tui.core.errors import ToolError
 from pi_tui.core.messages import JsonValue
-from pi_tui.core.tool import ToolContext, ToolResult
+from pi_tui.core.tool import ToolAborted, ToolContext, ToolResult
 from pi_tui.tools.common import optional_number, output_dir, require_str
 from pi_tui.tools.output import OutputAccumulator
 from pi_tui.tools.shell import run_shell
@@ -101,16 +101,22 @@ class BashTool:
         timeout = optional_number(args, "timeout", self.name)
         acc = OutputAccumulator(output_dir(ctx.artifact_dir))
         last_update = 0.0
+        unsent = False  # output arrived since the last update
 
         def send_update() -> None:
+            nonlocal unsent
+            if not unsent:  # as pi: never the same update twice
+                return
+            unsent = False
             truncation = acc.truncation()
             ctx.on_update(ToolResult(
                 content=[{"type": "text", "text": truncation.content}], details=_details(acc, truncation)
             ))
 
         def on_output(chunk: bytes) -> None:
-            nonlocal last_update
+            nonlocal last_update, unsent
             acc.feed(chunk)
+            unsent = True
             now = time.monotonic()
             if now - last_update >= UPDATE_INTERVAL_SECONDS:
                 last_update = now
@@ -123,10 +129,11 @@ class BashTool:
             )
         except asyncio.CancelledError:
             acc.finish()
+            send_update()
             text, truncation = formatted_output(acc)
             status = f"{text}\n\nCommand aborted" if text else "Command aborted"
-            ctx.on_update(ToolResult(content=[{"type": "text", "text": status}], details=_details(acc, truncation), is_error=True))
-            raise
+            raise ToolAborted(ToolResult(content=[{"type": "text", "text": status}],
+                                         details=_details(acc, truncation), is_error=True)) from None
         except OSError as error:  # e.g. a full disk while saving the output
             raise ToolError(f"Could not save the output of `{command}`: {error}") from None
         finally:

@@ -231,10 +231,38 @@ async def test_abort_during_stream_records_the_partial_reply(recorder: Recorder)
     context = make_context()
     new = await run_agent_loop([user_message("go")], context, make_config(provider), on_event, signal)
     last = new[-1]
-    assert last["stopReason"] == "aborted" and last["errorMessage"] == "Request was aborted."
+    # pi 0.73.1's providers: the partial as it stood, errorMessage (no dot) added last.
+    assert last["stopReason"] == "aborted" and last["errorMessage"] == "Request was aborted"
+    assert list(last) == ["role", "content", "api", "provider", "model", "usage", "stopReason", "timestamp",
+                          "responseId", "errorMessage"]
+    assert last["responseId"]
     assert last["content"][0]["text"].startswith("a lo")
     assert context.messages[-1] is last or context.messages[-1] == last
     assert recorder.types()[-4:] == ["message_start", "message_end", "turn_end", "agent_end"]
+    # The open text block is closed before message_end, as pi's providers do when a stream stops.
+    updates = [e["assistantMessageEvent"] for e in recorder.events if e["type"] == "message_update"]
+    assert updates[-1]["type"] == "text_end" and updates[-1]["content"] == last["content"][0]["text"]
+    ends = [i for i, e in enumerate(recorder.events) if e["type"] == "message_end"]
+    assert recorder.events[ends[-1] - 1]["assistantMessageEvent"]["type"] == "text_end"
+
+
+async def test_abort_before_the_reply_streams_keeps_pis_dotted_text(recorder: Recorder) -> None:
+    """No partial yet: pi reports its HTTP client's abort error, ``Request was aborted.``, with
+    ``errorMessage`` after ``timestamp``."""
+    provider = ScriptedProvider([{"text": "late", "delay_ms": 5000}])
+    signal = AbortSignal()
+
+    def on_event(event: dict[str, Any]) -> None:
+        recorder(event)
+        if event["type"] == "message_end" and event["message"]["role"] == "user":
+            asyncio.get_running_loop().call_later(0.05, signal.abort)
+
+    new = await asyncio.wait_for(run_agent_loop([user_message("go")], make_context(), make_config(provider),
+                                                on_event, signal), 3)
+    last = new[-1]
+    assert last["stopReason"] == "aborted" and last["errorMessage"] == "Request was aborted."
+    assert list(last)[-2:] == ["timestamp", "errorMessage"]
+    assert not [e for e in recorder.events if e["type"] == "message_update"]
 
 
 async def test_abort_during_tool_answers_every_call(recorder: Recorder) -> None:

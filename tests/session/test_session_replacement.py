@@ -71,9 +71,10 @@ async def test_new_session_without_cli_model_takes_the_settings_default(make_ses
                                                            "defaultThinkingLevel": "minimal"})
     assert session.model is not None and session.model.id == "m2"
     session.set_model(session.model_registry.resolve("local/m1"))  # /model saves m1 as the default
-    session.set_thinking_level("high")
+    session.set_thinking_level("high")  # and, as in pi, a chosen level becomes the default level
     await session.new_session()
-    assert session.model is not None and session.model.id == "m1" and session.thinking_level == "minimal"
+    assert session.model is not None and session.model.id == "m1" and session.thinking_level == "high"
+    assert session.settings.default_thinking_level == "high"
     session.settings.set_global("defaultModel", "m2")  # the settings changed meanwhile: they win
     await session.new_session()
     assert session.model is not None and session.model.id == "m2"

@@ -28,3 +28,14 @@ def live_processes_in_group(pgid: int) -> list[int]:
         if pgrp == pgid and state != "Z":
             alive.append(int(entry))
     return alive
+
+
+def group_after_kill(pgid: int, seconds: float = 2.0) -> list[int]:
+    """``live_processes_in_group`` once SIGKILL has had time to land: the shell is waited for,
+    but its other members (a ``cmd &`` job) die asynchronously, reparented to init."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while (alive := live_processes_in_group(pgid)) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return alive

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from pi_tui.core.errors import ToolError
-from pi_tui.core.tool import ToolContext, ToolResult
+from pi_tui.core.tool import ToolAborted, ToolContext, ToolResult
 from pi_tui.tools.bash import BashTool
 
-from .helpers import live_processes_in_group, text
+from .helpers import group_after_kill, live_processes_in_group, text
 
 
 async def bash(ctx: ToolContext, command: str, **extra) -> ToolResult:
@@ -91,11 +91,22 @@ async def test_abort_kills_the_tree_and_reports_output(tmp_path):
         if any("working" in text(u) for u in updates):
             break
     task.cancel()
-    with pytest.raises(asyncio.CancelledError):
+    with pytest.raises(ToolAborted) as aborted:  # a CancelledError carrying the call's result
         await task
-    assert text(updates[-1]) == "working\n\n\nCommand aborted"
-    assert updates[-1].is_error
-    assert live_processes_in_group(int(pid_file.read_text())) == []
+    assert isinstance(aborted.value, asyncio.CancelledError)
+    assert text(aborted.value.result) == "working\n\n\nCommand aborted"  # pi's text
+    assert aborted.value.result.is_error
+    assert [text(u) for u in updates] == ["", "working\n"]  # the status is the result, not an update
+    assert group_after_kill(int(pid_file.read_text())) == []
+
+
+async def test_updates_are_never_repeated(ctx):
+    """As pi: the closing update goes out only when output arrived since the last one."""
+    updates: list[ToolResult] = []
+    quiet = ToolContext(cwd=ctx.cwd, on_update=updates.append)
+    result = await bash(quiet, "echo hi; sleep 0.3")
+    assert text(result) == "hi\n"
+    assert [text(u) for u in updates] == ["", "hi\n"]
 
 
 async def test_a_background_job_does_not_hold_the_call(ctx):

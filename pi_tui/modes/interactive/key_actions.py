@@ -136,9 +136,7 @@ class KeyActionsScreen(Screen[None]):
             await self.conversation.add_notice(text, severity="warning")
             return
         try:
-            self.session.set_model(choice.model, source="cycle")
-            if choice.thinking_level is not None:
-                self.session.set_thinking_level(choice.thinking_level)
+            self.session.set_model(choice.model, source="cycle", thinking_level=choice.thinking_level)
         except Exception as err:
             await self.conversation.add_notice(f"Cannot use {choice.model.ref}: {err}", severity="error")
             return

@@ -90,9 +90,7 @@ async def cycle_model(ctx: RpcContext, command: dict[str, Any]) -> Any:
     refs = [(m.provider, m.id) for m, _ in choices]
     index = refs.index((current.provider, current.id)) if current is not None and (current.provider, current.id) in refs else -1
     model, level = choices[(index + 1) % len(choices)]
-    ctx.session.set_model(model)
-    if level is not None:
-        ctx.session.set_thinking_level(level)
+    ctx.session.set_model(model, source="cycle", thinking_level=level)
     return {"model": views.model_json(model), "thinkingLevel": ctx.session.thinking_level, "isScoped": scoped}
 
 

@@ -44,6 +44,9 @@ if TYPE_CHECKING:
 
 EXIT_FAILURE = 1
 READ_SIZE = 65536
+PI_TUI_ONLY_EVENTS = frozenset({"model_changed"})
+"""Session events pi-tui's own UI needs where pi has none. ``model_changed`` would add a frame to
+``set_model``/``cycle_model``, whose responses already carry the model."""
 
 
 class FrameWriter:
@@ -83,8 +86,11 @@ class RpcServer:
 
     def _on_event(self, event: dict[str, Any]) -> None:
         answer_preflight(self.context, event)
-        if event.get("type") == "notify":
+        kind = event.get("type")
+        if kind == "notify":
             self.write(self.ui.notify_request(event))
+            return
+        if kind in PI_TUI_ONLY_EVENTS:
             return
         self.write(event)
 

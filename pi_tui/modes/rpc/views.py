@@ -7,10 +7,13 @@ or ``get_commands`` of its own; they are computed here from its public parts (``
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pi_tui.core.messages import text_of
 from pi_tui.core.provider import ModelInfo
+from pi_tui.modes.rpc.source_info import extension_source_info, resource_source_info
+from pi_tui.resources.locations import agent_dir as default_agent_dir
 
 if TYPE_CHECKING:
     from pi_tui.session.agent_session import AgentSession
@@ -145,32 +148,43 @@ _LOCATIONS = {"user", "project", "path"}
 
 
 def commands_json(session: AgentSession) -> list[dict[str, Any]]:
-    """``get_commands``: extension commands, prompt templates, then skills (``skill:<name>``).
-    The built-in interactive commands are not included (they are not available over RPC)."""
+    """``get_commands``: extension commands, prompt templates, then skills (``skill:<name>``),
+    each ``{name, description?, source, sourceInfo}`` as pi 0.73.1 sends it, plus pi 0.58's
+    ``location?`` and ``path`` for older clients. The built-in interactive commands are not
+    included (they are not available over RPC)."""
     out: list[dict[str, Any]] = []
+    resources = session.resources
+    cwd = Path(getattr(resources, "cwd", None) or session.cwd)
+    agent_dir = Path(getattr(resources, "agent_dir", None) or default_agent_dir())
+    settings = session.settings
     runner = session.extensions
     for command in runner.commands() if runner is not None else []:
-        item: dict[str, Any] = {"name": command.invocation_name, "source": "extension",
-                                "path": str(command.extension_path)}
+        item: dict[str, Any] = {"name": command.invocation_name}
         if command.description:
             item["description"] = command.description
+        item["source"] = "extension"
+        item["sourceInfo"] = extension_source_info(Path(command.extension_path), cwd=cwd, agent_dir=agent_dir,
+                                                   settings=settings)
+        item["path"] = str(command.extension_path)
         out.append(item)
-    resources = session.resources
     for template in getattr(resources, "prompt_templates", None) or []:
-        out.append(_resource_command(template.name, template.description, "prompt", template.source,
-                                     template.file_path))
+        info = resource_source_info(Path(template.file_path), template.source, kind="prompts", cwd=cwd,
+                                    agent_dir=agent_dir, settings=settings)
+        out.append(_resource_command(template.name, template.description, "prompt", template.source, info))
     for skill in getattr(resources, "skills", None) or []:
-        out.append(_resource_command(f"skill:{skill.name}", skill.description, "skill", skill.source,
-                                     skill.file_path))
+        info = resource_source_info(Path(skill.file_path), skill.source, kind="skills", cwd=cwd,
+                                    agent_dir=agent_dir, settings=settings, base_dir=Path(skill.base_dir))
+        out.append(_resource_command(f"skill:{skill.name}", skill.description, "skill", skill.source, info))
     return out
 
 
-def _resource_command(name: str, description: str, source: str, location: str, path: Any) -> dict[str, Any]:
+def _resource_command(name: str, description: str, source: str, location: str, info: dict[str, Any]) -> dict[str, Any]:
     item: dict[str, Any] = {"name": name}
     if description:
         item["description"] = description
     item["source"] = source
+    item["sourceInfo"] = info
     if location in _LOCATIONS:
         item["location"] = location
-    item["path"] = str(path)
+    item["path"] = info["path"]
     return item

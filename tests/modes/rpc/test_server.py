@@ -256,7 +256,10 @@ async def test_extensions_errors_commands_and_notify(make_client: ClientFactory,
     load_error = frames[0]
     assert load_error["type"] == "extension_error" and load_error["event"] == "load"
     assert load_error["extensionPath"] == str(broken) and "cannot load" in load_error["error"]
-    assert {"name": "greet", "source": "extension", "path": str(good), "description": "Say hello"} in commands
+    # An extension given by path (-e): pi's sourceInfo for it is {source: "cli", scope: "temporary"}.
+    assert {"name": "greet", "description": "Say hello", "source": "extension",
+            "sourceInfo": {"path": str(good), "source": "cli", "scope": "temporary", "origin": "top-level"},
+            "path": str(good)} in commands
     assert handled == {"id": "g", "type": "response", "command": "prompt", "success": True}
     notify = next(f for f in frames if f["type"] == "extension_ui_request")
     assert notify["method"] == "notify" and notify["message"] == "hello world" and notify["notifyType"] == "info"

@@ -1,0 +1,106 @@
+// Drives an RPC agent with pi's own RpcClient (pi 0.73.1) through one scenario and prints a JSON
+// transcript: [{step, ok, data | error, events}], events being the frames that arrived during the
+// step. Used by test_pi_side_by_side.py for pi itself and for pi-tui (through pi_tui_shim.mjs).
+//
+//   node drive.mjs <cliPath> <scenario> [--model provider/id]
+//
+// PI_REF (default /work/pi-ref) is where pi's package is installed.
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+
+const piRef = process.env.PI_REF || "/work/pi-ref";
+const clientModule = path.join(piRef, "node_modules/@mariozechner/pi-coding-agent/dist/modes/rpc/rpc-client.js");
+const { RpcClient } = await import(pathToFileURL(clientModule).href);
+
+const [cliPath, scenario, ...args] = process.argv.slice(2);
+const client = new RpcClient({ cliPath, cwd: process.cwd(), env: {}, args });
+const transcript = [];
+let events = [];
+client.onEvent((event) => events.push(event));
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function until(predicate, what, ms = 20000) {
+  const deadline = Date.now() + ms;
+  while (!events.some(predicate)) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; stderr: ${client.getStderr()}`);
+    await sleep(10);
+  }
+}
+
+async function step(name, action, settle = 150) {
+  let entry;
+  try {
+    entry = { step: name, ok: true, data: (await action()) ?? null };
+  } catch (error) {
+    entry = { step: name, ok: false, error: String(error.message ?? error) };
+  }
+  await sleep(settle); // late frames of this step (pi writes some events after the response)
+  entry.events = events;
+  events = [];
+  transcript.push(entry);
+}
+
+const isAgentEnd = (e) => e.type === "agent_end";
+const scenarios = {
+  async clone() {
+    await step("prompt", async () => { await client.prompt("hello"); await until(isAgentEnd, "agent_end"); });
+    const before = (await client.getState()).sessionFile;
+    await step("clone", () => client.clone());
+    await step("state", async () => {
+      const state = await client.getState();
+      return { messageCount: state.messageCount, newFile: state.sessionFile !== before, sessionFile: state.sessionFile, before };
+    });
+    await step("messages", () => client.getMessages());
+    await step("fork_messages", () => client.getForkMessages());
+  },
+  async commands() {
+    await step("get_commands", () => client.getCommands());
+  },
+  async set_model() {
+    await step("state_before", async () => (await client.getState()).thinkingLevel);
+    await step("set_model", () => client.setModel("fake", "fake-reasoner"));
+    await step("state_after", async () => {
+      const state = await client.getState();
+      return { model: state.model.id, thinkingLevel: state.thinkingLevel, sessionFile: state.sessionFile };
+    });
+    await step("set_model_back", () => client.setModel("fake", "fake-model"));
+    await step("state_back", async () => (await client.getState()).thinkingLevel);
+    await step("set_model_again", () => client.setModel("fake", "fake-reasoner"));
+    await step("state_again", async () => (await client.getState()).thinkingLevel);
+  },
+  async abort() {
+    await step("prompt", async () => {
+      await client.prompt("tell me a long story");
+      await until((e) => e.type === "message_update" && e.assistantMessageEvent.type === "text_delta", "text_delta");
+    }, 0);
+    await step("abort", async () => { await client.abort(); await until(isAgentEnd, "agent_end"); });
+    await step("messages", () => client.getMessages());
+    await step("last_text", () => client.getLastAssistantText());
+  },
+  async bash() {
+    await step("bash", () => client.bash("echo hi"));
+    await step("messages", () => client.getMessages());
+  },
+  async tool_updates() {
+    await step("prompt", async () => { await client.prompt("run it"); await until(isAgentEnd, "agent_end"); });
+  },
+  async tool_abort() {
+    await step("prompt", async () => {
+      await client.prompt("run the slow one");
+      await until((e) => e.type === "tool_execution_update" && e.partialResult.content.length > 0, "tool output");
+    }, 0);
+    await step("abort", async () => { await client.abort(); await until(isAgentEnd, "agent_end"); });
+    await step("messages", () => client.getMessages());
+  },
+};
+
+try {
+  await client.start();
+  await scenarios[scenario]();
+} catch (error) {
+  transcript.push({ step: "driver", ok: false, error: String(error.stack ?? error), events });
+} finally {
+  await client.stop();
+}
+process.stdout.write(JSON.stringify(transcript) + "\n");

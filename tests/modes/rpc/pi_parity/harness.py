@@ -1,0 +1,125 @@
+"""Run one scenario of ``drive.mjs`` (pi's own ``RpcClient``) against pi or pi-tui, each in its own
+scratch agent dir and project, on its own fake OpenAI-compatible server with the same script.
+
+``python -m tests.modes.rpc.pi_parity.harness SCENARIO [pi|pi-tui]`` prints the transcripts, for
+looking at a difference by hand.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pi_tui.providers.fake_server import FakeServer
+
+HERE = Path(__file__).parent
+PI_REF = Path(os.environ.get("PI_REF", "/work/pi-ref"))
+PI_CLI = PI_REF / "node_modules/@mariozechner/pi-coding-agent/dist/cli.js"
+RUN_SECONDS = 120
+
+LONG_TEXT = "Once upon a time there was a very long story that streams slowly. " * 20
+USAGE = {"prompt_tokens": 100, "completion_tokens": 10}
+
+SCRIPTS: dict[str, list[dict[str, Any]]] = {
+    "clone": [{"text": "Hi there!", "usage": USAGE}],
+    "commands": [],
+    "set_model": [],
+    "abort": [{"text": LONG_TEXT, "chunk_size": 8, "chunk_delay_ms": 100, "usage": USAGE}],
+    "bash": [],
+    "tool_updates": [
+        {"tool_calls": [{"id": "call_1", "name": "bash", "arguments": {"command": "echo hi"}}], "usage": USAGE},
+        {"text": "It printed hi.", "usage": USAGE},
+    ],
+    "tool_abort": [
+        {"tool_calls": [{"id": "call_1", "name": "bash", "arguments": {"command": "echo start; sleep 30"}}],
+         "usage": USAGE},
+        {"text": "unused", "usage": USAGE},
+    ],
+}
+
+
+def pi_available() -> str | None:
+    """Why the side-by-side cannot run here (None when it can)."""
+    if shutil.which("node") is None:
+        return "node is not installed"
+    if not PI_CLI.is_file():
+        return f"pi 0.73.1 is not installed at {PI_REF} (set PI_REF)"
+    return None
+
+
+@dataclass
+class Run:
+    transcript: list[dict[str, Any]]
+    agent: Path
+    project: Path
+    requests: list[Any]
+    stderr: str
+
+    def session_lines(self, path: str) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+
+
+def _write_resources(agent: Path, project: Path, base_url: str) -> None:
+    models = {"providers": {"fake": {
+        "baseUrl": base_url, "api": "openai-completions", "apiKey": "fake-key",
+        "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
+        "models": [
+            {"id": "fake-model", "contextWindow": 128000, "maxTokens": 1000},
+            {"id": "fake-reasoner", "reasoning": True, "contextWindow": 128000, "maxTokens": 1000},
+        ],
+    }}}
+    (agent / "models.json").write_text(json.dumps(models))
+    (agent / "settings.json").write_text(json.dumps({"defaultProvider": "fake", "defaultModel": "fake-model"}))
+    (agent / "prompts").mkdir()
+    (agent / "prompts" / "greet.md").write_text(
+        "---\ndescription: Greet someone\nargument-hint: <name>\n---\nSay hello to $1.\n")
+    skill = agent / "skills" / "tidy"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: tidy\ndescription: Tidy the workspace\n---\nRemove junk files.\n")
+    (project / ".pi" / "prompts").mkdir(parents=True)
+    (project / ".pi" / "prompts" / "check.md").write_text("Check the build for $@\n")
+
+
+def run(program: str, scenario: str, root: Path) -> Run:
+    """``program`` is ``pi`` or ``pi-tui``."""
+    agent, project, home = root / "agent", root / "project", root / "home"
+    for folder in (agent, project, home):
+        folder.mkdir(parents=True)
+    with FakeServer(SCRIPTS[scenario]) as server:
+        _write_resources(agent, project, server.base_url)
+        env = {
+            "PATH": os.environ.get("PATH", ""), "HOME": str(home), "PI_OFFLINE": "1",
+            "PI_CODING_AGENT_DIR": str(agent), "LITELLM_OFFLINE_MODE": "true", "LITELLM_MODE": "PRODUCTION",
+            "PI_REF": str(PI_REF), "PI_TUI_COMMAND": json.dumps([sys.executable, "-m", "pi_tui"]),
+            "PYTHONPATH": str(Path(__file__).resolve().parents[4]), "TMPDIR": str(root),
+        }
+        cli = str(PI_CLI) if program == "pi" else str(HERE / "pi_tui_shim.mjs")
+        done = subprocess.run(["node", str(HERE / "drive.mjs"), cli, scenario], cwd=project, env=env,
+                              capture_output=True, text=True, timeout=RUN_SECONDS, check=False)
+        requests = server.requests
+    lines = done.stdout.strip().splitlines()
+    if done.returncode != 0 or not lines:
+        raise AssertionError(f"{program} {scenario}: driver exit {done.returncode}\n{done.stderr[-3000:]}")
+    return Run(json.loads(lines[-1]), agent, project, requests, done.stderr)
+
+
+def main() -> None:
+    scenario = sys.argv[1]
+    programs = sys.argv[2:] or ["pi", "pi-tui"]
+    for program in programs:
+        with tempfile.TemporaryDirectory() as tmp:
+            result = run(program, scenario, Path(tmp))
+            print(f"===== {program}")
+            for step in result.transcript:
+                print(json.dumps(step, indent=1)[:6000])
+
+
+if __name__ == "__main__":
+    main()
