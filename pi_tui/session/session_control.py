@@ -16,7 +16,11 @@ from pi_tui.core.messages import THINKING_LEVELS, AgentMessage, ThinkingLevel, e
 from pi_tui.core.provider import ModelInfo, ToolSpec
 from pi_tui.core.session.manager import SessionManager
 from pi_tui.core.tokens import calculate_context_tokens, estimate_context_tokens
-from pi_tui.session.restore import DEFAULT_THINKING_LEVEL, clamp_thinking_level, restore_model_and_thinking
+from pi_tui.session.restore import (
+    DEFAULT_THINKING_LEVEL,
+    clamp_thinking_level,
+    restore_model_and_thinking,
+)
 from pi_tui.session.session_base import SessionBase
 from pi_tui.session.state import ContextUsage, RequestPreview, SessionState, usage_totals
 

@@ -109,8 +109,8 @@ class BashTool:
                 return
             unsent = False
             truncation = acc.truncation()
-            ctx.on_update(ToolResult(
-                content=[{"type": "text", "text": truncation.content}], details=_details(acc, truncation)
+            ctx.on_update(ToolResult(  # details {} rather than none, as pi's output updates
+                content=[{"type": "text", "text": truncation.content}], details=_details(acc, truncation) or {}
             ))
 
         def on_output(chunk: bytes) -> None:
@@ -133,7 +133,7 @@ class BashTool:
             text, truncation = formatted_output(acc)
             status = f"{text}\n\nCommand aborted" if text else "Command aborted"
             raise ToolAborted(ToolResult(content=[{"type": "text", "text": status}],
-                                         details=_details(acc, truncation), is_error=True)) from None
+                                         details=_details(acc, truncation) or {}, is_error=True)) from None
         except OSError as error:  # e.g. a full disk while saving the output
             raise ToolError(f"Could not save the output of `{command}`: {error}") from None
         finally:

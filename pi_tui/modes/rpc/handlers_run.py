@@ -1,5 +1,5 @@
 """RPC commands that run things: prompts and queues, abort, compaction, ``bash``, and replacing
-the session (pi-behaviour.md §9.4, §13.9).
+the session: new, switch, fork, clone (pi-behaviour.md §9.4, §13.9).
 
 ``prompt`` answers after its **preflight** (§13.9): expansion, model and credential checks, the
 pre-prompt compaction check and ``before_agent_start`` happen inside ``AgentSession.prompt``
@@ -174,6 +174,17 @@ async def fork(ctx: RpcContext, command: dict[str, Any]) -> Any:
     if text is None and ctx.session.replacement_cancelled:  # session_before_fork refused
         return {"text": "", "cancelled": True}
     return {"text": text or "", "cancelled": False}
+
+
+async def clone(ctx: RpcContext, command: dict[str, Any]) -> Any:
+    """``clone``: the current branch (root to leaf) copied into a new session, which becomes the
+    current one, as pi's ``fork(leaf, {position: "at"})``. ``cancelled``: an extension's
+    ``session_before_fork`` refused."""
+    leaf = ctx.session.session_manager.leaf_id
+    if leaf is None:
+        raise RpcCommandError("Cannot clone session: no current entry selected")  # pi's text
+    await ctx.session.fork(leaf, "at")
+    return {"cancelled": ctx.session.replacement_cancelled}
 
 
 def _existing_session_file(value: str) -> Path:

@@ -33,6 +33,7 @@ COMMANDS: dict[str, Handler] = {
     "new_session": run.new_session,
     "switch_session": run.switch_session,
     "fork": run.fork,
+    "clone": run.clone,
     # state
     "get_state": state.get_state,
     "set_model": state.set_model,

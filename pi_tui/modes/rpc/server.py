@@ -49,6 +49,15 @@ PI_TUI_ONLY_EVENTS = frozenset({"model_changed"})
 ``set_model``/``cycle_model``, whose responses already carry the model."""
 
 
+def _is_user_bash_message(event: dict[str, Any]) -> bool:
+    """The ``message_start``/``message_end`` pi-tui's session announces a ``bashExecution`` with
+    (its TUI shows the output from them). pi sends none: the ``bash`` response carries the
+    result, and ``get_messages`` has the message once recorded."""
+    message = event.get("message")
+    return (event.get("type") in ("message_start", "message_end") and isinstance(message, dict)
+            and message.get("role") == "bashExecution")
+
+
 class FrameWriter:
     """Writes frames to a binary stream, one flushed line each. A closed pipe (the client went
     away) makes later writes no-ops instead of errors in the middle of a run."""
@@ -90,7 +99,7 @@ class RpcServer:
         if kind == "notify":
             self.write(self.ui.notify_request(event))
             return
-        if kind in PI_TUI_ONLY_EVENTS:
+        if kind in PI_TUI_ONLY_EVENTS or _is_user_bash_message(event):
             return
         self.write(event)
 

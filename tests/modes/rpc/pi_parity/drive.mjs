@@ -68,6 +68,8 @@ const scenarios = {
     await step("state_back", async () => (await client.getState()).thinkingLevel);
     await step("set_model_again", () => client.setModel("fake", "fake-reasoner"));
     await step("state_again", async () => (await client.getState()).thinkingLevel);
+    // A reply makes the session file exist (both write it once an assistant message arrives).
+    await step("prompt", async () => { await client.prompt("ok?"); await until(isAgentEnd, "agent_end"); });
   },
   async abort() {
     await step("prompt", async () => {

@@ -2,7 +2,8 @@
 scratch agent dir and project, on its own fake OpenAI-compatible server with the same script.
 
 ``python -m tests.modes.rpc.pi_parity.harness SCENARIO [pi|pi-tui]`` prints the transcripts, for
-looking at a difference by hand.
+looking at a difference by hand. ``PI_TUI_ROOT=<checkout>`` runs another checkout's pi-tui (to
+see a test fail before its fix).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ USAGE = {"prompt_tokens": 100, "completion_tokens": 10}
 SCRIPTS: dict[str, list[dict[str, Any]]] = {
     "clone": [{"text": "Hi there!", "usage": USAGE}],
     "commands": [],
-    "set_model": [],
+    "set_model": [{"text": "Noted.", "usage": USAGE}],
     "abort": [{"text": LONG_TEXT, "chunk_size": 8, "chunk_delay_ms": 100, "usage": USAGE}],
     "bash": [],
     "tool_updates": [
@@ -98,7 +99,8 @@ def run(program: str, scenario: str, root: Path) -> Run:
             "PATH": os.environ.get("PATH", ""), "HOME": str(home), "PI_OFFLINE": "1",
             "PI_CODING_AGENT_DIR": str(agent), "LITELLM_OFFLINE_MODE": "true", "LITELLM_MODE": "PRODUCTION",
             "PI_REF": str(PI_REF), "PI_TUI_COMMAND": json.dumps([sys.executable, "-m", "pi_tui"]),
-            "PYTHONPATH": str(Path(__file__).resolve().parents[4]), "TMPDIR": str(root),
+            "PYTHONPATH": os.environ.get("PI_TUI_ROOT", str(Path(__file__).resolve().parents[4])),
+            "PYTHONDONTWRITEBYTECODE": "1", "TMPDIR": str(root),
         }
         cli = str(PI_CLI) if program == "pi" else str(HERE / "pi_tui_shim.mjs")
         done = subprocess.run(["node", str(HERE / "drive.mjs"), cli, scenario], cwd=project, env=env,
