@@ -135,10 +135,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return run_list_models(args)
     if args.mode == "rpc":
+        from pi_tui.modes.litellm_warmup import start_early_litellm_import
+
+        start_early_litellm_import(args)
         from pi_tui.modes.rpc.server import run_rpc_mode
 
         return run_rpc_mode(args)
     if args.print_mode or args.mode in ("text", "json") or not sys.stdin.isatty():
+        from pi_tui.modes.litellm_warmup import start_early_litellm_import
+
+        start_early_litellm_import(args)  # overlaps our own startup; only for litellm-carried models
         from pi_tui.modes.print_mode import run_print_mode
 
         return run_print_mode(args)

@@ -21,7 +21,6 @@ imported: tests and demos run fully offline.
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -209,9 +208,11 @@ def _provider_factory(provider: Any) -> Callable[[ModelInfo], Provider]:
 
 
 def default_provider_for(model: ModelInfo) -> Provider:
-    """The direct HTTP client for OpenAI-compatible endpoints (fast start: no litellm import),
-    the litellm adapter for everything else. ``PI_TUI_FORCE_LITELLM=1`` forces litellm."""
-    if model.api == "openai-completions" and model.base_url and not os.environ.get("PI_TUI_FORCE_LITELLM"):
+    """Our own HTTP client where we have one for the model's API (fast start: no litellm
+    import), the litellm adapter for everything else (``providers/routing.py``)."""
+    from pi_tui.providers.routing import native_api
+
+    if native_api(model) == "openai-completions":
         from pi_tui.providers.openai_http import OpenAIHttpProvider
 
         return OpenAIHttpProvider()

@@ -35,7 +35,13 @@ from pi_tui.providers.classify import (
     error_text,
     retry_after_ms,
 )
-from pi_tui.providers.litellm_encode import Family, encode_messages, family_arguments, family_of
+from pi_tui.providers.litellm_encode import (
+    Family,
+    encode_messages,
+    family_arguments,
+    family_of,
+    litellm_name,
+)
 from pi_tui.providers.openai_encode import build_request_body, model_compat, request_headers
 from pi_tui.providers.script import CONNECTION_CUT_MESSAGE, TIMEOUT_MESSAGE
 
@@ -63,7 +69,7 @@ def completion_kwargs(request: CompletionRequest, body: dict[str, Any], *, timeo
     ``body`` is pi's OpenAI body for ``openai/...`` models (``encoded_body``), else the
     family's arguments (``family_body``)."""
     model = request.model
-    litellm_model = model.litellm_model or f"{model.provider}/{model.id}"
+    litellm_model = litellm_name(model)
     kwargs: dict[str, Any] = {
         "model": litellm_model,
         "messages": body.get("messages", []),
@@ -97,7 +103,7 @@ def completion_kwargs(request: CompletionRequest, body: dict[str, Any], *, timeo
 def family_body(request: CompletionRequest) -> dict[str, Any]:
     """The litellm arguments for a model litellm translates itself, after the ``on_payload``
     hook (which sees, and may replace, exactly these arguments)."""
-    family = family_of(request.model.litellm_model or f"{request.model.provider}/{request.model.id}")
+    family = family_of(litellm_name(request.model))
     body: dict[str, Any] = {"model": request.model.id, "messages": encode_messages(request, family)}
     body.update(family_arguments(request, family))
     if request.on_payload is not None:

@@ -52,6 +52,11 @@ _BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
 INTERLEAVED_THINKING_BETA = "interleaved-thinking-2025-05-14"
 
 
+def litellm_name(model: ModelInfo) -> str:
+    """The model name handed to litellm (``gemini/gemini-2.5-flash``)."""
+    return model.litellm_model or f"{model.provider}/{model.id}"
+
+
 def family_of(litellm_model: str) -> Family:
     """Which translation litellm applies to this model name."""
     provider, _, rest = litellm_model.partition("/")

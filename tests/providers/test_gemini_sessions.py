@@ -39,19 +39,6 @@ class InstantClock:
         self.sleeps.append(seconds)
 
 
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    monkeypatch.chdir(root)
-    return root
-
-
-@pytest.fixture
-def agent_dir(isolated_home: Path) -> Path:
-    return isolated_home / ".pi" / "agent"
-
-
 def _models_json(agent: Path, base_url: str, *, window: int = 1_048_576) -> None:
     model = {"reasoning": True, "contextWindow": window, "maxTokens": 65536, "cost": {"input": 2, "output": 12, "cacheRead": 0.2}}
     providers = {"google": {"baseUrl": base_url, "api": "google-generative-ai", "apiKey": "gk",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,18 +43,21 @@ def _session_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     return kwargs
 
 
-def _needs_litellm(model: Any) -> bool:
-    if model is None:
-        return False
-    if os.environ.get("PI_TUI_FORCE_LITELLM"):
-        return True
-    return not (getattr(model, "api", "") == "openai-completions" and getattr(model, "base_url", None))
+def _litellm_warm_up(model: Any) -> Callable[[], object] | None:
+    """The after-first-frame warm-up for a model litellm carries (None for our own clients):
+    litellm's import and its first-call cost, on a thread."""
+    from pi_tui.providers.routing import uses_litellm
 
+    if not uses_litellm(model):
+        return None
 
-def _warm_litellm() -> None:
-    from pi_tui.providers.litellm_provider import preload
+    def warm() -> object:
+        from pi_tui.providers.litellm_encode import litellm_name
+        from pi_tui.providers.litellm_provider import preload
 
-    preload()
+        return preload(litellm_name(model))
+
+    return warm
 
 
 def build_app(session: Any, *, cwd: Path, agent_dir: Path | None, notices: list[str] | None = None,
@@ -66,7 +70,7 @@ def build_app(session: Any, *, cwd: Path, agent_dir: Path | None, notices: list[
     theme = settings.get("theme", None) if settings is not None and hasattr(settings, "get") else None
     return PiApp(
         session, cwd=cwd, agent_dir=agent_dir, startup_notices=notices or [], initial_messages=messages or [],
-        warm_up=_warm_litellm if warm and _needs_litellm(model) else None, theme=theme,
+        warm_up=_litellm_warm_up(model) if warm else None, theme=theme,
     )
 
 
@@ -93,7 +97,7 @@ def load_session(args: argparse.Namespace, cwd: Path, agent: Path) -> Any:
         except PiError as second:
             return LoadedSession(None, notices=notices, error=str(second))
     model = session.state.model
-    return LoadedSession(session, notices=notices, warm_up=_warm_litellm if _needs_litellm(model) else None)
+    return LoadedSession(session, notices=notices, warm_up=_litellm_warm_up(model))
 
 
 def run_interactive(args: argparse.Namespace) -> int:

@@ -1,0 +1,33 @@
+"""Which client carries a model: one of our own (no litellm import) or the litellm adapter.
+
+``import litellm`` costs seconds, so each mode asks here before paying for it: the SDK picks the
+provider with ``native_api``, print/JSON/RPC mode starts litellm's import early only when
+``uses_litellm`` says the model needs it, and the TUI preloads it after the first frame on the
+same condition. Adding a native client means adding its ``api`` here (and its provider in
+``sdk.default_provider_for``).
+"""
+
+from __future__ import annotations
+
+import os
+
+from pi_tui.core.provider import ModelInfo
+
+FORCE_LITELLM_ENV = "PI_TUI_FORCE_LITELLM"
+
+
+def native_api(model: ModelInfo) -> str | None:
+    """The API our own client speaks to this model, or None when litellm carries it.
+
+    ``openai-completions`` with a ``baseUrl`` (models.json providers: local servers, proxies)
+    is posted by ``openai_http``. ``PI_TUI_FORCE_LITELLM=1`` sends everything through litellm.
+    """
+    if os.environ.get(FORCE_LITELLM_ENV):
+        return None
+    if model.api == "openai-completions" and model.base_url:
+        return "openai-completions"
+    return None
+
+
+def uses_litellm(model: ModelInfo | None) -> bool:
+    return model is not None and native_api(model) is None
