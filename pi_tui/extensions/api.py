@@ -83,7 +83,8 @@ class ExtensionHost(Protocol):
     async def compact(self, custom_instructions: str | None = None) -> Any: ...
 
     def get_context_usage(self) -> Any:
-        """``ContextUsage`` (tokens, context_window, percent) or None when unknown."""
+        """``ContextUsage`` (tokens, context_window, percent); None without a model; ``tokens``
+        and ``percent`` None when unknown (right after a compaction)."""
 
     def get_system_prompt(self) -> str:
         """The system prompt the next model call uses."""

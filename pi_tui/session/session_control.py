@@ -225,16 +225,19 @@ class SessionControlMixin(SessionBase):
         return self.agent.messages
 
     def get_context_usage(self) -> ContextUsage | None:
-        """None when unknown: no model, or (§2.2) a compaction on the branch with no good reply
-        since, whose kept messages would still report their pre-compaction usage."""
-        if self._model is None or self._model.context_window <= 0 or not self._usage_known_since_compaction():
+        """§2.2: None without a model (or a window ≤ 0). With a compaction on the branch and no
+        good reply since, the tokens are unknown (``tokens``/``percent`` None): the kept
+        messages would still report their pre-compaction usage."""
+        if self._model is None or self._model.context_window <= 0:
             return None
-        estimate = estimate_context_tokens(self.agent.messages)
         window = self._model.context_window
+        if not self._usage_known_since_compaction():
+            return ContextUsage(tokens=None, context_window=window, percent=None, estimated=False)
+        estimate = estimate_context_tokens(self.agent.messages)
         return ContextUsage(
             tokens=estimate.tokens,
             context_window=window,
-            percent=100.0 * estimate.tokens / window if window else 0.0,
+            percent=100.0 * estimate.tokens / window,
             estimated=estimate.trailing_tokens > 0 or estimate.usage_tokens == 0,
         )
 

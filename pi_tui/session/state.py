@@ -42,11 +42,18 @@ def usage_totals(messages: list[AgentMessage]) -> UsageTotals:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ContextUsage:
-    tokens: int
+    """§2.2 ``getContextUsage()``. ``tokens`` and ``percent`` are None when unknown: after a
+    compaction, until an answer reports its usage (the kept messages' usage predates it)."""
+
+    tokens: int | None
     context_window: int
-    percent: float
+    percent: float | None
     estimated: bool
     """True when the number includes chars/4 estimates after the last reported usage."""
+
+    @property
+    def known(self) -> bool:
+        return self.tokens is not None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -295,7 +295,8 @@ async def test_abort_as_the_overflow_compaction_finishes_skips_the_continue(make
 
 async def test_context_usage_is_unknown_right_after_a_compaction(make_session) -> None:
     """§2.2 getContextUsage: with a compaction on the branch and no good assistant reply after it,
-    the usage is unknown (None), not the pre-compaction usage of a kept message."""
+    the usage is unknown (``{tokens: null, contextWindow, percent: null}``, not None), not the
+    pre-compaction usage of a kept message."""
     from pi_tui.core.provider import ModelInfo
     from pi_tui.resources.settings import SettingsManager
 
@@ -311,7 +312,8 @@ async def test_context_usage_is_unknown_right_after_a_compaction(make_session) -
     await session.prompt("one " + "o" * 6000)
     await session.prompt("two " + "t" * 6000)
     assert "compaction" in [e["type"] for e in session.session_manager.get_branch()]
-    assert session.get_context_usage() is None
+    unknown = session.get_context_usage()
+    assert unknown is not None and (unknown.tokens, unknown.context_window, unknown.percent) == (None, 8192, None)
     await session.prompt("three")
     usage = session.get_context_usage()
     assert usage is not None and usage.tokens == 1210

@@ -68,10 +68,12 @@ def footer_data(session: Any, cwd: Path, *, context_unknown: bool = False, start
             usage = session.get_context_usage()
         except Exception:
             usage = None
-    if usage is not None:
+    if usage is not None and usage.tokens is not None and usage.percent is not None:
         data.context_tokens = int(usage.tokens)
         data.context_window = int(usage.context_window)
         data.context_percent = float(usage.percent)
+    elif usage is not None:
+        data.context_window = int(usage.context_window)
     elif model is not None:
         data.context_window = int(model.context_window)
     settings: Any = getattr(session, "settings", None)

@@ -237,7 +237,8 @@ class SlashRunner:
             f"cache read {format_thousands(totals.cache_read)} write {format_thousands(totals.cache_write)}"
             f" · cost {format_cost(totals.cost)}",
             "Context: " + (f"{format_thousands(usage.tokens)} / {format_thousands(usage.context_window)} "
-                           f"({usage.percent:.1f}%)" if usage is not None else "unknown (after a compaction)"),
+                           f"({usage.percent:.1f}%)" if usage is not None and usage.tokens is not None
+                           and usage.percent is not None else "unknown (after a compaction)"),
         ]
         await self.notice("\n".join(lines))
 
