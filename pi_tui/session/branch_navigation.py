@@ -154,6 +154,6 @@ async def _summarize_branch(
         prepared.messages, custom_instructions=custom_instructions, replace_instructions=replace_instructions,
         context_window=model.context_window,
     )
-    text = await runner._call(host.provider_for(model), summary_request(model, spec, api_key), "Branch summarization failed",
-                              whole_summary=False)
+    # pi raises the provider's message as it is (no prefix of its own), and keeps an empty answer
+    text = await runner._call(host.provider_for(model), summary_request(model, spec, api_key), None, whole_summary=False)
     return branch_summary_text(text, prepared.file_ops)

@@ -133,7 +133,7 @@ class CompactionSteps:
         prefix = texts[-1] if preparation.is_split_turn and preparation.turn_prefix_messages else None
         return assemble_result(preparation, history, prefix)
 
-    async def _call(self, provider: Provider, request: Any, failure_prefix: str, *, whole_summary: bool = True) -> str:
+    async def _call(self, provider: Provider, request: Any, failure_prefix: str | None, *, whole_summary: bool = True) -> str:
         message = await self._guarded(call_summarizer(provider, request))
         return summary_text_or_raise(message, failure_prefix, max_tokens=request.max_tokens if whole_summary else None)
 

@@ -51,8 +51,9 @@ async def call_summarizer(provider: Provider, request: CompletionRequest) -> Ass
     return final
 
 
-def summary_text_or_raise(message: Mapping[str, Any], failure_prefix: str, *, max_tokens: int | None = None) -> str:
-    """The answer's text blocks joined by ``\\n``; ``<prefix>: <error>`` when the call failed.
+def summary_text_or_raise(message: Mapping[str, Any], failure_prefix: str | None, *, max_tokens: int | None = None) -> str:
+    """The answer's text blocks joined by ``\\n``; ``<prefix>: <error>`` when the call failed
+    (without a prefix, pi's branch summary: the provider's message, else ``Summarization failed``).
 
     With ``max_tokens`` (compaction summaries) the answer must also be a whole, non-empty text:
     an empty answer, one with only thinking (a reasoning model that spent its budget thinking)
@@ -63,6 +64,8 @@ def summary_text_or_raise(message: Mapping[str, Any], failure_prefix: str, *, ma
     if stop == "aborted":
         raise SummaryCancelled("Compaction cancelled")
     if stop == "error":
+        if failure_prefix is None:
+            raise PiError(str(message.get("errorMessage") or "Summarization failed"))
         raise PiError(f"{failure_prefix}: {message.get('errorMessage') or 'unknown error'}")
     text = assistant_text(message)  # type: ignore[arg-type]
     if max_tokens is None:

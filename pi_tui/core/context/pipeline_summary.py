@@ -2,7 +2,7 @@
 
 The summarizer gets no tools, and its answer is accepted only when the stop reason is a normal
 stop, it has no tool calls, and its text is exactly one JSON object with exactly these five
-non-empty fields. Anything else is a rejection: reported, and the request stays as it was.
+non-empty fields, each once. Anything else is a rejection: reported, and the request stays as it was.
 Strictness is the point: a summary that half-parsed, or that wandered into calling tools, is
 worse than no summary, because it silently replaces real history.
 """
@@ -69,12 +69,15 @@ def validate_summary_answer(message: Any) -> SummaryVerdict:
     if any(isinstance(b, dict) and b.get("type") == "toolCall" for b in content):
         return SummaryVerdict(False, reason="the answer contains tool calls")
     text = "".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text").strip()
+    duplicates: list[str] = []
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=lambda pairs: _object_noting_duplicates(pairs, duplicates))
     except ValueError:
         return SummaryVerdict(False, reason="the answer is not exactly one JSON object")
     if not isinstance(data, dict):
         return SummaryVerdict(False, reason="the answer is not a JSON object")
+    if duplicates:
+        return SummaryVerdict(False, reason=f"duplicate field(s): {', '.join(sorted(set(duplicates)))}")
     extra = sorted(set(data) - set(SUMMARY_FIELDS))
     if extra:
         return SummaryVerdict(False, reason=f"unexpected field(s): {', '.join(extra)}")
@@ -85,6 +88,16 @@ def validate_summary_answer(message: Any) -> SummaryVerdict:
     if empty:
         return SummaryVerdict(False, reason=f"empty or non-text field(s): {', '.join(empty)}")
     return SummaryVerdict(True, fields={f: data[f] for f in SUMMARY_FIELDS})
+
+
+def _object_noting_duplicates(pairs: list[tuple[str, Any]], duplicates: list[str]) -> dict[str, Any]:
+    """A JSON object whose repeated keys are noted (``json.loads`` keeps the last one silently)."""
+    data: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in data:
+            duplicates.append(key)
+        data[key] = value
+    return data
 
 
 def render_pipeline_summary(fields: dict[str, str]) -> str:

@@ -167,3 +167,15 @@ async def test_summarize_without_a_model_is_refused(tmp_path: Path) -> None:
     host, ids = branchy_host(tmp_path, [], model=None)
     with pytest.raises(PiError, match="No model available for summarization"):
         await host.runner.navigate_tree(ids["a1"], summarize=True)
+
+
+async def test_a_failed_branch_summary_raises_the_providers_error_as_pi_does(tmp_path: Path) -> None:
+    """pi throws ``result.error`` (the provider's message, else ``Summarization failed``) without
+    a prefix of its own; nothing is written and the leaf stays."""
+    host, ids = branchy_host(tmp_path, [{"error": {"status": 400, "message": "bad branch summarizer"}}])
+    leaf = host.session_manager.leaf_id
+    with pytest.raises(PiError) as caught:
+        await host.runner.navigate_tree(ids["a1"], summarize=True)
+    assert str(caught.value) == "400 bad branch summarizer"
+    assert host.session_manager.leaf_id == leaf
+    assert all(e["type"] != "branch_summary" for e in host.session_manager.get_entries())

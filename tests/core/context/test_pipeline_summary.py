@@ -47,6 +47,8 @@ def test_a_strict_answer_is_accepted() -> None:
         (answer("[1, 2]"), "the answer is not a JSON object"),
         (answer(json.dumps(GOOD), calls=True), "the answer contains tool calls"),
         (answer(json.dumps(GOOD), stop="length"), "stop reason is 'length', not 'stop'"),
+        # the first current_goal would be silently dropped by a plain json.loads
+        (answer(json.dumps(GOOD)[:-1] + ', "current_goal": "other"}'), "duplicate field(s): current_goal"),
     ],
 )
 def test_anything_else_is_rejected(message: dict[str, Any], reason: str) -> None:
