@@ -182,12 +182,12 @@ class CompactionRunner(CompactionSteps):
         settings = coerce_compaction_settings(raw)
         return fit_to_window(settings, model.context_window) if model is not None else settings
 
-    def note_once(self, key: str, message: str) -> None:
-        """A warning shown once per session (events pane and every mode's notify)."""
+    def note_once(self, key: str, message: str, *, level: str = "warning") -> None:
+        """A notice shown once per session (events pane and every mode's notify)."""
         state = self.state
         if key not in state.notes_shown:
             state.notes_shown.add(key)
-            self.host.emit({"type": "notify", "level": "warning", "message": message})
+            self.host.emit({"type": "notify", "level": level, "message": message})
 
     def _note_bounded_keep(self, model: ModelInfo) -> None:
         getter = getattr(self.host.settings, "compaction_settings", None)

@@ -29,7 +29,7 @@ from pi_tui.core.context.pipeline import (
     message_bytes,
     reduce_units,
 )
-from pi_tui.core.context.pipeline_cache import Prepared, RequestPreparer
+from pi_tui.core.context.pipeline_cache import Prepared, RequestPreparer, cache_aware_budgets
 from pi_tui.core.context.pipeline_summary import (
     PIPELINE_SUMMARY_SYSTEM_PROMPT,
     pipeline_summary_prompt,
@@ -57,7 +57,25 @@ def preparer_for(runner: CompactionRunner) -> RequestPreparer:
     if not isinstance(preparer, RequestPreparer) or preparer.config != config:
         preparer = RequestPreparer(config, strategy="pipeline")
         runner._preparer = preparer
+    if config.cache_aware:
+        _note_bounded_budgets(runner, config)
     return preparer
+
+
+def _note_bounded_budgets(runner: CompactionRunner, config: PipelineConfig) -> None:
+    """The cache-aware budgets are bounded by the summary threshold (``cache_aware_budgets``);
+    say so once when the configured ones were larger, with the numbers actually used."""
+    protect, gain = cache_aware_budgets(config)
+    if (protect, gain) == (config.cache_aware_protect_tokens, config.cache_aware_min_gain_tokens):
+        return
+    runner.note_once(
+        f"cache-aware:{config.cache_aware_protect_tokens}:{config.cache_aware_min_gain_tokens}:{config.summary_threshold_bytes}",
+        f"cache-aware pruning: cacheAwareProtectTokens {config.cache_aware_protect_tokens:,} → {protect:,} and "
+        f"cacheAwareMinGainTokens {config.cache_aware_min_gain_tokens:,} → {gain:,} (at most a quarter and an eighth "
+        f"of summaryThresholdBytes {config.summary_threshold_bytes:,} ≈ {config.summary_threshold_bytes // 4:,} tokens, "
+        "so that pruning keeps the request below the summary threshold)",
+        level="info",
+    )
 
 
 async def prepare_request_messages(runner: CompactionRunner, messages: list[AgentMessage]) -> list[AgentMessage]:

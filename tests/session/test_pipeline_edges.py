@@ -176,3 +176,20 @@ async def test_the_cache_also_hits_when_an_extension_sees_a_copy_of_the_context(
         await session.prompt(f"prompt {n}")
     reuse = session.compaction_runner.preparation_reuse
     assert len(provider.requests) == 6 and reuse["none"] == 1 and reuse["append"] == 5
+
+
+# --------------------------------------------------------------------------- 10: the cache-aware budgets are not clamped silently
+
+
+async def test_bounded_cache_aware_budgets_are_reported_once(tmp_path: Path) -> None:
+    host = pipeline_host(tmp_path, [], variant="cache-aware", cacheAwareProtectTokens=30_000, cacheAwareMinGainTokens=9_000)
+    host.add(user_message("hello"))
+    for _ in range(2):
+        await host.runner.prepare_request_messages(context(host))
+    notes = [e for e in host.events if e["type"] == "notify" and "cache-aware" in e["message"]]
+    assert len(notes) == 1
+    assert "30,000 → 3,125" in notes[0]["message"] and "9,000 → 1,562" in notes[0]["message"]
+    quiet = pipeline_host(tmp_path, [], variant="cache-aware", cacheAwareProtectTokens=3_000, cacheAwareMinGainTokens=1_000)
+    quiet.add(user_message("hello"))
+    await quiet.runner.prepare_request_messages(context(quiet))
+    assert not [e for e in quiet.events if e["type"] == "notify"]
