@@ -152,6 +152,7 @@ class ChatEventRenderer:
             self.w.status.hide()
         result = event.get("result")
         if event.get("aborted"):
+            self.last_compaction_error = "Compaction cancelled"
             await self.w.conversation.add_notice("Compaction cancelled", severity="warning")
             return
         if event.get("errorMessage"):

@@ -253,6 +253,13 @@ class ChatScreen(KeyActionsScreen):
         for event in events:
             await self._handle_event(event)
 
+    async def handle_pending_events(self) -> None:
+        """Handle the session events still gathered in the bridge now (a worker that must show
+        what follows them: the ``/compact`` failure after its ``compaction_end``)."""
+        if self.pi.bridge is not None:
+            for event in self.pi.bridge.drain():
+                await self._handle_event(event)
+
     async def _handle_event(self, event: dict[str, Any]) -> None:
         if self.pi.exiting:  # the app is closing: widgets are being removed, nothing to show
             return
@@ -263,9 +270,7 @@ class ChatScreen(KeyActionsScreen):
     @on(SessionReplaced)
     async def _session_replaced(self, message: SessionReplaced) -> None:
         message.stop()
-        if self.pi.bridge is not None:
-            for event in self.pi.bridge.drain():  # emitted before the switch: they come first
-                await self._handle_event(event)
+        await self.handle_pending_events()  # emitted before the switch: they come first
         self.session = self.pi.session
         await self.load_history()
         if message.notice:

@@ -82,8 +82,10 @@ class SlashRunner:
         try:
             await self.session.compact(instructions)
         except Exception as err:
-            # The compaction_end event (posted earlier, handled first) usually shows this already.
-            self.screen.call_later(self._report_compaction_error, str(err))
+            # The compaction_end event that reports the failure was emitted before the raise but
+            # may still wait in the bridge's batch: handle it first, so the failure shows once.
+            await self.screen.handle_pending_events()
+            await self._report_compaction_error(str(err))
         finally:
             self.screen.refresh_footer()
 

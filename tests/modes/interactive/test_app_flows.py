@@ -168,6 +168,31 @@ async def test_compact_shows_its_block_and_events(make_app):
         assert "unknown/" in footer
 
 
+async def test_a_failed_compact_shows_its_failure_once(make_app):
+    """The worker that ran /compact and the compaction_end event both reported the failure; which
+    one came first depended on the event batch, and both were shown."""
+    turns = [{"text": f"answer {i} " + "detail " * 60} for i in range(2)]
+    turns += [{"when": {"last_user_contains": "<conversation>"}, "error": {"status": 400, "message": "summarizer broke"}}
+              for _ in range(2)]
+    app, session = make_app(turns, settings={"compaction": {"keepRecentTokens": 50}})
+    async with app.run_test(size=SIZE) as pilot:
+        for i in range(2):
+            await _type(pilot, f"question {i} " + "context " * 30)
+            await pilot.press("enter")
+            await settle(app, pilot)
+        await _type(pilot, "/compact")
+        await pilot.press("enter")
+        await settle(app, pilot)
+        await wait_for(pilot, lambda: bool(app.screen.query(ErrorBlock)))
+        for _ in range(5):  # let every pending batch and callback land
+            await pilot.pause(0.05)
+        errors = [b.message for b in app.screen.query(ErrorBlock)]
+        assert errors == ["Compaction failed: Summarization failed: 400 summarizer broke"]
+        titles = [e.line.title for e in app.screen.query_one(EventsPane).query(EventEntry)]
+        assert titles == ["compaction ▶", "compaction failed"]
+        assert not session.is_compacting
+
+
 async def test_compact_with_nothing_to_compact_warns(make_app):
     app, _ = make_app([])
     async with app.run_test(size=SIZE) as pilot:
