@@ -80,7 +80,8 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return root
 
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+SHARED = Path(os.environ.get("PI_TUI_SHARED") or Path(__file__).resolve().parents[1].parent / "shared")
+"""The reference material beside the repository (a git worktree elsewhere sets PI_TUI_SHARED)."""
 
 
 @pytest.fixture

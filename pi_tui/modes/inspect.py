@@ -12,16 +12,20 @@ import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from pi_tui.core.context.convert import convert_to_llm
 from pi_tui.core.errors import SessionError
+from pi_tui.core.messages import LlmMessage
+from pi_tui.core.provider import ModelInfo
 from pi_tui.core.session.listing import SessionInfo, list_all_sessions, list_sessions
 from pi_tui.core.session.loading import LoadedSession, load_session_readonly
-from pi_tui.core.session.projection import LAST_ENTRY, build_session_context
+from pi_tui.core.session.projection import LAST_ENTRY, SessionContext, build_session_context
 from pi_tui.core.session.tree import build_tree, index_entries, path_to, replay_labels
 from pi_tui.core.terminal_text import json_line
 from pi_tui.core.tokens import estimate_tokens
 from pi_tui.modes.inspect_format import render_message, render_tree, short
+from pi_tui.providers.replay_transform import is_failed_reply, transform_for_replay
 from pi_tui.resources.locations import default_session_dir, sessions_root
 from pi_tui.resources.settings import load_settings
 
@@ -115,17 +119,42 @@ def _context(path: Path, leaf: str | None, *, as_json: bool) -> list[str]:
     context = build_session_context(loaded.entries, leaf if leaf is not None else LAST_ENTRY, by_id=by_id)
     # As pi sends it: the images.blockImages setting (of this directory) applies.
     block_images = load_settings(Path.cwd()).image_settings().block_images
-    messages = convert_to_llm(context.messages, block_images=block_images)
-    estimates = [estimate_tokens(message) for message in messages]
+    projected = convert_to_llm(context.messages, block_images=block_images)
+    messages = transform_for_replay(projected, _target_model(context, projected))
+    dropped = [message for message in projected if is_failed_reply(message)]
+    estimates = [estimate_tokens(message) for message in messages]  # type: ignore[arg-type]
     total = sum(estimates)
     if as_json:
-        return [json_line({"messages": messages, "tokens": total})]
+        return [json_line({"messages": messages, "tokens": total, "dropped": dropped})]
     model = f"{context.model.provider}/{context.model.model_id}" if context.model else "(none)"
     leaf_shown = leaf or (loaded.entries[-1].get("id") if loaded.entries else None) or "(none)"
     lines = [f"session {loaded.header['id']}  leaf {leaf_shown}  model {model}  thinking {context.thinking_level}"]
     for number, (message, tokens) in enumerate(zip(messages, estimates, strict=True), start=1):
         lines.append("")
-        lines.extend(render_message(number, message, tokens))
+        lines.extend(render_message(number, message, tokens))  # type: ignore[arg-type]
+    if dropped:
+        lines.append("")
+        lines.append(f"Not sent: {len(dropped)} failed or aborted {'reply' if len(dropped) == 1 else 'replies'} "
+                     "(kept in the file, dropped from every request):")
+        lines.extend(f"  {_failed_line(message)}" for message in dropped)
     lines.append("")
     lines.append(f"{len(messages)} messages, ~{total} tokens (estimate: chars/4 per message)")
     return lines
+
+
+def _target_model(context: SessionContext, messages: list[LlmMessage]) -> ModelInfo:
+    """The session's model as the replay transform needs it: provider, id and api (the api of its
+    latest reply decides which thinking and tool-call ids count as its own). Whether it takes
+    images is not recorded in the file, so images are shown as stored."""
+    if context.model is None:
+        return ModelInfo(provider="", id="", input=("text", "image"))
+    provider, model_id = context.model.provider, context.model.model_id
+    api = next((str(m.get("api")) for m in reversed(messages)
+                if m.get("role") == "assistant" and (m.get("provider"), m.get("model")) == (provider, model_id)),
+               "openai-completions")
+    return ModelInfo(provider=provider, id=model_id, api=api, input=("text", "image"))
+
+
+def _failed_line(message: LlmMessage) -> str:
+    raw: dict[str, Any] = dict(message)
+    return short(f"assistant ({raw.get('stopReason')}): {raw.get('errorMessage') or ''}", 160)

@@ -110,11 +110,19 @@ def transform_for_replay(messages: list[LlmMessage], target: ModelInfo) -> list[
         elif role == "assistant":
             message["content"] = _assistant_blocks(message, target, renamed)
         first_pass.append(message)
-    return _repair_tool_results(first_pass)
+    return repair_for_replay(first_pass)
 
 
-def _repair_tool_results(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Drop failed assistant turns; answer every unanswered tool call (in call order)."""
+def is_failed_reply(message: Any) -> bool:
+    """An ``error`` or ``aborted`` assistant message: stored, shown, but never sent again."""
+    return bool(message.get("role") == "assistant" and message.get("stopReason") in ("error", "aborted"))
+
+
+def repair_for_replay(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Drop failed assistant turns; answer every unanswered tool call (in call order). Works on
+    the session's messages too (``compactionSummary``, ``bashExecution``, ``custom`` … become
+    user messages on the wire, so they close a tool batch like one): ``pi-tui context`` and
+    ``/context`` show with it what the next request carries."""
     out: list[dict[str, Any]] = []
     pending: list[dict[str, Any]] = []
     answered: set[str] = set()
@@ -137,7 +145,7 @@ def _repair_tool_results(messages: list[dict[str, Any]]) -> list[dict[str, Any]]
         role = message.get("role")
         if role == "assistant":
             flush()
-            if message.get("stopReason") in ("error", "aborted"):
+            if is_failed_reply(message):
                 continue
             pending.extend(b for b in message.get("content", []) if b.get("type") == "toolCall")
             out.append(message)
@@ -145,8 +153,7 @@ def _repair_tool_results(messages: list[dict[str, Any]]) -> list[dict[str, Any]]
             answered.add(str(message.get("toolCallId")))
             out.append(message)
         else:
-            if role == "user":
-                flush()
+            flush()
             out.append(message)
     flush()
     return out

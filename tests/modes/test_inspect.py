@@ -22,9 +22,11 @@ KEPT = {
     "v3-compact-manual.jsonl": ("e0978ebb", ["49cf868a", "b6845fcf", "7f73ed6c", "d856995f", "473c2e6b",
                                              "69f3e69e", "fa9f10a7", "98014f97", "e948c599", "fd9ceca3"]),
     "v3-compact-threshold.jsonl": ("ce30c867", ["ec9c86d4", "6e4ea2ad", "46a6079e", "d9e7ff07", "36246a66"]),
-    "v3-compact-overflow.jsonl": ("52c2773b", ["4fb410cd", "2a0f6de9", "7f7b67bd", "ca1d18a3", "8613ea51",
+    # ca1d18a3, the overflow error, is stored but never sent (pi drops error/aborted replies).
+    "v3-compact-overflow.jsonl": ("52c2773b", ["4fb410cd", "2a0f6de9", "7f7b67bd", "8613ea51",
                                                "c333dd1c", "ff2412f3", "e269049d", "471d5b5d"]),
 }
+DROPPED = {"v3-compact-overflow.jsonl": ["ca1d18a3"]}
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -52,6 +54,7 @@ def test_context_json_is_the_summary_wrapper_then_the_kept_messages(pi_fixtures:
     assert first["content"] == [{"type": "text", "text": WRAPPER + compaction["summary"] + "\n</summary>"}]
     assert rest == [entries[entry_id]["message"] for entry_id in kept]
     assert data["tokens"] == sum(estimate_tokens(m) for m in data["messages"])
+    assert data["dropped"] == [entries[entry_id]["message"] for entry_id in DROPPED.get(name, [])]
 
 
 @pytest.mark.parametrize("name", sorted(KEPT))
@@ -65,6 +68,10 @@ def test_context_text_prints_every_message_with_tokens(pi_fixtures: Path, capsys
     assert f"=== [{len(kept) + 1}] " in out and f"=== [{len(kept) + 2}] " not in out
     assert out.rstrip().endswith("tokens (estimate: chars/4 per message)")
     assert f"{len(kept) + 1} messages, ~" in out
+    if name in DROPPED:  # listed apart, after the messages sent
+        assert "Not sent: 1 failed or aborted reply (kept in the file, dropped from every request):\n" \
+               "  assistant (error): 400 This model's maximum context length is 8000 tokens." in out
+        assert "stopReason error" not in out
 
 
 def test_context_shows_tool_calls_and_results(pi_fixtures: Path, capsys):
@@ -210,3 +217,29 @@ def test_context_and_sessions_follow_the_settings(project: Path, agent_dir: Path
     ]
     code, out, _ = run(capsys, "sessions")
     assert code == 0 and str(path) in out
+
+
+def test_context_shows_what_is_sent_not_what_is_stored(tmp_path: Path, capsys):
+    """An aborted reply is stored but never sent again; a tool call whose result never came is
+    answered ``No result provided`` (the replay repair every request gets, §14.6)."""
+    from tests.core.session.builders import assistant
+
+    aborted = {**assistant("half an ans"), "stopReason": "aborted", "errorMessage": "Request was aborted"}
+    calling = {**assistant(), "content": [{"type": "toolCall", "id": "c9", "name": "bash",
+                                            "arguments": {"command": "ls"}}], "stopReason": "toolUse"}
+    with SessionManager.create(tmp_path, tmp_path) as manager:
+        manager.append_message({"role": "user", "content": [{"type": "text", "text": "go"}], "timestamp": 1})
+        manager.append_message(aborted)
+        manager.append_message({"role": "user", "content": [{"type": "text", "text": "again"}], "timestamp": 3})
+        manager.append_message(calling)
+        path = manager.session_file
+    _, out, _ = run(capsys, "context", str(path), "--json")
+    data = json.loads(out)
+    assert [m["role"] for m in data["messages"]] == ["user", "user", "assistant", "toolResult"]
+    assert data["messages"][-1]["content"] == [{"type": "text", "text": "No result provided"}]
+    assert data["messages"][-1]["isError"] is True and data["messages"][-1]["toolCallId"] == "c9"
+    assert data["dropped"] == [aborted]
+    _, text, _ = run(capsys, "context", str(path))
+    assert "half an ans" not in text.split("Not sent:")[0]
+    assert "Not sent: 1 failed or aborted reply" in text and "assistant (aborted): Request was aborted" in text
+    assert text.rstrip().endswith("4 messages, ~" + str(data["tokens"]) + " tokens (estimate: chars/4 per message)")

@@ -92,14 +92,21 @@ def context_preview(session: Any) -> Any:
     from its current context messages so compaction summaries and artifact references keep their
     notes, and the branch lets the compaction summary say what it replaced. Under the
     ``pipeline`` strategy the messages are the reduced request copy (snip and micro applied, see
-    ``pipeline_messages``). Prefix reuse is computed when the session exposes its last request.
+    ``pipeline_messages``). Failed and aborted replies are left out, as every request leaves
+    them out (``sent_messages``). Prefix reuse is computed when the session exposes its last
+    request.
     """
+    import dataclasses
+
     from pi_tui.core.context.preview import build_request_preview, request_fingerprints
 
     request = session.preview_request()
     messages: Any = history_messages(session)
     last_request = getattr(session, "last_request", None)
-    previous = request_fingerprints(last_request) if last_request is not None else None
+    previous = None
+    if last_request is not None:  # compared as it went on the wire, failed replies left out
+        previous = request_fingerprints(dataclasses.replace(last_request, messages=sent_messages(
+            [dict(m) for m in last_request.messages])[0]))
     cache_read = None
     for message in reversed(messages):
         if message.get("role") == "assistant":
@@ -115,6 +122,10 @@ def context_preview(session: Any) -> Any:
     if prepared is not None:
         notes.append("pipeline strategy: messages as sent after snip and micro (summaries happen at send time)")
         messages = prepared
+    messages, dropped = sent_messages(messages)
+    if dropped:
+        notes.append(f"not sent: {dropped} failed or aborted {'reply' if dropped == 1 else 'replies'} "
+                     "(kept in the session, dropped from every request)")
     return build_request_preview(
         system_prompt=request.system_prompt,
         tools=request.tools,
@@ -126,6 +137,15 @@ def context_preview(session: Any) -> Any:
         branch=branch,
         notes=notes,
     )
+
+
+def sent_messages(messages: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+    """The messages the next request carries, and how many failed replies were left out: the
+    replay repair every request gets (pi-behaviour.md §14.6) drops error/aborted replies and
+    answers a tool call left without a result with ``No result provided``."""
+    from pi_tui.providers.replay_transform import is_failed_reply, repair_for_replay
+
+    return repair_for_replay(messages), sum(1 for m in messages if is_failed_reply(m))
 
 
 def pipeline_messages(session: Any, messages: list[dict[str, Any]]) -> list[dict[str, Any]] | None:

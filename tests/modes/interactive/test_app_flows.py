@@ -414,3 +414,24 @@ async def test_a_rate_limit_is_retried_and_shown_in_the_events_pane(make_app):
         assert titles[0].startswith("retry 1/2 in")
         assert titles[1] == "retry ✓ on attempt 1"
         assert app.screen.query(StreamedMarkdown).last().text == "made it"
+
+
+async def test_context_leaves_out_a_failed_reply_as_every_request_does(make_app):
+    """The failed reply stays in the conversation and the file, but /context lists only what
+    the next request carries, with a note saying what was left out."""
+    app, _ = make_app([{"error": {"status": 400, "message": "bad request"}}, {"text": "fine"}])
+    async with app.run_test(size=SIZE) as pilot:
+        await _type(pilot, "first")
+        await pilot.press("enter")
+        await settle(app, pilot)
+        await _type(pilot, "second")
+        await pilot.press("enter")
+        await settle(app, pilot)
+        roles = [m["role"] for m in app.screen.session.messages]
+        assert roles == ["user", "assistant", "user", "assistant"]  # the failed one is kept
+        await _type(pilot, "/context")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "ContextScreen")
+        preview = app.screen.preview
+        assert [p.kind for p in preview.parts].count("message") == 3
+        assert "not sent: 1 failed or aborted reply (kept in the session, dropped from every request)" in preview.notes

@@ -84,6 +84,10 @@ const scenarios = {
     await step("bash", () => client.bash("echo hi"));
     await step("messages", () => client.getMessages());
   },
+  async resume() {
+    await step("messages", async () => (await client.getMessages()).length);
+    await step("prompt", async () => { await client.prompt("Turn 6"); await until(isAgentEnd, "agent_end"); });
+  },
   async tool_updates() {
     await step("prompt", async () => { await client.prompt("run it"); await until(isAgentEnd, "agent_end"); });
   },

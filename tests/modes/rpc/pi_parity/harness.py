@@ -38,6 +38,7 @@ SCRIPTS: dict[str, list[dict[str, Any]]] = {
         {"tool_calls": [{"id": "call_1", "name": "bash", "arguments": {"command": "echo hi"}}], "usage": USAGE},
         {"text": "It printed hi.", "usage": USAGE},
     ],
+    "resume": [{"text": "Resumed again.", "usage": USAGE}],
     "tool_abort": [
         {"tool_calls": [{"id": "call_1", "name": "bash", "arguments": {"command": "echo start; sleep 30"}}],
          "usage": USAGE},
@@ -88,11 +89,30 @@ def _write_resources(agent: Path, project: Path, base_url: str) -> None:
     (project / ".pi" / "prompts" / "check.md").write_text("Check the build for $@\n")
 
 
+FIXTURES = Path(os.environ.get("PI_TUI_SHARED", str(Path(__file__).resolve().parents[5] / "shared")),
+                "fixtures", "pi-sessions")
+if not FIXTURES.is_dir():
+    FIXTURES = Path("/work/shared/fixtures/pi-sessions")
+RESUMED_FIXTURE = "v3-compact-overflow.jsonl"
+
+
+def resumable_fixture(project: Path, root: Path) -> Path:
+    """pi's overflow-compaction session, its stored cwd made this run's project (pi refuses a
+    session whose cwd is gone)."""
+    lines = (FIXTURES / RESUMED_FIXTURE).read_text().splitlines()
+    header = json.loads(lines[0])
+    header["cwd"] = str(project)
+    copy = root / RESUMED_FIXTURE
+    copy.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+    return copy
+
+
 def run(program: str, scenario: str, root: Path) -> Run:
     """``program`` is ``pi`` or ``pi-tui``."""
     agent, project, home = root / "agent", root / "project", root / "home"
     for folder in (agent, project, home):
         folder.mkdir(parents=True)
+    extra_args = ["--session", str(resumable_fixture(project, root))] if scenario == "resume" else []
     with FakeServer(SCRIPTS[scenario]) as server:
         _write_resources(agent, project, server.base_url)
         env = {
@@ -103,7 +123,7 @@ def run(program: str, scenario: str, root: Path) -> Run:
             "PYTHONDONTWRITEBYTECODE": "1", "TMPDIR": str(root),
         }
         cli = str(PI_CLI) if program == "pi" else str(HERE / "pi_tui_shim.mjs")
-        done = subprocess.run(["node", str(HERE / "drive.mjs"), cli, scenario], cwd=project, env=env,
+        done = subprocess.run(["node", str(HERE / "drive.mjs"), cli, scenario, *extra_args], cwd=project, env=env,
                               capture_output=True, text=True, timeout=RUN_SECONDS, check=False)
         requests = server.requests
     lines = done.stdout.strip().splitlines()

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from tests.modes.rpc.pi_parity.harness import Run, pi_available, run
+from tests.modes.rpc.pi_parity.harness import Run, pi_available, resumable_fixture, run
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(pi_available() is not None, reason=str(pi_available()))]
 
@@ -154,3 +154,34 @@ def test_bash_tool_aborted_while_running(side_by_side: Any) -> None:
     assert ours == pi
     result = by_step(ours)["messages"]["data"][2]
     assert result["role"] == "toolResult" and result["content"][0]["text"].endswith("Command aborted")
+
+
+_WIRE_ROLES = {"user": "user", "assistant": "assistant", "tool": "toolResult"}
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return "".join(block.get("text", "") for block in content or [] if isinstance(block, dict))
+
+
+def test_resumed_session_sends_what_context_json_shows(side_by_side: Any) -> None:
+    """pi resumes its own overflow-compaction session and sends the history: the same request
+    as pi-tui's, and exactly the messages ``pi-tui context --json`` lists (the failed overflow
+    reply is stored but never sent)."""
+    import subprocess
+    import sys
+
+    _, _, pi_run, our_run = side_by_side("resume")
+    pi_wire, our_wire = pi_run.requests[0]["messages"], our_run.requests[0]["messages"]
+    assert [m["role"] for m in our_wire] == [m["role"] for m in pi_wire]
+    assert [_text(m.get("content")) for m in our_wire[1:]] == [_text(m.get("content")) for m in pi_wire[1:]]
+    sent = pi_wire[1:-1]  # without the system prompt and the new prompt
+    pristine = resumable_fixture(our_run.project, our_run.project)  # the run appended to its copy
+    listed = subprocess.run([sys.executable, "-m", "pi_tui", "context", "--json", str(pristine)],
+                            capture_output=True, text=True, check=True, cwd=our_run.project)
+    shown = json.loads(listed.stdout)
+    assert len(shown["messages"]) == len(sent) == 9
+    assert [m["role"] for m in shown["messages"]] == [_WIRE_ROLES[m["role"]] for m in sent]
+    assert [_text(m["content"]) for m in shown["messages"]] == [_text(m.get("content")) for m in sent]
+    assert [m["stopReason"] for m in shown["dropped"]] == ["error"]
