@@ -194,8 +194,9 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, port: int, script: Script, log_path: Path | None, models: list[str]) -> None:
-        super().__init__(("127.0.0.1", port), _Handler)
+    def __init__(self, port: int, script: Script, log_path: Path | None, models: list[str],
+                 handler: type[BaseHTTPRequestHandler] | None = None) -> None:
+        super().__init__(("127.0.0.1", port), handler or _Handler)
         self.script = script
         self.models = models
         self.log_path = log_path
