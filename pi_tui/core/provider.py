@@ -89,6 +89,10 @@ class CompletionRequest:
     api_key: str | None = None
     on_payload: PayloadHook | None = None
     """Called with the finished request body; may return a replacement (before_provider_request)."""
+    timeout_ms: int | None = None
+    """``retry.provider.timeoutMs``: how long the provider may go without sending anything
+    (connecting, waiting for the headers, and between any two reads of the stream) before the
+    call fails as a transient timeout. None means the provider's default (10 minutes)."""
 
 
 # --------------------------------------------------------------------------- stream events

@@ -15,8 +15,13 @@ prints ``PORT <n>`` as its first stdout line, then serves until interrupted. In 
         server.requests[0]             # the first request body (parsed JSON)
 
 Routes: ``POST /v1/chat/completions`` and ``/chat/completions`` (SSE when ``stream`` is true,
-else one JSON completion), ``GET /v1/models``. Streamed bodies use chunked transfer encoding so a
-scripted connection cut is a real protocol error (no terminating chunk), not a clean end.
+else one JSON completion), ``GET /v1/models``. Streamed bodies use chunked transfer encoding.
+
+Faults (a turn's ``fault``, ``providers/script_faults.py``) break the reply the way networks and
+proxies do: a body cut at a chosen place (cleanly terminated, ended by closing the connection, or
+dropped mid-chunk), a stall, garbage, an HTML page, a slow drip, an error quoting the request's
+``Authorization``; a turn's ``error`` answers 4xx/5xx with ``Retry-After``/``retry-after-ms``.
+``send_plan`` carries a fault out on the socket and is shared with the Anthropic fake.
 """
 
 from __future__ import annotations
@@ -31,20 +36,21 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Protocol
 
 from pi_tui.providers.script import (
     EXHAUSTED_ERROR,
     RequestView,
     Script,
     error_body,
-    turn_chunks,
+    openai_error_body,
+    retry_headers,
     turn_completion,
+    turn_frames,
 )
+from pi_tui.providers.script_faults import Pause, ResponsePlan, Stall, legacy_fault, response_plan
 
 DEFAULT_MODEL = "fake-model"
-STALL_SECONDS = 3600.0
-"""How long a stalled stream waits (it is released early when the server shuts down)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,14 +129,16 @@ class _Handler(BaseHTTPRequestHandler):
             return
         model = str(body.get("model") or DEFAULT_MODEL)
         if body.get("stream"):
-            self._send_stream(turn_chunks(turn, view, model), turn)
+            plan = response_plan(turn_frames(turn, view, model), legacy_fault(turn), error_body=openai_error_body,
+                                 credential=self.headers.get("Authorization", ""), encode_json=_json_bytes)
+            send_plan(self, plan, pace=float(turn.get("chunk_delay_ms", 0)) / 1000)
         else:
             self._send_json(200, turn_completion(turn, view, model))
 
     # ------------------------------------------------------------------ responses
 
     def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
-        data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        data = payload if isinstance(payload, bytes) else _json_bytes(payload)
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
@@ -140,55 +148,84 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def _send_error(self, error: dict[str, Any]) -> None:
-        headers: dict[str, str] = {}
-        if error.get("retry_after") is not None:
-            headers["Retry-After"] = str(error["retry_after"])
         body = error_body(error)
         payload = body.encode() if isinstance(body, str) else body
-        self._send_json(int(error.get("status", 500)), payload, headers)
+        self._send_json(int(error.get("status", 500)), payload, retry_headers(error))
 
-    def _send_stream(self, chunks: list[dict[str, Any]], turn: dict[str, Any]) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Transfer-Encoding", "chunked")
-        self.end_headers()
-        chunk_delay = float(turn.get("chunk_delay_ms", 0)) / 1000
-        cut_after = turn.get("cut_after_chunks")
-        stall_after = turn.get("stall_after_chunks")
-        # Paced by deadline, not by sleeping chunk_delay after each write: chunk n leaves at
-        # start + n * chunk_delay (at once when late), so "2,000 chunks/s" really is 2,000/s even
-        # though one wait plus one write costs more than 0.5 ms.
-        started = time.monotonic()
-        for n, chunk in enumerate(chunks):
-            if cut_after is not None and n >= int(cut_after):
-                self._cut()
-                return
-            if stall_after is not None and n >= int(stall_after):
-                self.server.wait(STALL_SECONDS)
-                self._cut()
-                return
-            if chunk_delay:
-                ahead = started + (n + 1) * chunk_delay - time.monotonic()
-                if ahead > 0:
-                    self.server.wait(ahead)
-            self._write_chunk(f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n".encode())
-        self._write_chunk(b"data: [DONE]\n\n")
-        self.wfile.write(b"0\r\n\r\n")
-        self.wfile.flush()
 
-    def _write_chunk(self, data: bytes) -> None:
-        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-        self.wfile.flush()
+def _json_bytes(payload: Any) -> bytes:
+    return json.dumps(payload).encode()
 
-    def _cut(self) -> None:
-        """Drop the connection without the terminating chunk: a broken stream for the client."""
-        self.wfile.flush()
-        self.close_connection = True
-        try:
-            self.connection.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
+
+class _Writer(Protocol):
+    """What ``send_plan`` needs of a request handler (either fake's)."""
+
+    server: Any
+    wfile: Any
+    connection: socket.socket
+    close_connection: bool
+
+    def send_response(self, code: int, message: str | None = None) -> None: ...
+    def send_header(self, keyword: str, value: str) -> None: ...
+    def end_headers(self) -> None: ...
+
+
+def send_plan(handler: _Writer, plan: ResponsePlan, *, pace: float = 0.0) -> None:
+    """Carry out a response plan on a request handler (shared by the fakes of both wires).
+
+    ``pace`` spaces the body's writes by deadline, not by sleeping after each write: write n
+    leaves at start + n * pace (at once when late), so "2,000 chunks/s" really is 2,000/s even
+    though one wait plus one write costs more than 0.5 ms.
+    """
+    handler.send_response(plan.status)
+    handler.send_header("Content-Type", plan.content_type)
+    if plan.content_type.startswith("text/event-stream"):
+        handler.send_header("Cache-Control", "no-cache")
+    for name, value in plan.headers.items():
+        handler.send_header(name, value)
+    if plan.framing == "length":
+        handler.send_header("Content-Length", str(len(plan.body)))
+    elif plan.framing == "chunked":
+        handler.send_header("Transfer-Encoding", "chunked")
+    else:
+        handler.send_header("Connection", "close")
+    handler.end_headers()
+    chunked = plan.framing == "chunked"
+    started = time.monotonic()
+    sent = 0
+    for step in plan.steps:
+        if isinstance(step, Stall):
+            handler.server.wait(step.seconds)
+            _drop(handler)
+            return
+        if isinstance(step, Pause):
+            handler.server.wait(step.seconds)
+            continue
+        if pace:
+            sent += 1
+            ahead = started + sent * pace - time.monotonic()
+            if ahead > 0:
+                handler.server.wait(ahead)
+        handler.wfile.write(f"{len(step.data):x}\r\n".encode() + step.data + b"\r\n" if chunked else step.data)
+        handler.wfile.flush()
+    if plan.ending == "reset":
+        _drop(handler)
+        return
+    if chunked:
+        handler.wfile.write(b"0\r\n\r\n")
+    handler.wfile.flush()
+    if plan.framing == "eof":
+        handler.close_connection = True
+
+
+def _drop(handler: _Writer) -> None:
+    """Drop the connection mid-body (no terminating chunk): a broken stream for the client."""
+    handler.wfile.flush()
+    handler.close_connection = True
+    try:
+        handler.connection.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
 
 
 class _Server(ThreadingHTTPServer):

@@ -5,9 +5,12 @@ about 0.3–0.5 s, a third of pi's whole round trip. A chat-completions call nee
 a streamed body (chunked transfer encoding or a plain body), over TCP or TLS; that is all this
 does. One connection per request (``Connection: close``), no proxies, no redirects.
 
-Failures raise ``HttpStreamError`` subclasses: ``ConnectFailed`` (nothing was sent or no
-response came), ``StreamCut`` (the body ended early), ``ReadTimeout`` (no data for
-``timeout`` seconds).
+Failures raise ``HttpStreamError`` subclasses: ``ConnectFailed`` (no connection, or what came
+back is not HTTP), ``StreamCut`` (the body ended early or its framing is broken),
+``ReadTimeout`` (no data for ``timeout`` seconds: an idle timeout, applied to the wait for the
+headers and to every read of the body, so a stalled stream fails after ``timeout``, not when the
+server gives up). A body that simply ends (no length, no chunking) is not an error here: the
+caller decides whether its content was complete.
 """
 
 from __future__ import annotations
@@ -53,14 +56,17 @@ class StreamResponse:
             raise ReadTimeout(f"no data for {self._timeout:g} s") from err
         except asyncio.IncompleteReadError as err:
             raise StreamCut("the connection closed before the body was complete") from err
-        except (ConnectionError, OSError) as err:
+        except (ConnectionError, OSError, asyncio.LimitOverrunError) as err:
             raise StreamCut(str(err) or type(err).__name__) from err
 
     async def iter_bytes(self) -> AsyncIterator[bytes]:
         while not self._done:
             if self._chunked:
                 line = await self._read(self._reader.readuntil(b"\r\n"))
-                size = int(line.split(b";", 1)[0].strip() or b"0", 16)
+                try:
+                    size = int(line.split(b";", 1)[0].strip() or b"0", 16)
+                except ValueError as err:
+                    raise StreamCut(f"bad chunk size line {line[:40]!r}") from err
                 if size == 0:
                     while (await self._read(self._reader.readuntil(b"\r\n"))) != b"\r\n":
                         pass  # trailers
@@ -94,8 +100,16 @@ class StreamResponse:
         if buffer:
             yield buffer.rstrip(b"\r").decode("utf-8", errors="replace")
 
-    async def read(self) -> bytes:
-        return b"".join([part async for part in self.iter_bytes()])
+    async def read(self, limit: int | None = None) -> bytes:
+        """The body (at most ``limit`` bytes: an error page needs no more)."""
+        parts: list[bytes] = []
+        size = 0
+        async for part in self.iter_bytes():
+            parts.append(part)
+            size += len(part)
+            if limit is not None and size >= limit:
+                break
+        return b"".join(parts)[:limit]
 
     async def close(self) -> None:
         self._writer.close()
@@ -131,7 +145,7 @@ async def post_stream(url: str, body: bytes, headers: dict[str, str], *, timeout
     lines += [f"{name}: {value}" for name, value in headers.items()]
     try:
         writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body)
-        await writer.drain()
+        await asyncio.wait_for(writer.drain(), timeout)
         status_line = await asyncio.wait_for(reader.readuntil(b"\r\n"), timeout)
         received: dict[str, str] = {}
         while True:
@@ -140,7 +154,10 @@ async def post_stream(url: str, body: bytes, headers: dict[str, str], *, timeout
                 break
             name, _, value = line.decode("latin-1").partition(":")
             received[name.strip().lower()] = value.strip()
-    except (TimeoutError, OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError) as err:
+    except TimeoutError as err:
+        writer.close()
+        raise ReadTimeout(f"no response for {timeout:g} s") from err
+    except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError) as err:
         writer.close()
         raise ConnectFailed(str(err) or type(err).__name__) from err
     try:

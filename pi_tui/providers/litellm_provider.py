@@ -37,7 +37,7 @@ from pi_tui.providers.litellm_convert import (
     family_body,
 )
 from pi_tui.providers.litellm_encode import family_of, litellm_name
-from pi_tui.providers.script import CONNECTION_CUT_MESSAGE
+from pi_tui.providers.script import CONNECTION_CUT_MESSAGE, TIMEOUT_MESSAGE
 from pi_tui.providers.stream_assembler import StreamAssembler
 
 DEFAULT_TIMEOUT_S = 600.0
@@ -125,7 +125,8 @@ class LiteLLMProvider:
         try:
             litellm: Any = _litellm or await asyncio.to_thread(load_litellm)
             body = encoded_body(request) if family == "openai" else family_body(request)
-            kwargs = completion_kwargs(request, body, timeout=self.timeout)
+            timeout = request.timeout_ms / 1000 if request.timeout_ms else self.timeout
+            kwargs = completion_kwargs(request, body, timeout=timeout)
             response = await litellm.acompletion(**kwargs)
             await finish_watch.attach(response)
         except asyncio.CancelledError:
@@ -143,6 +144,8 @@ class LiteLLMProvider:
                 served = getattr(response, "_provider_response_model", None)
                 if isinstance(served, str) and served:
                     data["model"] = served
+                if _made_up_finish(response, data):
+                    break
                 events = assembler.feed(data)
                 continuity.after_chunk(assembler.message, data)
                 for event in events:
@@ -156,8 +159,13 @@ class LiteLLMProvider:
                 yield event
             return
         continuity.finish(assembler.message)
-        if finish_watch.ended_early:
-            for event in assembler.fail(CONNECTION_CUT_MESSAGE, "transient"):
+        if finish_watch.ended_early or _ended_without_finish_reason(response):
+            for event in assembler.interrupted(CONNECTION_CUT_MESSAGE + " (no finish reason)"):
+                yield event
+            return
+        if (kwargs.get("stream_options") or {}).get("include_usage") and not _provider_sent_usage(response):
+            # the usage comes after the finish reason; without it the stream was cut there
+            for event in assembler.interrupted(CONNECTION_CUT_MESSAGE + " (no usage)"):
                 yield event
             return
         for event in assembler.finish():
@@ -166,7 +174,34 @@ class LiteLLMProvider:
 
 def _failure(assembler: StreamAssembler, exc: Exception) -> list[AssistantMessageEvent]:
     message, kind, retry_after = classify_exception(exc)
+    if message in (CONNECTION_CUT_MESSAGE, TIMEOUT_MESSAGE):  # a broken stream: say where it broke
+        return assembler.interrupted(message)
     return assembler.fail(message, kind, retry_after_ms=retry_after)
+
+
+def _ended_without_finish_reason(response: Any) -> bool:
+    """litellm ends some streams that were cut cleanly (no finish reason: an empty body, an
+    Anthropic stream without ``message_delta``) as if they had finished, making up ``stop``; its
+    stream wrapper still knows that no finish reason arrived. Such a stream is not an answer."""
+    if not hasattr(response, "received_finish_reason"):
+        return False
+    return response.received_finish_reason is None and getattr(response, "intermittent_finish_reason", None) is None
+
+
+def _provider_sent_usage(response: Any) -> bool:
+    """Whether the server's stream carried usage. litellm makes up usage (its own token count)
+    for a stream that ended without it, so the usage the adapter sees proves nothing; the
+    wrapper's recorded chunks keep what really came."""
+    chunks = getattr(response, "chunks", None)
+    if not isinstance(chunks, list):
+        return True
+    return any(getattr(chunk, "usage", None) is not None for chunk in chunks)
+
+
+def _made_up_finish(response: Any, chunk: dict[str, Any]) -> bool:
+    """A chunk carrying the finish reason litellm invented for a stream that ended without one."""
+    choices = chunk.get("choices") or []
+    return bool(choices and choices[0].get("finish_reason")) and _ended_without_finish_reason(response)
 
 
 async def _close_quietly(response: Any) -> None:

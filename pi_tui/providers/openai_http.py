@@ -15,16 +15,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from typing import Any
 
 from pi_tui import __version__
 from pi_tui.core.provider import AssistantMessageEvent, CompletionRequest
-from pi_tui.providers.classify import (
-    CONNECTION_ERROR_MESSAGE,
-    classify_http_error,
-    error_text,
-    retry_after_ms,
-)
+from pi_tui.providers.classify import CONNECTION_ERROR_MESSAGE
 from pi_tui.providers.http_stream import (
     ConnectFailed,
     ReadTimeout,
@@ -38,14 +32,22 @@ from pi_tui.providers.openai_encode import (
     model_compat,
     request_headers,
 )
+from pi_tui.providers.openai_sse import OpenAIStreamDecoder, is_event_stream, response_failure
 from pi_tui.providers.script import CONNECTION_CUT_MESSAGE, TIMEOUT_MESSAGE
 from pi_tui.providers.stream_assembler import StreamAssembler
 
 DEFAULT_TIMEOUT_S = 600.0
+CONNECT_TIMEOUT_S = 30.0
+NON_STREAM_BODY_LIMIT = 64 * 1024
+"""How much of an error page or other non-stream body is read (enough for any error text)."""
 
 
 class OpenAIHttpProvider:
-    """Streams one reply from ``<baseUrl>/chat/completions``; stateless and cheap to create."""
+    """Streams one reply from ``<baseUrl>/chat/completions``; stateless and cheap to create.
+
+    ``timeout`` is the idle timeout (seconds without any data, on connect, headers and every
+    read of the body) when the request does not carry ``timeout_ms``.
+    """
 
     def __init__(self, *, timeout: float = DEFAULT_TIMEOUT_S) -> None:
         self.timeout = timeout
@@ -68,61 +70,35 @@ class OpenAIHttpProvider:
         headers.update(request_headers(request, compat))
         url = effective_base_url(request.model).rstrip("/") + "/chat/completions"
         payload = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        timeout = request.timeout_ms / 1000 if request.timeout_ms else self.timeout
+        decoder = OpenAIStreamDecoder(assembler)
         response: StreamResponse | None = None
         try:
-            response = await post_stream(url, payload, headers, timeout=self.timeout)
-            if response.status >= 400:
-                raw = (await response.read()).decode("utf-8", errors="replace")
-                text, code = error_text(response.status, raw)
-                kind = classify_http_error(response.status, text, code)
-                for event in assembler.fail(text, kind, retry_after_ms=retry_after_ms(response.headers)):
+            response = await post_stream(url, payload, headers, timeout=timeout,
+                                         connect_timeout=min(timeout, CONNECT_TIMEOUT_S))
+            if response.status >= 400 or not is_event_stream(response.headers):
+                raw = await response.read(limit=NON_STREAM_BODY_LIMIT)
+                for event in response_failure(assembler, response.status, response.headers, raw):
                     yield event
                 return
             yield assembler.start()
-            async for data in _sse_data(response):
-                if data == "[DONE]":
-                    break
-                try:
-                    chunk = json.loads(data)
-                except ValueError:
-                    continue
-                if isinstance(chunk, dict) and isinstance(chunk.get("error"), dict):
-                    message = str(chunk["error"].get("message") or json.dumps(chunk["error"]))
-                    for event in assembler.fail(message, classify_http_error(None, message, chunk["error"].get("code"))):
-                        yield event
+            async for data in response.iter_bytes():
+                for event in decoder.feed(data):
+                    yield event
+                if decoder.finished:
                     return
-                if isinstance(chunk, dict):
-                    for event in assembler.feed(chunk):
-                        yield event
+            for event in decoder.end_of_body():
+                yield event
         except ReadTimeout:
-            for event in assembler.fail(TIMEOUT_MESSAGE, "transient"):
+            for event in decoder.interrupted(TIMEOUT_MESSAGE):
                 yield event
-            return
         except StreamCut:
-            for event in assembler.fail(CONNECTION_CUT_MESSAGE, "transient"):
+            for event in decoder.interrupted(CONNECTION_CUT_MESSAGE):
                 yield event
-            return
         except ConnectFailed:
             for event in assembler.fail(CONNECTION_ERROR_MESSAGE, "transient"):
                 yield event
-            return
         finally:
             if response is not None:
                 await response.close()
-        for event in assembler.finish():
-            yield event
 
-
-async def _sse_data(response: Any) -> AsyncIterator[str]:
-    """The payload of each SSE ``data:`` field (multi-line data joined with newlines)."""
-    lines: list[str] = []
-    async for line in response.iter_lines():
-        if not line:
-            if lines:
-                yield "\n".join(lines)
-                lines = []
-            continue
-        if line.startswith("data:"):
-            lines.append(line[5:].lstrip(" "))
-    if lines:
-        yield "\n".join(lines)

@@ -17,11 +17,14 @@ matches anything). A TURN may hold:
 ``usage``                ``{"prompt_tokens", "completion_tokens", "cached_tokens"?,
                          "cache_write_tokens"?}``; default: estimated from the request (chars/4)
 ``finish_reason``        default ``tool_calls`` when there are tool calls, else ``stop``
-``error``                ``{"status": 429, "message"?, "code"?, "type"?, "body"?, "retry_after"?}``:
+``error``                ``{"status": 429, "message"?, "code"?, "type"?, "body"?, "retry_after"?,
+                         "retry_after_ms"?}``:
                          answer with an HTTP error instead of a stream
-``cut_after_chunks``     drop the connection after N chunks (no ``[DONE]``)
-``stall_after_chunks``   stop sending after N chunks and keep the connection open (the client's
-                         read timeout fires; the scripted provider reports the timeout at once)
+``fault``                how the reply breaks: a cut, a stall, garbage, an HTML page, a slow
+                         drip, an error echoing the credential (``script_faults.py``)
+``cut_after_chunks``     short for ``fault: {kind: cut, after_frames: N, style: reset}``
+``stall_after_chunks``   short for ``fault: {kind: stall, after_frames: N}`` (the client's read
+                         timeout fires; the scripted provider reports the timeout at once)
 ``delay_ms``             wait before answering; ``chunk_delay_ms`` wait between chunks
 ``id`` / ``response_model``  the completion id and a model name differing from the request
 ``when``                 ``{"system_contains"?, "last_user_contains"?, "has_tools"?,
@@ -48,6 +51,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pi_tui.core.errors import ConfigError
+from pi_tui.providers.script_faults import Frame, validate_fault
 
 DEFAULT_CHUNK_SIZE = 8
 DEFAULT_ARGUMENT_CHUNKS = 3
@@ -113,6 +117,8 @@ class Script:
         for i, turn in enumerate(data["turns"]):
             if not isinstance(turn, dict):
                 raise ConfigError(f"Script {source}: turn {i} is not an object")
+            if turn.get("fault") is not None:
+                validate_fault(turn["fault"], f"Script {source}: turn {i}")
         models = data.get("models")
         if models is not None and not (isinstance(models, list) and all(isinstance(m, str) for m in models)):
             raise ConfigError(f"Script {source}: 'models' must be a list of strings")
@@ -231,6 +237,22 @@ def error_body(error: dict[str, Any]) -> Any:
     return {"error": body}
 
 
+def openai_error_body(status: int, message: str) -> dict[str, Any]:
+    """An OpenAI error body (for faults that make up their own message)."""
+    return {"error": {"message": message, "type": "invalid_request_error",
+                      "code": "invalid_api_key" if status == 401 else None}}
+
+
+def retry_headers(error: dict[str, Any]) -> dict[str, str]:
+    """``Retry-After`` (seconds) and ``retry-after-ms`` of a scripted error."""
+    headers: dict[str, str] = {}
+    if error.get("retry_after") is not None:
+        headers["Retry-After"] = str(error["retry_after"])
+    if error.get("retry_after_ms") is not None:
+        headers["retry-after-ms"] = str(error["retry_after_ms"])
+    return headers
+
+
 CONNECTION_CUT_MESSAGE = "Connection error: the stream ended before it was complete"
 """The errorMessage of a stream cut mid-way (both doubles and the litellm adapter use it)."""
 
@@ -276,23 +298,35 @@ def _delta_of(piece: Piece, reasoning_field: str) -> dict[str, Any] | None:
 
 
 def turn_chunks(turn: dict[str, Any], view: RequestView, model: str) -> list[dict[str, Any]]:
-    """A successful turn as OpenAI ``chat.completion.chunk`` objects, one per ``Piece``.
+    """A successful turn as OpenAI ``chat.completion.chunk`` objects, one per ``Piece``."""
+    return [chunk for chunk, _tags in _tagged_chunks(turn, view, model)]
 
-    The fake server sends these as SSE; the scripted provider feeds the same dicts to its
-    ``StreamAssembler``, which is why the two doubles cannot drift apart.
+
+def turn_frames(turn: dict[str, Any], view: RequestView, model: str) -> list[Frame]:
+    """A successful turn as the SSE events of the OpenAI wire, tagged for ``script_faults``.
+
+    The fake server sends these; the scripted provider decodes the same bytes with the same
+    decoder as the HTTP client, which is why the doubles cannot drift apart.
     """
+    frames = [Frame(f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n".encode(), tags)
+              for chunk, tags in _tagged_chunks(turn, view, model)]
+    return [*frames, Frame(b"data: [DONE]\n\n", frozenset({"done"}))]
+
+
+def _tagged_chunks(turn: dict[str, Any], view: RequestView, model: str) -> list[tuple[dict[str, Any], frozenset[str]]]:
     completion_id = turn.get("id") or FAKE_COMPLETION_ID
     reported_model = turn.get("response_model") or model
     created = int(turn.get("created", 1_700_000_000))
     reasoning_field = turn.get("reasoning_field", "reasoning_content")
-    out: list[dict[str, Any]] = []
+    out: list[tuple[dict[str, Any], frozenset[str]]] = []
     first = True
     for piece in turn_pieces(turn, view):
         base = {"id": completion_id, "object": "chat.completion.chunk", "created": created, "model": reported_model}
+        tag = f"tool:{piece.index}" if piece.kind == "tool_call" else piece.kind
         if piece.kind == "finish":
-            out.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": piece.reason}]})
+            out.append(({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": piece.reason}]}, frozenset({tag})))
         elif piece.kind == "usage" and piece.usage is not None:
-            out.append({**base, "choices": [], "usage": _usage_json(piece.usage)})
+            out.append(({**base, "choices": [], "usage": _usage_json(piece.usage)}, frozenset({tag})))
         else:
             delta = _delta_of(piece, reasoning_field)
             if delta is None:
@@ -300,7 +334,7 @@ def turn_chunks(turn: dict[str, Any], view: RequestView, model: str) -> list[dic
             if first:
                 delta = {"role": "assistant", **delta}
                 first = False
-            out.append({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
+            out.append(({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}, frozenset({tag})))
     return out
 
 

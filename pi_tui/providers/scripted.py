@@ -1,9 +1,10 @@
 """A deterministic in-process provider driven by a script (see ``providers.script``).
 
-It produces exactly the events and final messages the litellm adapter produces for the same
-script over the fake server, without HTTP: it renders each scripted turn into the same OpenAI
-chunk dicts the fake server sends (``script.turn_chunks``) and runs them through the same
-``StreamAssembler`` the litellm adapter uses. Tests and demos use it to run the whole agent
+It produces exactly the events and final messages the HTTP providers produce for the same
+script over the fake server, without HTTP: it renders each scripted turn into the bytes the fake
+server sends (``script.turn_frames``, with the turn's ``fault`` applied) and decodes them with
+the direct client's decoder (``openai_sse``) into the shared ``StreamAssembler``. A stall fails
+at once with the timeout error (there is no clock to wait on in-process). Tests and demos use it to run the whole agent
 offline. Every request it receives is kept in ``requests`` so tests can assert on what was sent.
 """
 
@@ -11,24 +12,26 @@ from __future__ import annotations
 
 import asyncio
 import json
-import math
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 from pi_tui.core.messages import text_of
 from pi_tui.core.provider import AssistantMessageEvent, CompletionRequest
-from pi_tui.providers.classify import classify_http_error
 from pi_tui.providers.openai_encode import build_request_body
+from pi_tui.providers.openai_sse import OpenAIStreamDecoder, is_event_stream, response_failure
 from pi_tui.providers.script import (
     CONNECTION_CUT_MESSAGE,
     EXHAUSTED_ERROR,
     TIMEOUT_MESSAGE,
     RequestView,
     Script,
-    error_message_for,
-    turn_chunks,
+    error_body,
+    openai_error_body,
+    retry_headers,
+    turn_frames,
 )
+from pi_tui.providers.script_faults import Pause, Stall, legacy_fault, response_plan
 from pi_tui.providers.stream_assembler import StreamAssembler, usage_from_openai
 
 __all__ = ["ScriptedProvider", "request_view", "usage_from_openai"]
@@ -76,29 +79,40 @@ class ScriptedProvider:
         if turn.get("delay_ms"):
             await asyncio.sleep(turn["delay_ms"] / 1000)
         if "error" in turn:
-            error = turn["error"]
-            text = error_message_for(error)
-            kind = classify_http_error(int(error.get("status", 500)), text, error.get("code"))
-            retry = math.ceil(float(error["retry_after"]) * 1000) if error.get("retry_after") is not None else None
-            for event in assembler.fail(text, kind, retry_after_ms=retry):
+            body = error_body(turn["error"])
+            raw = body.encode() if isinstance(body, str) else json.dumps(body).encode()
+            for event in response_failure(assembler, int(turn["error"].get("status", 500)), _lower(retry_headers(turn["error"])), raw):
+                yield event
+            return
+        credential = f"Bearer {request.api_key}" if request.api_key else ""
+        plan = response_plan(turn_frames(turn, view, request.model.id), legacy_fault(turn), error_body=openai_error_body,
+                             credential=credential, encode_json=lambda value: json.dumps(value).encode())
+        headers = {"content-type": plan.content_type, **_lower(plan.headers)}
+        if plan.status >= 400 or not is_event_stream(headers):
+            for event in response_failure(assembler, plan.status, headers, plan.body):
                 yield event
             return
         yield assembler.start()
-        chunk_delay = float(turn.get("chunk_delay_ms", 0)) / 1000
-        cut_after = turn.get("cut_after_chunks")
-        stall_after = turn.get("stall_after_chunks")
-        for n, chunk in enumerate(turn_chunks(turn, view, request.model.id)):
-            if cut_after is not None and n >= int(cut_after):
-                for event in assembler.fail(CONNECTION_CUT_MESSAGE, "transient"):
+        decoder = OpenAIStreamDecoder(assembler)
+        pace = float(turn.get("chunk_delay_ms", 0)) / 1000
+        for step in plan.steps:
+            if isinstance(step, Stall):  # no clock to wait on here: the timeout fires at once
+                for event in decoder.interrupted(TIMEOUT_MESSAGE):
                     yield event
                 return
-            if stall_after is not None and n >= int(stall_after):
-                for event in assembler.fail(TIMEOUT_MESSAGE, "transient"):
-                    yield event
-                return
-            if chunk_delay:
-                await asyncio.sleep(chunk_delay)
-            for event in assembler.feed(chunk):
+            if isinstance(step, Pause) or pace:
+                await asyncio.sleep(step.seconds if isinstance(step, Pause) else pace)
+                if isinstance(step, Pause):
+                    continue
+            for event in decoder.feed(step.data):
                 yield event
-        for event in assembler.finish():
+            if decoder.finished:
+                return
+        ending = decoder.interrupted(CONNECTION_CUT_MESSAGE) if plan.ending == "reset" else decoder.end_of_body()
+        for event in ending:
             yield event
+
+
+def _lower(headers: dict[str, str]) -> dict[str, str]:
+    """Header names as the HTTP client keeps them."""
+    return {name.lower(): value for name, value in headers.items()}

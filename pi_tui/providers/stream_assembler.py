@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import copy
 import json
-import re
 from typing import Any
 
 from pi_tui.core.messages import AssistantMessage, ErrorKind, Usage, empty_usage, now_ms
+from pi_tui.core.partial_json import PartialJson, parse_tool_arguments
 from pi_tui.core.provider import AssistantMessageEvent, ModelInfo
 
 FINISH_REASONS = {"stop": "stop", "end": "stop", "length": "length", "tool_calls": "toolUse", "function_call": "toolUse"}
@@ -56,134 +56,6 @@ def js_number(value: float) -> float:
     return value
 
 
-# --------------------------------------------------------------------------- tolerant JSON
-
-_BAD_ESCAPE = re.compile(r'\\(?!["\\/bfnrtu])')
-
-
-def _scan_strings(text: str) -> tuple[list[bool], bool]:
-    """For each character, whether it lies inside a JSON string (delimiting quotes excluded);
-    and whether the text ends inside an open string."""
-    inside: list[bool] = []
-    in_string = escaped = False
-    for ch in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-                inside.append(False)
-                continue
-        elif ch == '"':
-            in_string = True
-            inside.append(False)
-            continue
-        inside.append(in_string)
-    return inside, in_string
-
-
-def _escape_controls_in_strings(text: str) -> str:
-    inside, _ = _scan_strings(text)
-    return "".join(f"\\u{ord(ch):04x}" if flag and ord(ch) < 0x20 else ch for ch, flag in zip(text, inside, strict=True))
-
-
-class _PartialJson:
-    """A JSON prefix growing by fragments, with its bracket/string state kept incrementally so a
-    long streamed argument (a whole file for ``write``) is scanned once, not once per delta."""
-
-    _DANGLING = re.compile(r'(,\s*"[^"]*"\s*:?\s*|,\s*|:\s*|"[^"]*"\s*:\s*)$')
-    _TAIL = 512
-    _ALWAYS_REPARSE_BELOW = 8192
-    _REPARSE_GROWTH = 8
-    """Past 8 KB, re-parse only after the text grew by 1/8: parsing every delta of a 500 KB
-    ``write`` argument would be quadratic (minutes); this keeps it near-linear. The final
-    arguments are always parsed from the whole text."""
-
-    def __init__(self) -> None:
-        self._parts: list[str] = []
-        self._size = 0
-        self._closers: list[str] = []
-        self._in_string = self._escaped = False
-        self._parsed_length = -1
-        self._parsed: Any = None
-
-    def append(self, fragment: str) -> _PartialJson:
-        for ch in fragment:
-            if self._in_string:
-                if self._escaped:
-                    self._escaped = False
-                elif ch == "\\":
-                    self._escaped = True
-                elif ch == '"':
-                    self._in_string = False
-            elif ch == '"':
-                self._in_string = True
-            elif ch in "{[":
-                self._closers.append("}" if ch == "{" else "]")
-            elif ch in "}]" and self._closers:
-                self._closers.pop()
-        self._parts.append(fragment)
-        self._size += len(fragment)
-        return self
-
-    @property
-    def text(self) -> str:
-        if len(self._parts) > 1:
-            self._parts = ["".join(self._parts)]
-        return self._parts[0] if self._parts else ""
-
-    def value(self) -> Any:
-        """The parsed prefix (closing what is open, dropping a dangling key); None if hopeless."""
-        size = self._size
-        if size >= self._ALWAYS_REPARSE_BELOW and size - self._parsed_length < size // self._REPARSE_GROWTH:
-            return self._parsed
-        self._parsed_length = size
-        self._parsed = self._parse()
-        return self._parsed
-
-    def _parse(self) -> Any:
-        if not self._closers and not self._in_string:  # possibly complete already
-            try:
-                return json.loads(self.text)
-            except ValueError:
-                pass
-        candidate = self.text + ('"' if self._in_string else "")
-        closers = "".join(reversed(self._closers))
-        for _ in range(3):
-            try:
-                return json.loads(candidate + closers)
-            except ValueError:
-                head, tail = candidate[: -self._TAIL], candidate[-self._TAIL :]
-                trimmed = self._DANGLING.sub("", tail.rstrip())
-                if trimmed == tail:
-                    break
-                candidate = head + trimmed
-        return None
-
-
-def parse_partial_json(text: str) -> Any:
-    """Best-effort parse of a JSON prefix (streaming tool arguments); None when hopeless."""
-    return _PartialJson().append(text).value()
-
-
-def parse_tool_arguments(text: str) -> dict[str, Any]:
-    """The final tool-call arguments as pi reads them: as JSON, else repaired (raw control
-    characters escaped, invalid backslashes doubled), else a partial parse, else ``{}``."""
-    if not text.strip():
-        return {}
-    try:
-        value = json.loads(text)
-    except ValueError:
-        repaired = _BAD_ESCAPE.sub(r"\\\\", _escape_controls_in_strings(text))
-        try:
-            value = json.loads(repaired)
-        except ValueError:
-            value = parse_partial_json(repaired)
-    return value if isinstance(value, dict) else {}
-
-
 # --------------------------------------------------------------------------- the assembler
 
 
@@ -206,8 +78,11 @@ class StreamAssembler:
         self._text_index: int | None = None
         self._thinking_index: int | None = None
         self._calls: list[tuple[int, int | None, str]] = []  # (block index, stream index, id)
-        self._buffers: dict[int, _PartialJson] = {}
+        self._buffers: dict[int, PartialJson] = {}
         self._finish: str | None = None
+        self._usage_seen = False
+        self._last_block: int | None = None
+        """The content index of the block that received the last delta (where a cut lands)."""
 
     def _snapshot(self) -> AssistantMessage:
         snap = dict(self.message)
@@ -228,6 +103,7 @@ class StreamAssembler:
         usage = chunk.get("usage") or (choices[0].get("usage") if choices else None)
         if usage:
             self.message["usage"] = usage_from_openai(usage, self.model)
+            self._usage_seen = True
         if not choices:
             return events
         choice = choices[0]
@@ -256,6 +132,7 @@ class StreamAssembler:
             content.append({"type": "thinking", "thinking": "", "thinkingSignature": field})
             events.append({"type": "thinking_start", "contentIndex": self._thinking_index, "partial": self._snapshot()})
         block = content[self._thinking_index]
+        self._last_block = self._thinking_index
         block["thinking"] += text  # type: ignore[typeddict-item]
         events.append({"type": "thinking_delta", "contentIndex": self._thinking_index, "delta": text, "partial": self._snapshot()})
         return events
@@ -268,6 +145,7 @@ class StreamAssembler:
             content.append({"type": "text", "text": ""})
             events.append({"type": "text_start", "contentIndex": self._text_index, "partial": self._snapshot()})
         block = content[self._text_index]
+        self._last_block = self._text_index
         block["text"] += text  # type: ignore[typeddict-item]
         events.append({"type": "text_delta", "contentIndex": self._text_index, "delta": text, "partial": self._snapshot()})
         return events
@@ -287,9 +165,10 @@ class StreamAssembler:
             block_index = len(content)
             content.append({"type": "toolCall", "id": call_id, "name": function.get("name") or "", "arguments": {}})
             self._calls.append((block_index, index, call_id))
-            self._buffers[block_index] = _PartialJson()
+            self._buffers[block_index] = PartialJson()
             events.append({"type": "toolcall_start", "contentIndex": block_index, "partial": self._snapshot()})
         block = content[block_index]
+        self._last_block = block_index
         if call_id and not block.get("id"):
             block["id"] = call_id  # type: ignore[typeddict-unknown-key]
         if function.get("name") and not block.get("name"):
@@ -337,6 +216,35 @@ class StreamAssembler:
         events = self._close_blocks()
         events.append(self._error_event(error_message, kind, retry_after_ms))
         return events
+
+    @property
+    def usage_seen(self) -> bool:
+        return self._usage_seen
+
+    def interrupted(self, cause: str) -> list[AssistantMessageEvent]:
+        """The stream stopped before it was complete (cut, closed early, stalled, corrupted): a
+        transient error whose message says what happened and where it stopped. The partial
+        content is kept in the error message, never handed on as an answer."""
+        message = f"{cause}, {self.position()}"
+        calls = [b["name"] or "?" for b in self.message["content"] if b["type"] == "toolCall"]
+        if calls:
+            message += f"; tool call{'s' if len(calls) > 1 else ''} {', '.join(repr(c) for c in calls)} not run"
+        return self.fail(message, "transient")
+
+    def position(self) -> str:
+        """Where the stream stopped, in words (for error messages)."""
+        if self._finish is not None:
+            return "after the finish reason, before the end of the stream" if self._usage_seen else \
+                "after the finish reason, before the usage"
+        if self._last_block is None:
+            return "before any content"
+        block = self.message["content"][self._last_block]
+        if block["type"] == "toolCall":
+            buffer = self._buffers.get(self._last_block)
+            if buffer is not None and not buffer.is_complete:
+                return f"in the middle of the arguments of tool call {block['name'] or '?'!r}"
+            return f"after tool call {block['name'] or '?'!r}"
+        return f"during the {block['type']}"
 
     def _error_event(self, error_message: str, kind: ErrorKind, retry_after_ms: int | None = None) -> AssistantMessageEvent:
         self.message["stopReason"] = "error"

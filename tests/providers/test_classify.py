@@ -8,13 +8,13 @@ import time
 from pathlib import Path
 
 import pi_tui.providers.classify as classify
-from pi_tui.providers import litellm_convert, openai_http
+from pi_tui.providers import litellm_convert, openai_sse
 from pi_tui.providers.classify import classify_http_error, error_text, retry_after_ms
 
 
 def test_both_providers_use_the_one_implementation() -> None:
-    assert openai_http.error_text is litellm_convert.error_text is classify.error_text
-    assert openai_http.retry_after_ms is litellm_convert.retry_after_ms is classify.retry_after_ms
+    assert openai_sse.error_text is litellm_convert.error_text is classify.error_text
+    assert openai_sse.retry_after_ms is litellm_convert.retry_after_ms is classify.retry_after_ms
     tree = ast.parse(Path(litellm_convert.__file__).read_text())
     imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     assert "pi_tui.providers.openai_http" not in imported  # the adapter does not need the HTTP client

@@ -11,8 +11,9 @@ import pytest
 
 from pi_tui.core.messages import user_message
 from pi_tui.core.provider import CompletionRequest, ModelInfo, ToolSpec
+from pi_tui.providers.classify import error_text
 from pi_tui.providers.fake_server import FakeServer
-from pi_tui.providers.openai_http import OpenAIHttpProvider, error_text
+from pi_tui.providers.openai_http import OpenAIHttpProvider
 from pi_tui.providers.script import CONNECTION_CUT_MESSAGE
 
 
@@ -69,7 +70,7 @@ async def test_connection_cut_mid_stream_keeps_the_partial_text() -> None:
     with FakeServer([{"text": "a fairly long answer that will be cut", "cut_after_chunks": 2}]) as server:
         events = await _collect(server.base_url)
     final = events[-1]["error"]
-    assert final["errorMessage"] == CONNECTION_CUT_MESSAGE and final["errorKind"] == "transient"
+    assert final["errorMessage"] == CONNECTION_CUT_MESSAGE + ", during the text" and final["errorKind"] == "transient"
     assert final["content"][0]["text"].startswith("a fairly")
 
 

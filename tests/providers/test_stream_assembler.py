@@ -4,12 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from pi_tui.core.partial_json import PartialJson, parse_partial_json, parse_tool_arguments
 from pi_tui.core.provider import ModelInfo
-from pi_tui.providers.stream_assembler import (
-    StreamAssembler,
-    parse_partial_json,
-    parse_tool_arguments,
-)
+from pi_tui.providers.stream_assembler import StreamAssembler
 
 MODEL = ModelInfo(provider="fake", id="fake-model")
 
@@ -102,3 +99,13 @@ def test_a_huge_streamed_argument_assembles_in_near_linear_time() -> None:
     assert message["content"][0]["arguments"] == {"path": "big.txt", "content": content}
     assert partial["path"] == "big.txt" and len(partial["content"]) > 150_000  # partial view lags at most 1/8
     assert elapsed < 10, f"{len(raw) // 20} deltas took {elapsed:.1f}s: partial parsing went quadratic"
+
+
+def test_arguments_are_complete_only_when_nothing_is_left_open() -> None:
+    whole = '{"command": "echo hi; rm -rf build", "timeout": 10}'
+    cut_points = [n for n in range(1, len(whole)) if not whole[:n].rstrip().endswith("}")]
+    assert all(not PartialJson().append(whole[:n]).is_complete for n in cut_points)
+    assert PartialJson().append(whole[:20]).append(whole[20:]).is_complete
+    assert PartialJson().is_complete  # a call without arguments
+    assert PartialJson().append('{"a": "}"}').is_complete
+    assert not PartialJson().append('{"a": "}').is_complete  # the brace is inside an open string
