@@ -21,6 +21,7 @@ from typing import Any
 from pi_tui.agent.abort import AbortSignal
 from pi_tui.agent.tool_execution import execute_tool_calls
 from pi_tui.agent.types import AgentContext, AgentLoopConfig, Emit, PreparedRequest, RequestContext
+from pi_tui.agent.unfinished_calls import StreamedToolCalls, refuse_unfinished
 from pi_tui.core.messages import (
     AgentMessage,
     AssistantMessage,
@@ -183,12 +184,14 @@ async def stream_assistant_reply(
     if config.on_request is not None:
         config.on_request(request)
     state: dict[str, Any] = {"partial": None, "final": None, "open": set()}
+    calls = StreamedToolCalls()
 
     async def consume() -> None:
         async for raw in config.provider.stream(request):
             event: dict[str, Any] = dict(raw)
             kind = event["type"]
             _track_open_blocks(state["open"], event)
+            calls.see(event)
             if kind == "start":
                 state["partial"] = event["partial"]
                 context.messages.append(event["partial"])
@@ -221,6 +224,9 @@ async def stream_assistant_reply(
         final = failed_assistant(config, "error", "Provider stream ended without a final message")
     else:
         final = received
+        unfinished = calls.unfinished(final) if final["stopReason"] not in ("error", "aborted") else []
+        if unfinished:
+            final = refuse_unfinished(final, unfinished)
     return await _add_final(final, context, config, emit, started=started)
 
 
