@@ -46,6 +46,7 @@ from pi_tui.core.tool import Tool
 from pi_tui.session.lifecycle import LifecycleMixin
 from pi_tui.session.persistence import save_message
 from pi_tui.session.prompting import expand_prompt_text
+from pi_tui.session.provider_timeout import ProviderWithTimeout, settings_timeout_ms
 from pi_tui.session.queue_mirror import QueueMirror
 from pi_tui.session.retry import Clock, RetryState, SystemClock
 from pi_tui.session.retry_runner import RetryMixin
@@ -162,7 +163,8 @@ class AgentSession(RunConfigMixin, LifecycleMixin, SessionControlMixin, UserBash
     def provider_for(self, model: ModelInfo) -> Provider:
         key = (model.provider, model.id, model.api)
         if key not in self._providers:
-            self._providers[key] = self._provider_factory(model)
+            self._providers[key] = ProviderWithTimeout(self._provider_factory(model),
+                                                       lambda: settings_timeout_ms(self.settings))
         return self._providers[key]
 
     def api_key_for(self, model: ModelInfo) -> str | None:
