@@ -5,7 +5,8 @@ assistant message to stdout; if that message ended in ``error`` or ``aborted`` i
 ``errorMessage`` (or ``Request <reason>``) goes to stderr and the exit code is 1. JSON mode
 prints the session header line, then every session event as one JSON line
 (``json_mode.py``). Diagnostics always go to stderr (JSON mode: also as ``notify`` warning
-events after the header); stdout carries only the answer.
+events after the header), and so do, in text mode, each automatic retry and a failed automatic
+compaction (one line each); stdout carries only the answer.
 
 Speed: a CLI run ends with flush + ``os._exit``: interpreter teardown after litellm was loaded
 costs about a second and buys nothing here.
@@ -60,6 +61,8 @@ async def _run(args: argparse.Namespace) -> int:
         from pi_tui.modes.json_mode import attach_json_output
 
         attach_json_output(session)
+    else:
+        session.subscribe(say_on_stderr)
     try:
         await session.start()  # session_start + resources_discover before the first prompt
         show_diagnostics(session, json_mode=json_mode)
@@ -81,6 +84,22 @@ def show_diagnostics(session: object, *, json_mode: bool) -> None:
         print(f"pi-tui: {message}", file=sys.stderr)
         if json_mode:
             session.emit({"type": "notify", "message": message, "level": "warning"})  # type: ignore[attr-defined]
+
+
+def say_on_stderr(event: dict[str, object]) -> None:
+    """Text mode: what happened on the way to the answer (JSON mode prints these as events),
+    one line each on stderr, since stdout carries only the answer: each automatic retry, and an
+    automatic compaction that failed."""
+    kind = event.get("type")
+    if kind == "auto_retry_start":
+        delay = float(event.get("delayMs") or 0) / 1000  # type: ignore[arg-type]
+        line = (f"retrying in {delay:g} s (attempt {event.get('attempt')} of {event.get('maxAttempts')}) after: "
+                f"{event.get('errorMessage') or 'an error'}")
+    elif kind == "compaction_end" and event.get("errorMessage") and event.get("reason") != "manual":
+        line = str(event["errorMessage"])
+    else:
+        return
+    print("pi-tui: " + " ".join(line.split()), file=sys.stderr, flush=True)
 
 
 def _report_last(session: object, *, print_text: bool) -> int:
