@@ -224,7 +224,7 @@ async def stream_assistant_reply(
         final = failed_assistant(config, "error", "Provider stream ended without a final message")
     else:
         final = received
-        unfinished = calls.unfinished(final) if final["stopReason"] not in ("error", "aborted") else []
+        unfinished = calls.unfinished(final, state["open"]) if final["stopReason"] not in ("error", "aborted") else []
         if unfinished:
             final = refuse_unfinished(final, unfinished)
     return await _add_final(final, context, config, emit, started=started)

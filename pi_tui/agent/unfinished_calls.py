@@ -21,34 +21,25 @@ UNFINISHED_MESSAGE = "The stream ended before the arguments of tool call {names}
 
 
 class StreamedToolCalls:
-    """Follows one reply's stream events, block by block."""
+    """Follows the argument text of one reply's tool calls, as streamed."""
 
     def __init__(self) -> None:
         self._arguments: dict[int, PartialJson] = {}
-        self._started: set[int] = set()
-        self._ended: set[int] = set()
 
     def see(self, event: dict[str, Any]) -> None:
-        kind = event.get("type")
         index = event.get("contentIndex")
-        if not isinstance(index, int):
-            return
-        if kind == "toolcall_start":
-            self._started.add(index)
-        elif kind == "toolcall_delta":
+        if event.get("type") == "toolcall_delta" and isinstance(index, int):
             self._arguments.setdefault(index, PartialJson()).append(str(event.get("delta") or ""))
-        elif kind == "toolcall_end":
-            self._ended.add(index)
 
-    def unfinished(self, message: AssistantMessage) -> list[str]:
-        """The names of the message's tool calls that did not finish streaming."""
+    def unfinished(self, message: AssistantMessage, open_blocks: set[int]) -> list[str]:
+        """The names of the message's tool calls that did not finish streaming (``open_blocks``:
+        the blocks whose ``*_start`` had no ``*_end``)."""
         names = []
         for index, block in enumerate(message.get("content") or []):
             if block.get("type") != "toolCall":
                 continue
             arguments = self._arguments.get(index)
-            never_ended = index in self._started and index not in self._ended
-            if never_ended or (arguments is not None and not arguments.is_complete):
+            if index in open_blocks or (arguments is not None and not arguments.is_complete):
                 names.append(str(block.get("name") or "?"))
         return names
 
