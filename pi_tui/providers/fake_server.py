@@ -48,9 +48,17 @@ from pi_tui.providers.script import (
     turn_completion,
     turn_frames,
 )
-from pi_tui.providers.script_faults import Pause, ResponsePlan, Stall, legacy_fault, response_plan
+from pi_tui.providers.script_faults import (
+    STALL_SECONDS,
+    Pause,
+    ResponsePlan,
+    Stall,
+    legacy_fault,
+    response_plan,
+)
 
 DEFAULT_MODEL = "fake-model"
+__all__ = ["STALL_SECONDS", "FakeServer", "RecordedRequest", "send_plan"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +160,14 @@ class _Handler(BaseHTTPRequestHandler):
         payload = body.encode() if isinstance(body, str) else body
         self._send_json(int(error.get("status", 500)), payload, retry_headers(error))
 
+    def _write_chunk(self, data: bytes) -> None:
+        """One chunk of a chunked body (for fakes that write their own streams)."""
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+
+    def _cut(self) -> None:
+        _drop(self)
+
 
 def _json_bytes(payload: Any) -> bytes:
     return json.dumps(payload).encode()
@@ -207,7 +223,7 @@ def send_plan(handler: _Writer, plan: ResponsePlan, *, pace: float = 0.0) -> Non
             if ahead > 0:
                 handler.server.wait(ahead)
         handler.wfile.write(f"{len(step.data):x}\r\n".encode() + step.data + b"\r\n" if chunked else step.data)
-        handler.wfile.flush()
+        handler.wfile.flush()  # one write per step, so a cut or a drip lands where it says
     if plan.ending == "reset":
         _drop(handler)
         return

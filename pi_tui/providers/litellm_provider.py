@@ -144,8 +144,8 @@ class LiteLLMProvider:
                 served = getattr(response, "_provider_response_model", None)
                 if isinstance(served, str) and served:
                     data["model"] = served
-                if _made_up_finish(response, data):
-                    break
+                if _has_finish_reason(data) and (finish_watch.ended_early or _ended_without_finish_reason(response)):
+                    break  # litellm made this finish up: the stream ended without one
                 events = assembler.feed(data)
                 continuity.after_chunk(assembler.message, data)
                 for event in events:
@@ -198,10 +198,9 @@ def _provider_sent_usage(response: Any) -> bool:
     return any(getattr(chunk, "usage", None) is not None for chunk in chunks)
 
 
-def _made_up_finish(response: Any, chunk: dict[str, Any]) -> bool:
-    """A chunk carrying the finish reason litellm invented for a stream that ended without one."""
+def _has_finish_reason(chunk: dict[str, Any]) -> bool:
     choices = chunk.get("choices") or []
-    return bool(choices and choices[0].get("finish_reason")) and _ended_without_finish_reason(response)
+    return bool(choices and isinstance(choices[0], dict) and choices[0].get("finish_reason"))
 
 
 async def _close_quietly(response: Any) -> None:
