@@ -160,7 +160,7 @@ def check_blocks(blocks: list[Any], allowed: frozenset[str], field: str, note: N
     checked: list[Any] | None = None
     for index, block in enumerate(blocks):
         good = _check_block(block, allowed, f"{field}[{index}]", note)
-        if good is block and checked is None:
+        if good is block and good is not None and checked is None:  # (a null block: good is None too)
             continue
         if checked is None:
             checked = blocks[:index]

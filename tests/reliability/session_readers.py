@@ -1,0 +1,103 @@
+"""Every reader of a session file, driven on one file: what the fuzz tests run per example.
+
+Each call is the real code a user reaches (the loaders, the projection and conversion the
+model's request is built from, token estimates, the tree, ``pi-tui context|tree`` in-process,
+the session listing, the HTML export, a ``SessionManager`` that opens, appends and closes). None
+may raise; all output must be valid JSON / UTF-8.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+from typing import Any
+
+from pi_tui.cli import main
+from pi_tui.core.context.convert import convert_to_llm
+from pi_tui.core.messages import empty_usage
+from pi_tui.core.session.listing import session_info
+from pi_tui.core.session.loading import LoadedSession, load_session_readonly
+from pi_tui.core.session.manager import SessionManager
+from pi_tui.core.session.projection import build_session_context
+from pi_tui.core.session.tree import build_tree, index_entries, path_to, replay_labels
+from pi_tui.core.tokens import estimate_context_tokens, estimate_tokens
+from pi_tui.modes.export_html import render_session_html
+from pi_tui.modes.inspect_format import describe_entry, render_message, render_tree
+
+MAX_LEAVES = 12
+
+
+def strict_json(value: Any) -> str:
+    """JSON as a provider, RPC client or browser would need it: no NaN, encodable as UTF-8."""
+    text = json.dumps(value, allow_nan=False, ensure_ascii=False)
+    text.encode("utf-8")
+    return text
+
+
+def cli(*args: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main(list(args))
+    return code, out.getvalue(), err.getvalue()
+
+
+def project_everywhere(loaded: LoadedSession) -> None:
+    """The context from the last entry and from up to ``MAX_LEAVES`` others, as the model gets it."""
+    entries = loaded.entries
+    by_id = index_entries(entries)
+    leaves: list[Any] = [None, *[e["id"] for e in entries[-MAX_LEAVES:]]]
+    for leaf in leaves:
+        context = build_session_context(entries, leaf if leaf is not None else entries[-1]["id"] if entries else None,
+                                        by_id=by_id)
+        estimate_context_tokens(context.messages)
+        for block_images in (False, True):
+            llm = convert_to_llm(context.messages, block_images=block_images)
+            strict_json(llm)
+            for number, message in enumerate(llm, start=1):
+                "\n".join(render_message(number, message, estimate_tokens(message))).encode("utf-8")
+        if leaf is not None:
+            branch = path_to(by_id, leaf)
+            render_session_html(loaded.header, branch, title="t", session_file=loaded.path).encode("utf-8")
+
+
+def read_everything(path: Path, scratch: Path) -> LoadedSession:
+    """Run every reader on ``path`` (unchanged) and on a copy that a manager appends to."""
+    loaded = load_session_readonly(path)
+    project_everywhere(loaded)
+    roots = build_tree(loaded.entries, replay_labels(loaded.entries))
+    leaf = loaded.entries[-1]["id"] if loaded.entries else None
+    "\n".join(render_tree(roots, leaf, set())).encode("utf-8")
+    for entry in loaded.entries:
+        describe_entry(entry).encode("utf-8")
+    for args in (("context", str(path)), ("context", str(path), "--json"), ("tree", str(path))):
+        code, out, err = cli(*args)
+        assert code == 0, (args, err)
+        assert "Traceback" not in err
+        if "--json" in args:
+            json.loads(out)
+    info = session_info(path)
+    assert info is not None
+    strict_json(info.to_json())
+
+    copy = scratch / "copy.jsonl"
+    shutil.copyfile(path, copy)
+    before = copy.read_bytes()
+    manager = SessionManager.open(copy, cwd=scratch)
+    try:
+        manager.get_tree()
+        manager.labels()
+        strict_json(convert_to_llm(manager.build_session_context().messages))
+        manager.append_message({"role": "user", "content": "still works", "timestamp": 1})
+        manager.append_message({"role": "assistant", "content": [{"type": "text", "text": "yes"}], "api": "a",
+                                "provider": "p", "model": "m", "usage": empty_usage(), "stopReason": "stop",
+                                "timestamp": 2})
+    finally:
+        manager.close()
+    assert copy.read_bytes().startswith(before)  # appended to, never rewritten
+    reopened = load_session_readonly(copy)
+    assert len(reopened.entries) == len(loaded.entries) + 2
+    copy.unlink()
+    return loaded
