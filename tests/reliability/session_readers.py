@@ -94,9 +94,14 @@ def read_everything(path: Path, scratch: Path) -> LoadedSession:
         manager.append_message({"role": "assistant", "content": [{"type": "text", "text": "yes"}], "api": "a",
                                 "provider": "p", "model": "m", "usage": empty_usage(), "stopReason": "stop",
                                 "timestamp": 2})
+        migrated = manager.backup_file
     finally:
         manager.close()
-    assert copy.read_bytes().startswith(before)  # appended to, never rewritten
+    if migrated is not None:  # an older version: rewritten as v3, the original kept beside it
+        assert manager.migrated_from is not None and migrated.read_bytes() == before
+        migrated.unlink()
+    else:
+        assert copy.read_bytes().startswith(before)  # appended to, never rewritten
     reopened = load_session_readonly(copy)
     assert len(reopened.entries) == len(loaded.entries) + 2
     copy.unlink()

@@ -15,17 +15,22 @@ from pi_tui.core.session.message_checks import describe
 def header_version(header: Entry, entries: list[Entry] | None = None) -> tuple[int, str | None]:
     """The version to migrate from, and a problem to report (or None).
 
-    A missing version is 1 (pi). One that is not a whole number is a damaged header, not a v1
-    file: migrating would re-chain every entry, so when the entries have ids it is read as the
-    current version.
+    A missing version is 1 (pi), unless the entries have ids: v1 entries have none, and migrating
+    from v1 would re-chain every entry in file order, flattening the tree (pi does that); such a
+    file is read as v2. A version that is not a whole number is a damaged header, read as the
+    current version when the entries have ids (else as v1).
     """
-    if "version" not in header:
+    has_ids = any(type(e.get("id")) is str for e in (entries or [])[:50])
+    stated = header.get("version")
+    if "version" not in header or (type(stated) in (int, float) and stated == 1):
+        if has_ids:  # v1 entries have no ids: re-chaining these would flatten the tree
+            said = f"version is {header['version']}" if "version" in header else "version is missing"
+            return 2, f"{said}, but the entries have ids (version 2 or later); read as 2"
         return 1, None
     version = header["version"]
     if type(version) is float and version.is_integer():
         version = int(version)
     if type(version) is not int or version < 1:
-        has_ids = any(type(e.get("id")) is str for e in (entries or [])[:50])
         guess = CURRENT_SESSION_VERSION if has_ids else 1
         return guess, f"version is {describe(header['version'])}, expected a whole number; read as {guess}"
     if version > CURRENT_SESSION_VERSION:

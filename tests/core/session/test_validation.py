@@ -323,3 +323,18 @@ def test_many_problems_are_listed_up_to_a_limit_then_counted(tmp_path: Path) -> 
     path = write(tmp_path / "s.jsonl", lines)
     warnings = load_session_readonly(path).warnings
     assert len(warnings) == 21 and warnings[-1] == f"{path}: 10 more problems in entries (30 in total)"
+
+
+def test_a_v1_header_on_entries_with_ids_is_read_as_v2_so_the_tree_is_not_flattened(tmp_path: Path) -> None:
+    """A v1 migration gives every entry a new id chained in file order (pi does that): on a file
+    whose entries already have ids and branches, that would flatten the tree."""
+    path = write(tmp_path / "s.jsonl", [entry("a", None, message=user("a")), entry("b", "a", message=user("b")),
+                                        entry("c", "a", message=user("c"))], header={**HEADER, "version": 1})
+    manager = SessionManager.open(path, cwd=tmp_path)
+    try:
+        assert [(e["id"], e["parentId"]) for e in manager.get_entries()] == [("a", None), ("b", "a"), ("c", "a")]
+        assert manager.migrated_from == 2 and manager.backup_file is not None
+        assert f"{path}:1: session header: version is 1, but the entries have ids (version 2 or later); read as 2" \
+            in manager.load_warnings
+    finally:
+        manager.close()
