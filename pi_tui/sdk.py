@@ -212,10 +212,15 @@ def default_provider_for(model: ModelInfo) -> Provider:
     import), the litellm adapter for everything else (``providers/routing.py``)."""
     from pi_tui.providers.routing import native_api
 
-    if native_api(model) == "openai-completions":
+    native = native_api(model)
+    if native == "openai-completions":
         from pi_tui.providers.openai_http import OpenAIHttpProvider
 
         return OpenAIHttpProvider()
+    if native == "openai-responses":
+        from pi_tui.providers.responses_http import ResponsesHttpProvider
+
+        return ResponsesHttpProvider()
     from pi_tui.providers.litellm_provider import LiteLLMProvider
 
     return LiteLLMProvider()

@@ -86,7 +86,7 @@ SETUP_HELP = (
 LITELLM_PREFIX_FOR_API = {"anthropic-messages": "anthropic", "google-generative-ai": "gemini"}
 """How litellm is told the wire of a models.json provider (with its ``baseUrl`` as ``api_base``)."""
 
-BUILTIN_APIS = {"anthropic": "anthropic-messages", "gemini": "google-generative-ai"}
+BUILTIN_APIS = {"anthropic": "anthropic-messages", "gemini": "google-generative-ai", "openai": "openai-responses"}
 """pi's ``api`` for litellm's providers (stored on each assistant message; §14.6 "same model")."""
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from pi_tui.core.provider import ModelCost
 
-SUPPORTED_APIS = ("openai-completions", "anthropic-messages", "google-generative-ai")
+SUPPORTED_APIS = ("openai-completions", "openai-responses", "anthropic-messages", "google-generative-ai")
 
 # pi's defaults for a custom model (§14.4)
 DEFAULT_CONTEXT_WINDOW = 128_000

@@ -20,8 +20,12 @@ def native_api(model: ModelInfo) -> str | None:
     """The API our own client speaks to this model, or None when litellm carries it.
 
     ``openai-completions`` with a ``baseUrl`` (models.json providers: local servers, proxies)
-    is posted by ``openai_http``. ``PI_TUI_FORCE_LITELLM=1`` sends everything through litellm.
+    is posted by ``openai_http``; ``openai-responses`` (provider ``openai``, models.json
+    providers with that api) by ``responses_http``. ``PI_TUI_FORCE_LITELLM=1`` sends the
+    ``openai-completions`` ones through litellm (the Responses wire has no litellm twin here).
     """
+    if model.api == "openai-responses":
+        return "openai-responses"
     if os.environ.get(FORCE_LITELLM_ENV):
         return None
     if model.api == "openai-completions" and model.base_url:

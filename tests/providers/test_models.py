@@ -179,13 +179,13 @@ def test_broken_models_json_becomes_diagnostics_not_a_crash(agent_dir: Path) -> 
     assert registry.custom_models() == []
     assert "invalid JSON" in registry.diagnostics[0] and str(path) in registry.diagnostics[0]
     _write(agent_dir, {
-        "bad-api": {**FAKE, "api": "openai-responses"},
+        "bad-api": {**FAKE, "api": "bedrock-converse-stream"},
         "good": {**FAKE, "models": [{"name": "no id"}, {"id": "ok", "contextWindow": "big"}]},
     })
     registry = ModelRegistry.for_agent_dir(agent_dir, env={})
     assert [m.ref for m in registry.custom_models()] == ["good/ok"]
     text = "\n".join(registry.diagnostics)
-    assert 'provider "bad-api": "api" \'openai-responses\' is not supported' in text
+    assert 'provider "bad-api": "api" \'bedrock-converse-stream\' is not supported' in text
     assert 'provider "good" models[0]: "id" is required' in text
     assert 'provider "good" models[1]: "contextWindow" must be a positive number' in text
 

@@ -1,0 +1,316 @@
+"""A strict local fake of the OpenAI Responses API (``POST /v1/responses``, streamed) on 127.0.0.1.
+
+It answers in the API's SSE format (``event: response.output_item.added`` … ``response.completed``,
+each ``data`` a JSON event with ``type`` and ``sequence_number``) and checks every request with
+``responses_fake_rules`` before a scripted turn is used. It keeps what the real server keeps
+with ``store: false`` — nothing but the ability to verify its own ``encrypted_content`` and to
+know which reasoning item each of its message/function-call items came with — so a client that
+drops or alters reasoning items is refused, as by the API.
+
+Script turns (``providers/script.py`` format) with the Responses meanings:
+
+``thinking``           a ``reasoning`` item with one summary part (and ``encrypted_content`` when
+                       the request ``include``s it); reasoning models only
+``text`` / ``tool_calls``  a ``message`` item / ``function_call`` items (``call_<n>``, ``fc_<n>``)
+``usage``              ``{"prompt_tokens", "completion_tokens", "cached_tokens"?, "reasoning_tokens"?}``
+``finish_reason``      ``length`` → ``response.incomplete`` (``max_output_tokens``)
+``service_tier``       the tier the response reports (default ``default``)
+``failed``             ``{"code", "message"}``: end with ``response.failed``
+``stream_error``       ``{"after": N, "code"?, "message"?}``: an ``error`` event after N events
+``error``              an HTTP error (``{"status", "message"?, "code"?, "retry_after"?}``)
+``cut_after_chunks`` / ``stall_after_chunks`` / ``garbage_after_chunks``: counted in events
+
+With ``context_window`` set, a request larger than it (chars/4) gets the API's overflow error.
+
+Command line (for pi and benchmarks): ``python -m pi_tui.providers.responses_fake --script FILE``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from pi_tui.providers.fake_server import (
+    STALL_SECONDS,
+    FakeServer,
+    RecordedRequest,
+    _Handler,
+    _Server,
+)
+from pi_tui.providers.responses_fake_rules import (
+    IssuedState,
+    Rejection,
+    is_reasoning_model,
+    validate,
+)
+from pi_tui.providers.script import DEFAULT_CHUNK_SIZE, RequestView, Script, error_body
+
+OVERFLOW_MESSAGE = "Your input exceeds the context window of this model. Please adjust your input and try again."
+EXHAUSTED = {"status": 500, "message": "script exhausted: no scripted turn left for this request"}
+
+
+def view_of_responses_body(body: dict[str, Any], raw_text: str) -> RequestView:
+    system = last_user = ""
+    given = body.get("input")
+    items: list[Any] = given if isinstance(given, list) else []
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        content = item.get("content")
+        text = content if isinstance(content, str) else "".join(
+            p.get("text", "") for p in content or [] if isinstance(p, dict) and p.get("type") == "input_text")
+        if item.get("role") in ("system", "developer") and not system:
+            system = text
+        elif item.get("role") == "user":
+            last_user = text
+    return RequestView(system_prompt=system, last_user_text=last_user, has_tools=bool(body.get("tools")), body_text=raw_text)
+
+
+class _ResponsesServer(_Server):
+    def __init__(self, port: int, script: Script, log_path: Path | None, *, api_key: str | None, context_window: int | None) -> None:
+        super().__init__(port, script, log_path, script.models)
+        self.RequestHandlerClass = _ResponsesHandler
+        self.api_key = api_key
+        self.context_window = context_window
+        self._ids = itertools.count(1)
+        self._issued_lock = threading.Lock()
+        self.encrypted: dict[str, str] = {}  # encrypted_content → reasoning item id
+        self.paired: dict[str, str] = {}  # message/function_call item id → reasoning item id
+        self.state = IssuedState(encrypted=self._encrypted, required_reasoning=self._paired)
+
+    def _encrypted(self, content: str) -> str | None:
+        with self._issued_lock:
+            return self.encrypted.get(content)
+
+    def _paired(self, item_id: str) -> str | None:
+        with self._issued_lock:
+            return self.paired.get(item_id)
+
+    def next_id(self) -> int:
+        with self._issued_lock:
+            return next(self._ids)
+
+    def remember(self, encrypted: str | None, reasoning_id: str, paired: list[str]) -> None:
+        with self._issued_lock:
+            if encrypted:
+                self.encrypted[encrypted] = reasoning_id
+            for item_id in paired:
+                self.paired[item_id] = reasoning_id
+
+
+class _Reply:
+    """One streamed response: events with sequence numbers, and the items it produced."""
+
+    def __init__(self, response: dict[str, Any]) -> None:
+        self.response = response
+        self.events: list[dict[str, Any]] = []
+
+    def add(self, kind: str, **fields: Any) -> None:
+        self.events.append({"type": kind, "sequence_number": len(self.events), **fields})
+
+
+class _ResponsesHandler(_Handler):
+    server: _ResponsesServer
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body: Any = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        self.server.record(RecordedRequest("POST", self.path, {k.lower(): v for k, v in self.headers.items()}, body, raw))
+        if self.path.split("?")[0].rstrip("/") not in ("/v1/responses", "/responses"):
+            self._send_json(404, {"error": {"message": f"Invalid URL (POST {self.path})", "type": "invalid_request_error", "param": None, "code": None}})
+            return
+        auth = self.headers.get("Authorization") or ""
+        if not auth.startswith("Bearer ") or (self.server.api_key is not None and auth != f"Bearer {self.server.api_key}"):
+            self._reject(Rejection(401, "Incorrect API key provided.", None, "invalid_api_key"))
+            return
+        rejection = validate(body, self.server.state)
+        if rejection is None and self.server.context_window is not None and math.ceil(len(raw) / 4) > self.server.context_window:
+            rejection = Rejection(400, OVERFLOW_MESSAGE, "input", "context_length_exceeded")
+        if rejection is not None:
+            self._reject(rejection)
+            return
+        view = view_of_responses_body(body, raw.decode("utf-8", errors="replace"))
+        turn = self.server.script.next_turn(view) or {"error": EXHAUSTED}
+        if turn.get("delay_ms"):
+            self.server.wait(turn["delay_ms"] / 1000)
+        if "error" in turn:
+            error = dict(turn["error"])
+            headers = {"retry-after": str(error["retry_after"])} if error.get("retry_after") is not None else {}
+            payload = error_body(error)
+            self._send_json(int(error.get("status", 500)), payload.encode() if isinstance(payload, str) else payload, headers)
+            return
+        self._stream(self._reply(turn, body, view).events, turn)
+
+    def _reject(self, rejection: Rejection) -> None:
+        kind = "invalid_request_error" if rejection.status < 500 else "server_error"
+        self._send_json(rejection.status, {"error": {"message": rejection.message, "type": kind, "param": rejection.param,
+                                                     "code": rejection.code}})
+
+    def _reply(self, turn: dict[str, Any], body: dict[str, Any], view: RequestView) -> _Reply:
+        n = self.server.next_id()
+        model = str(body["model"])
+        response = {"id": f"resp_fake{n}", "object": "response", "created_at": 1_700_000_000 + n, "status": "in_progress",
+                    "model": model, "output": [], "usage": None, "store": bool(body.get("store", True))}
+        reply = _Reply(response)
+        reply.add("response.created", response=dict(response))
+        reply.add("response.in_progress", response=dict(response))
+        size = int(turn.get("chunk_size", DEFAULT_CHUNK_SIZE))
+        output: list[dict[str, Any]] = []
+        reasoning_id = None
+        if turn.get("thinking") and is_reasoning_model(model):
+            reasoning_id = f"rs_fake{n}"
+            encrypted = None
+            if "reasoning.encrypted_content" in (body.get("include") or []):
+                encrypted = f"gAAAAB-fake-{n}-{reasoning_id}"
+            self._reasoning(reply, len(output), reasoning_id, str(turn["thinking"]), encrypted, size, output)
+        paired: list[str] = []
+        if turn.get("text"):
+            msg_id = f"msg_fake{n}"
+            paired.append(msg_id)
+            self._message(reply, len(output), msg_id, str(turn["text"]), size, output)
+        for k, call in enumerate(turn.get("tool_calls", [])):
+            fc_id = f"fc_fake{n}_{k}"
+            paired.append(fc_id)
+            args = call.get("arguments", {})
+            raw_args = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
+            self._call(reply, len(output), fc_id, call.get("id") or f"call_fake{n}_{k}", call["name"], raw_args, size, output)
+        if reasoning_id is not None:
+            self.server.remember(output[0].get("encrypted_content"), reasoning_id, paired)
+        final = {**response, "output": output, "usage": self._usage(turn, view), "service_tier": turn.get("service_tier", "default")}
+        if turn.get("failed"):
+            reply.add("response.failed", response={**final, "status": "failed", "error": dict(turn["failed"])})
+        elif turn.get("finish_reason") == "length":
+            reply.add("response.incomplete", response={**final, "status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"}})
+        else:
+            reply.add("response.completed", response={**final, "status": "completed"})
+        return reply
+
+    @staticmethod
+    def _reasoning(reply: _Reply, index: int, item_id: str, text: str, encrypted: str | None, size: int, output: list[Any]) -> None:
+        item: dict[str, Any] = {"id": item_id, "type": "reasoning", "summary": []}
+        if encrypted is not None:
+            item["encrypted_content"] = None
+        reply.add("response.output_item.added", output_index=index, item=dict(item))
+        part = {"type": "summary_text", "text": ""}
+        reply.add("response.reasoning_summary_part.added", item_id=item_id, output_index=index, summary_index=0, part=part)
+        for i in range(0, len(text), size):
+            reply.add("response.reasoning_summary_text.delta", item_id=item_id, output_index=index, summary_index=0, delta=text[i : i + size])
+        reply.add("response.reasoning_summary_text.done", item_id=item_id, output_index=index, summary_index=0, text=text)
+        reply.add("response.reasoning_summary_part.done", item_id=item_id, output_index=index, summary_index=0,
+                  part={"type": "summary_text", "text": text})
+        done = {**item, "summary": [{"type": "summary_text", "text": text}]}
+        if encrypted is not None:
+            done["encrypted_content"] = encrypted
+        reply.add("response.output_item.done", output_index=index, item=done)
+        output.append(done)
+
+    @staticmethod
+    def _message(reply: _Reply, index: int, item_id: str, text: str, size: int, output: list[Any]) -> None:
+        item = {"id": item_id, "type": "message", "status": "in_progress", "content": [], "role": "assistant"}
+        reply.add("response.output_item.added", output_index=index, item=item)
+        part = {"type": "output_text", "annotations": [], "logprobs": [], "text": ""}
+        reply.add("response.content_part.added", item_id=item_id, output_index=index, content_index=0, part=part)
+        for i in range(0, len(text), size):
+            reply.add("response.output_text.delta", item_id=item_id, output_index=index, content_index=0, delta=text[i : i + size], logprobs=[])
+        reply.add("response.output_text.done", item_id=item_id, output_index=index, content_index=0, text=text, logprobs=[])
+        full = {**part, "text": text}
+        reply.add("response.content_part.done", item_id=item_id, output_index=index, content_index=0, part=full)
+        done = {**item, "status": "completed", "content": [full]}
+        reply.add("response.output_item.done", output_index=index, item=done)
+        output.append(done)
+
+    @staticmethod
+    def _call(reply: _Reply, index: int, item_id: str, call_id: str, name: str, args: str, size: int, output: list[Any]) -> None:
+        item = {"id": item_id, "type": "function_call", "status": "in_progress", "arguments": "", "call_id": call_id, "name": name}
+        reply.add("response.output_item.added", output_index=index, item=item)
+        for i in range(0, len(args), size):
+            reply.add("response.function_call_arguments.delta", item_id=item_id, output_index=index, delta=args[i : i + size])
+        reply.add("response.function_call_arguments.done", item_id=item_id, output_index=index, arguments=args)
+        done = {**item, "status": "completed", "arguments": args}
+        reply.add("response.output_item.done", output_index=index, item=done)
+        output.append(done)
+
+    @staticmethod
+    def _usage(turn: dict[str, Any], view: RequestView) -> dict[str, Any]:
+        given = turn.get("usage") or {}
+        prompt = int(given.get("prompt_tokens", math.ceil(len(view.body_text) / 4)))
+        produced = len(turn.get("text", "")) + len(turn.get("thinking", "")) + len(json.dumps(turn.get("tool_calls", [])))
+        output = int(given.get("completion_tokens", math.ceil(produced / 4)))
+        return {"input_tokens": prompt, "input_tokens_details": {"cached_tokens": int(given.get("cached_tokens", 0))},
+                "output_tokens": output, "output_tokens_details": {"reasoning_tokens": int(given.get("reasoning_tokens", 0))},
+                "total_tokens": prompt + output}
+
+    def _stream(self, events: list[dict[str, Any]], turn: dict[str, Any]) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        for n, event in enumerate(events):
+            if turn.get("cut_after_chunks") is not None and n >= int(turn["cut_after_chunks"]):
+                self._cut()
+                return
+            if turn.get("stall_after_chunks") is not None and n >= int(turn["stall_after_chunks"]):
+                self.server.wait(STALL_SECONDS)
+                self._cut()
+                return
+            if turn.get("garbage_after_chunks") is not None and n >= int(turn["garbage_after_chunks"]):
+                self._write_chunk(b"data: <html><body>502 Bad Gateway</body></html>\n\n")
+                break
+            error = turn.get("stream_error")
+            if error is not None and n >= int(error.get("after", 0)):
+                data = {"type": "error", "sequence_number": n, "code": error.get("code", "server_error"),
+                        "message": error.get("message", "The server had an error while processing your request."), "param": None}
+                self._write_chunk(f"event: error\ndata: {json.dumps(data)}\n\n".encode())
+                break
+            if turn.get("chunk_delay_ms"):
+                self.server.wait(float(turn["chunk_delay_ms"]) / 1000)
+            self._write_chunk(f"event: {event['type']}\ndata: {json.dumps(event, ensure_ascii=False)}\n\n".encode())
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+
+class ResponsesFakeServer(FakeServer):
+    """``with ResponsesFakeServer(turns) as server``: ``server.base_url`` ends in ``/v1``."""
+
+    def __init__(self, script: Script | list[dict[str, Any]] | dict[str, Any] | Path | str, log_path: Path | None = None, *,
+                 port: int = 0, api_key: str | None = None, context_window: int | None = None) -> None:
+        super().__init__(script, log_path, port=port)
+        self._server.server_close()  # the base class bound an OpenAI chat server; this one replaces it
+        self._server = _ResponsesServer(port, self.script, log_path, api_key=api_key, context_window=context_window)
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02},
+                                        name="fake-responses-server", daemon=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m pi_tui.providers.responses_fake", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--script", required=True, type=Path, help="script file (JSON or YAML)")
+    parser.add_argument("--port", type=int, default=0, help="port to listen on (0 = any free port)")
+    args = parser.parse_args(argv)
+    try:
+        server = ResponsesFakeServer(args.script, port=args.port)
+    except Exception as err:  # a bad script or a busy port: one clear line, no traceback
+        sys.stderr.write(f"responses_fake: {err}\n")
+        return 2
+    sys.stdout.write(f"PORT {server.port}\n")
+    sys.stdout.flush()
+    try:
+        server._server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server._server.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

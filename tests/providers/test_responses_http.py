@@ -1,0 +1,185 @@
+"""The OpenAI Responses client against the strict fake: pi's exact body, reasoning continuity,
+usage, failures, and whole sessions through a models.json ``openai-responses`` provider."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pi_tui.core.messages import user_message
+from pi_tui.core.provider import CompletionRequest, ModelCost, ModelInfo, ToolSpec
+from pi_tui.providers.models import ModelRegistry
+from pi_tui.providers.responses_fake import OVERFLOW_MESSAGE, ResponsesFakeServer
+from pi_tui.providers.responses_http import ResponsesHttpProvider
+from pi_tui.sdk import create_agent_session, default_provider_for
+
+BASH = ToolSpec(name="bash", description="Run a command",
+                parameters={"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]})
+O4 = ModelInfo(provider="openai", id="o4-mini", api="openai-responses", reasoning=True, max_tokens=100_000,
+               cost=ModelCost(input=1.1, output=4.4, cache_read=0.275))
+TOOL_TURN = {"thinking": "The user wants echo.", "text": "Running it.", "tool_calls": [{"name": "bash", "arguments": {"command": "echo hi"}}],
+             "usage": {"prompt_tokens": 1000, "cached_tokens": 800, "completion_tokens": 50}}
+
+
+async def _final(server: ResponsesFakeServer, messages: list[Any], *, model: ModelInfo = O4, reasoning: str | None = "medium",
+                 read_timeout: float = 5) -> dict[str, Any]:
+    request = CompletionRequest(model=replace(model, base_url=server.base_url), system_prompt="Be terse.", messages=messages,
+                                tools=[BASH], api_key="sk", reasoning=reasoning, session_id="sess-1")  # type: ignore[arg-type]
+    events = [event async for event in ResponsesHttpProvider(timeout=read_timeout).stream(request)]
+    last = events[-1]
+    final: dict[str, Any] = last["message"] if last["type"] == "done" else last["error"]
+    return final
+
+
+def _result(call_id: str, text: str, *, error: bool = False) -> dict[str, Any]:
+    return {"role": "toolResult", "toolCallId": call_id, "toolName": "bash", "content": [{"type": "text", "text": text}],
+            "isError": error, "timestamp": 3}
+
+
+async def test_reasoning_items_are_stored_whole_and_replayed_in_pis_exact_body() -> None:
+    question = user_message("run echo hi", timestamp=1)
+    with ResponsesFakeServer([TOOL_TURN, {"text": "It printed hi."}], api_key="sk") as server:
+        first = await _final(server, [question])
+        call = first["content"][2]
+        second = await _final(server, [question, first, _result(call["id"], "hi\n")])
+        body, headers = server.requests[1], server.recorded[1].headers
+    reasoning = json.loads(first["content"][0]["thinkingSignature"])
+    assert reasoning["id"] == "rs_fake1" and reasoning["encrypted_content"] == "gAAAAB-fake-1-rs_fake1"
+    assert first["content"][0]["thinking"] == "The user wants echo."
+    assert first["content"][1] == {"type": "text", "text": "Running it.", "textSignature": '{"v":1,"id":"msg_fake1"}'}
+    assert call["id"] == "call_fake1_0|fc_fake1_0" and first["stopReason"] == "toolUse"
+    assert second["stopReason"] == "stop", second.get("errorMessage")
+    assert list(body) == ["model", "input", "stream", "prompt_cache_key", "store", "max_output_tokens", "tools", "reasoning", "include"]
+    assert body == {
+        "model": "o4-mini",
+        "input": [
+            {"role": "developer", "content": "Be terse."},
+            {"role": "user", "content": [{"type": "input_text", "text": "run echo hi"}]},
+            reasoning,
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Running it.", "annotations": []}],
+             "status": "completed", "id": "msg_fake1"},
+            {"type": "function_call", "id": "fc_fake1_0", "call_id": "call_fake1_0", "name": "bash", "arguments": '{"command":"echo hi"}'},
+            {"type": "function_call_output", "call_id": "call_fake1_0", "output": "hi\n"},
+        ],
+        "stream": True, "prompt_cache_key": "sess-1", "store": False, "max_output_tokens": 32000,
+        "tools": [{"type": "function", "name": "bash", "description": "Run a command", "parameters": BASH.parameters, "strict": False}],
+        "reasoning": {"effort": "medium", "summary": "auto"}, "include": ["reasoning.encrypted_content"],
+    }
+    assert (headers["authorization"], headers["session_id"], headers["x-client-request-id"]) == ("Bearer sk", "sess-1", "sess-1")
+
+
+async def test_usage_subtracts_cached_input_and_prices_it() -> None:
+    with ResponsesFakeServer([TOOL_TURN]) as server:
+        usage = (await _final(server, [user_message("go", timestamp=1)]))["usage"]
+    assert (usage["input"], usage["cacheRead"], usage["cacheWrite"], usage["output"], usage["totalTokens"]) == (200, 800, 0, 50, 1050)
+    assert usage["cost"]["total"] == pytest.approx((200 * 1.1 + 50 * 4.4 + 800 * 0.275) / 1e6)
+
+
+async def test_flex_tier_halves_the_cost() -> None:
+    with ResponsesFakeServer([{"text": "hi", "service_tier": "flex", "usage": {"prompt_tokens": 1000, "completion_tokens": 10}}]) as server:
+        cost = (await _final(server, [user_message("go", timestamp=1)]))["usage"]["cost"]
+    assert cost["total"] == pytest.approx((1000 * 1.1 + 10 * 4.4) / 1e6 / 2)
+
+
+async def test_another_models_reasoning_goes_back_as_text_and_calls_lose_their_item_ids() -> None:
+    gpt5 = replace(O4, id="gpt-5")
+    with ResponsesFakeServer([TOOL_TURN, {"text": "ok"}]) as server:
+        first = await _final(server, [user_message("run", timestamp=1)])
+        call = first["content"][2]
+        final = await _final(server, [user_message("run", timestamp=1), first, _result(call["id"], "hi\n")], model=gpt5)
+        items = server.requests[1]["input"][2:]
+    assert final["stopReason"] == "stop", final.get("errorMessage")
+    assert [i.get("type") for i in items] == ["message", "message", "function_call", "function_call_output"]
+    assert items[0]["content"][0]["text"] == "The user wants echo." and items[0]["id"] == items[1]["id"] == "msg_1"
+    assert "id" not in items[2] and items[2]["call_id"] == "call_fake1_0" == items[3]["call_id"]
+
+
+@pytest.mark.parametrize(
+    ("model", "level", "keys"),
+    [
+        (O4, None, {"reasoning": {"effort": "none"}}),
+        (replace(O4, thinking_level_map={"off": None}), None, {}),
+        (replace(O4, thinking_level_map={"high": "xhigh"}), "high", {"reasoning": {"effort": "xhigh", "summary": "auto"},
+                                                                    "include": ["reasoning.encrypted_content"]}),
+        (replace(O4, id="gpt-4.1", reasoning=False), "high", {}),
+    ],
+    ids=["off", "off-unsupported", "mapped", "non-reasoning"],
+)
+async def test_reasoning_keys_follow_the_level(model: ModelInfo, level: str | None, keys: dict[str, Any]) -> None:
+    with ResponsesFakeServer([{"text": "ok"}]) as server:
+        final = await _final(server, [user_message("x", timestamp=1)], model=model, reasoning=level)
+        body = server.requests[0]
+    assert final["stopReason"] == "stop", final.get("errorMessage")
+    assert {k: body[k] for k in ("reasoning", "include") if k in body} == keys
+    assert body["input"][0]["role"] == ("developer" if model.reasoning else "system")
+
+
+async def test_long_retention_asks_for_a_24h_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PI_CACHE_RETENTION", "long")
+    with ResponsesFakeServer([{"text": "ok"}]) as server:
+        await _final(server, [user_message("x", timestamp=1)])
+        assert server.requests[0]["prompt_cache_retention"] == "24h"
+
+
+@pytest.mark.parametrize(
+    ("turn", "message", "kind", "retry"),
+    [
+        ({"error": {"status": 429, "message": "Rate limit reached for o4-mini", "retry_after": 3}}, "429 Rate limit reached for o4-mini",
+         "rate_limit", 3000),
+        ({"error": {"status": 400, "message": OVERFLOW_MESSAGE, "code": "context_length_exceeded"}}, f"400 {OVERFLOW_MESSAGE}",
+         "context_overflow", None),
+        ({"text": "abc", "failed": {"code": "server_error", "message": "boom"}}, "server_error: boom", "transient", None),
+        ({"text": "abcdefghijklmnop", "stream_error": {"after": 4}},
+         "Error Code server_error: The server had an error while processing your request.", "transient", None),
+        ({"text": "abcdefghijklmnop", "cut_after_chunks": 5}, "Connection error: the stream ended before it was complete", "transient", None),
+        ({"text": "abcdefghijklmnop", "garbage_after_chunks": 5}, "Connection error: the stream ended before it was complete", "transient", None),
+        ({"text": "abcdefghijklmnop", "stall_after_chunks": 5}, "Request timed out: no data from the provider within the read timeout",
+         "transient", None),
+    ],
+    ids=["429", "overflow", "failed", "stream-error", "cut", "garbage", "stall"],
+)
+async def test_failures_end_in_a_classified_error(turn: dict[str, Any], message: str, kind: str, retry: int | None) -> None:
+    with ResponsesFakeServer([turn]) as server:
+        final = await _final(server, [user_message("x", timestamp=1)], read_timeout=1.5)
+    assert (final["stopReason"], final["errorMessage"], final["errorKind"], final.get("retryAfterMs")) == ("error", message, kind, retry)
+
+
+async def test_an_incomplete_response_is_a_length_stop() -> None:
+    with ResponsesFakeServer([{"text": "partial answer", "finish_reason": "length"}]) as server:
+        final = await _final(server, [user_message("x", timestamp=1)])
+    assert final["stopReason"] == "length" and final["content"][0]["text"] == "partial answer"
+
+
+def test_openai_models_and_openai_responses_providers_take_this_client(tmp_path: Path) -> None:
+    (tmp_path / "models.json").write_text(json.dumps({"providers": {"proxy": {
+        "baseUrl": "http://127.0.0.1:9/v1", "api": "openai-responses", "apiKey": "k", "models": [{"id": "gpt-5", "reasoning": True}]}}}))
+    registry = ModelRegistry(tmp_path / "models.json", env={})
+    for ref in ("openai/gpt-4o", "proxy/gpt-5"):
+        model = registry.resolve(ref)
+        assert model.api == "openai-responses" and isinstance(default_provider_for(model), ResponsesHttpProvider)
+
+
+async def test_a_whole_session_keeps_its_reasoning_across_the_tool_loop_and_a_resume(project: Path, agent_dir: Path) -> None:
+    turns = [dict(TOOL_TURN, when={"last_user_contains": "echo"}), {"text": "It printed hi.", "when": {"request_contains": "hi\\n"}},
+             {"thinking": "Still here.", "text": "Yes.", "when": {"last_user_contains": "again"}}]
+    with ResponsesFakeServer(turns, api_key="sk") as server:
+        (agent_dir / "models.json").write_text(json.dumps({"providers": {"oai": {
+            "baseUrl": server.base_url, "api": "openai-responses", "apiKey": "sk",
+            "models": [{"id": "o4-mini", "reasoning": True, "contextWindow": 200000, "maxTokens": 100000}]}}}))
+        session = create_agent_session(cwd=project, agent_dir=agent_dir, model="oai/o4-mini", load_extensions=False)
+        await session.prompt("run echo hi")
+        path = session.session_manager.session_file
+        session.session_manager.close()
+        resumed = create_agent_session(cwd=project, agent_dir=agent_dir, session=str(path), load_extensions=False)
+        await resumed.prompt("again?")
+        requests = server.requests
+    assert len(requests) == 3  # the fake refused nothing
+    assert requests[1]["input"][2]["type"] == "reasoning" and requests[2]["input"][2] == requests[1]["input"][2]
+    entries = [json.loads(line) for line in path.read_text().splitlines()]
+    assistants = [e["message"] for e in entries if e["type"] == "message" and e["message"]["role"] == "assistant"]
+    assert [m["stopReason"] for m in assistants] == ["toolUse", "stop", "stop"]
+    assert json.loads(assistants[2]["content"][0]["thinkingSignature"])["encrypted_content"] == "gAAAAB-fake-3-rs_fake3"
