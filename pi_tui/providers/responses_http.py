@@ -19,12 +19,7 @@ from typing import Any
 
 from pi_tui import __version__
 from pi_tui.core.provider import AssistantMessageEvent, CompletionRequest
-from pi_tui.providers.classify import (
-    CONNECTION_ERROR_MESSAGE,
-    classify_http_error,
-    error_text,
-    retry_after_ms,
-)
+from pi_tui.providers.classify import CONNECTION_ERROR_MESSAGE
 from pi_tui.providers.http_stream import (
     ConnectFailed,
     ReadTimeout,
@@ -32,16 +27,22 @@ from pi_tui.providers.http_stream import (
     StreamResponse,
     post_stream,
 )
-from pi_tui.providers.openai_http import _sse_data
+from pi_tui.providers.openai_sse import MALFORMED_CAUSE, is_event_stream, response_failure, snippet
 from pi_tui.providers.responses_encode import base_url, build_body, request_headers
 from pi_tui.providers.responses_stream import ResponsesAssembler
 from pi_tui.providers.script import CONNECTION_CUT_MESSAGE, TIMEOUT_MESSAGE
 
 DEFAULT_TIMEOUT_S = 600.0
+CONNECT_TIMEOUT_S = 30.0
+NON_STREAM_BODY_LIMIT = 64 * 1024
 
 
 class ResponsesHttpProvider:
-    """Streams one reply from ``<baseUrl>/responses``; stateless and cheap to create."""
+    """Streams one reply from ``<baseUrl>/responses``; stateless and cheap to create.
+
+    ``timeout`` is the idle timeout (seconds without data) when the request carries no
+    ``timeout_ms``.
+    """
 
     def __init__(self, *, timeout: float = DEFAULT_TIMEOUT_S) -> None:
         self.timeout = timeout
@@ -53,34 +54,43 @@ class ResponsesHttpProvider:
             replaced = request.on_payload(body)
             if isinstance(replaced, dict):
                 body = replaced
-        headers = {"Content-Type": "application/json", "Accept": "application/json", "User-Agent": f"pi-tui/{__version__}"}
+        headers = {"Content-Type": "application/json", "Accept": "text/event-stream", "User-Agent": f"pi-tui/{__version__}"}
         if request.api_key:
             headers["Authorization"] = f"Bearer {request.api_key}"
         headers.update(request_headers(request))
         payload = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        timeout = request.timeout_ms / 1000 if request.timeout_ms else self.timeout
         response: StreamResponse | None = None
         try:
-            response = await post_stream(base_url(request.model) + "/responses", payload, headers, timeout=self.timeout)
-            if response.status >= 400:
-                raw = (await response.read()).decode("utf-8", errors="replace")
-                text, code = error_text(response.status, raw)
-                kind = classify_http_error(response.status, text, code)
-                for out in assembler.fail(text, kind, retry_after_ms=retry_after_ms(response.headers)):
+            response = await post_stream(base_url(request.model) + "/responses", payload, headers, timeout=timeout,
+                                         connect_timeout=min(timeout, CONNECT_TIMEOUT_S))
+            if response.status >= 400 or not is_event_stream(response.headers):
+                raw = await response.read(limit=NON_STREAM_BODY_LIMIT)
+                failure_target: Any = assembler  # the same fail() contract as StreamAssembler's
+                for out in response_failure(failure_target, response.status, response.headers, raw):
                     yield out
                 return
             yield assembler.start()
-            async for data in _sse_data(response):
-                if data == "[DONE]":
-                    break
+            async for line in response.iter_lines():
+                if not line.startswith("data:"):
+                    if line and not line.startswith((":", "event:", "id:", "retry:")):
+                        for out in assembler.fail(f"{MALFORMED_CAUSE}: {snippet(line)}", "transient"):
+                            yield out
+                        return
+                    continue
+                data = line[5:].lstrip(" ")
                 try:
                     parsed: Any = json.loads(data)
                 except ValueError:
-                    continue  # not an event; a stream that never completes ends as an error below
-                if isinstance(parsed, dict):
-                    for out in assembler.feed(parsed):
+                    parsed = None
+                if not isinstance(parsed, dict):
+                    for out in assembler.fail(f"{MALFORMED_CAUSE}: {snippet(data)}", "transient"):
                         yield out
-                    if assembler.failure is not None:
-                        break
+                    return
+                for out in assembler.feed(parsed):
+                    yield out
+                if assembler.failure is not None:
+                    break
         except ReadTimeout:
             for out in assembler.fail(TIMEOUT_MESSAGE, "transient"):
                 yield out
