@@ -28,6 +28,8 @@ Extra turn keys (Anthropic only):
 ``garbage_event``        true: a ``content_block_delta`` whose data is not JSON, mid-stream
 ``html``                 ``{"status": 502}``: a proxy's HTML error page instead of JSON
 ``crlf``                 true: SSE lines end with CRLF
+``fault``                the shared fault steps (``script_faults.py``): cut/stall/garbage at a
+                         named place, HTML page, drip, echoed key, as on the OpenAI fake
 ``error`` keys           ``status``, ``type``, ``message``, ``retry_after``, ``retry_after_ms``,
                          ``should_retry``, ``echo_api_key`` (the message quotes the key received),
                          ``body`` (verbatim)
@@ -67,8 +69,10 @@ from pi_tui.providers.fake_server import (
     RecordedRequest,
     _Handler,
     _Server,
+    send_plan,
 )
 from pi_tui.providers.script import EXHAUSTED_ERROR, RequestView, Script, turn_pieces
+from pi_tui.providers.script_faults import Frame, response_plan
 
 DEFAULT_CONTEXT_WINDOW = 200_000
 STOP_REASONS = {"tool_calls": "tool_use", "stop": "end_turn", "length": "max_tokens"}
@@ -146,6 +150,8 @@ class _AnthropicHandler(_Handler):
             self._send_raw(200, str(turn["garbage"]).encode(), "text/event-stream")
         elif not body.get("stream"):
             self._send_api_error(ApiError(400, "invalid_request_error", "this fake answers streamed requests only"))
+        elif turn.get("fault") is not None:
+            self._send_fault(self.server.render(turn, view, body), turn, headers)
         else:
             self._send_events(self.server.render(turn, view, body), turn)
 
@@ -183,6 +189,19 @@ class _AnthropicHandler(_Handler):
         if error.get("echo_api_key"):
             message += f" (received x-api-key: {headers.get('x-api-key', '')})"
         self._send_api_error(ApiError(status, str(error.get("type") or STATUS_TYPES.get(status, "api_error")), message), extra)
+
+    def _send_fault(self, events: list[tuple[str, Any]], turn: dict[str, Any], headers: dict[str, str]) -> None:
+        """A turn's ``fault`` (``script_faults.py``): the OpenAI fake's breakages at the same named
+        places (a cut in the tool input, a stall before ``message_stop``, ...)."""
+        def error_body(status: int, message: str) -> dict[str, Any]:
+            kind = STATUS_TYPES.get(status, "api_error")
+            return ApiError(status, kind, message).body(self.server.next_id("req_fake_"))
+
+        plan = response_plan(tagged_frames(events, "\r\n" if turn.get("crlf") else "\n"), turn["fault"],
+                             error_body=error_body, credential=headers.get("x-api-key", ""),
+                             encode_json=lambda value: json.dumps(value, separators=(",", ":")).encode())
+        plan.headers["request-id"] = self.server.next_id("req_fake_")
+        send_plan(self, plan, pace=float(turn.get("chunk_delay_ms", 0)) / 1000)
 
     def _send_events(self, events: list[tuple[str, Any]], turn: dict[str, Any]) -> None:
         self.send_response(200)
@@ -222,6 +241,31 @@ def _default_message(status: int) -> str:
         429: "Number of request tokens has exceeded your per-minute rate limit", 500: "Internal server error",
         529: "Overloaded",
     }.get(status, "Error")
+
+
+def tagged_frames(events: list[tuple[str, Any]], newline: str) -> list[Frame]:
+    """The events as ``script_faults`` frames, tagged with what they carry (``tool:<i>`` for the
+    input of the i-th tool call, ``tool_end:<i>`` for its block's end; ``message_delta`` carries
+    the finish and the usage, ``message_stop`` is the end-of-stream marker)."""
+    frames = []
+    tool = -1
+    in_tool = False
+    for name, data in events:
+        tags: set[str] = set()
+        if name == "content_block_start" and isinstance(data, dict):
+            in_tool = data["content_block"]["type"] == "tool_use"
+            tool += int(in_tool)
+        elif name == "content_block_delta" and isinstance(data, dict):
+            kind = data["delta"]["type"]
+            tags.add(f"tool:{tool}" if kind == "input_json_delta" else {"text_delta": "text"}.get(kind, "thinking"))
+        elif name == "content_block_stop" and in_tool:
+            tags.add(f"tool_end:{tool}")
+        elif name == "message_delta":
+            tags |= {"finish", "usage"}
+        elif name == "message_stop":
+            tags.add("done")
+        frames.append(Frame(_sse(name, data, newline), frozenset(tags)))
+    return frames
 
 
 def _first_delta(events: list[tuple[str, Any]], kind: str) -> int | None:

@@ -197,8 +197,8 @@ def _frames_before(frames: Sequence[Frame], place: str) -> int:
     elif place == "tool_args":
         fragments = [i for i, f in enumerate(frames) if "tool:0" in f.tags]
         found = fragments[0] + 1 if len(fragments) >= 2 else None
-    elif place == "between_tool_calls":
-        end, second = last("tool:0"), first("tool:1")
+    elif place == "between_tool_calls":  # after the first call's block end where the wire has one
+        end, second = last("tool_end:0") or last("tool:0"), first("tool:1")
         found = None if end is None or second is None else end + 1
     else:
         found = first(place.removeprefix("before_"))

@@ -14,6 +14,7 @@ import pytest
 from pi_tui.core.errors import ConfigError
 from pi_tui.core.messages import user_message
 from pi_tui.core.provider import CompletionRequest, ModelInfo, ToolSpec
+from pi_tui.providers.fake_anthropic_server import FakeAnthropicServer
 from pi_tui.providers.fake_server import FakeServer
 from pi_tui.providers.litellm_provider import LiteLLMProvider, load_litellm
 from pi_tui.providers.openai_http import OpenAIHttpProvider
@@ -68,12 +69,24 @@ def _litellm_loaded() -> None:
 
 def _where(wire: str, at: str) -> str:
     """litellm keeps the usage chunk to itself until the stream ends and never shows ``[DONE]``:
-    past the finish reason it can only tell that the usage has not come."""
-    return "after the finish reason" if wire == "litellm" and at.startswith("before_") and at != "before_finish" else WHERE[at]
+    past the finish reason it can only tell that the usage has not come. On the Anthropic wire
+    the finish reason and the usage come together (``message_delta``)."""
+    if wire == "litellm" and at in ("before_usage", "before_done"):
+        return "after the finish reason"
+    if wire == "anthropic" and at in ("before_finish", "before_usage"):
+        return WHERE["before_finish"]
+    return WHERE[at]
 
 
 async def _through(wire: str, turn: dict[str, Any], *, timeout_ms: int | None = None) -> tuple[list[str], dict[str, Any]]:
     turns = [copy.deepcopy(turn)]
+    if wire == "anthropic":
+        with FakeAnthropicServer(turns) as anthropic:
+            model = ModelInfo(provider="anthropic", id="claude-sonnet-4-5", api="anthropic-messages", reasoning=True,
+                              litellm_model="anthropic/claude-sonnet-4-5", base_url=anthropic.base_url, max_tokens=4000)
+            request = CompletionRequest(model=model, system_prompt="sys", messages=[user_message("go", timestamp=1)],
+                                        tools=[BASH], api_key="sk-ant-test-123", reasoning="medium", timeout_ms=timeout_ms)
+            return await _final(LiteLLMProvider(), request)
     if wire == "scripted":
         return await _final(ScriptedProvider(turns), _request("http://127.0.0.1:9/v1", timeout_ms))
     with FakeServer(turns) as server:
@@ -88,14 +101,15 @@ def _assert_broken(kinds: list[str], final: dict[str, Any], cause: str, where: s
     assert where in final["errorMessage"], final["errorMessage"]
 
 
-@pytest.mark.parametrize("wire", ["direct", "scripted", "litellm"])
+@pytest.mark.parametrize("wire", ["direct", "scripted", "litellm", "anthropic"])
 @pytest.mark.parametrize("style", ["clean", "eof", "reset"])
 @pytest.mark.parametrize("at", list(WHERE))
 async def test_a_cut_stream_is_an_error_naming_where_it_stopped(wire: str, style: str, at: str) -> None:
     kinds, final = await _through(wire, {**TURN, "fault": {"kind": "cut", "at": at, "style": style}})
-    if wire == "litellm" and at == "before_done" and style != "reset":
-        # litellm shows no [DONE]: a stream that ends cleanly after the finish reason and the
-        # usage is whole to it (and nothing is missing from the message)
+    if (wire == "litellm" and at == "before_done" and style != "reset") or (wire == "anthropic" and at == "before_done"):
+        # litellm shows neither [DONE] nor Anthropic's message_stop (it stops reading at the
+        # finish): a stream that ends after the finish reason and the usage is whole to it, and
+        # nothing is missing from the message
         assert kinds[-1] == "done" and final["usage"]["output"] == 20
         return
     _assert_broken(kinds, final, "Connection error: the stream ended before it was complete", _where(wire, at))
@@ -104,7 +118,7 @@ async def test_a_cut_stream_is_an_error_naming_where_it_stopped(wire: str, style
         assert "not run" in final["errorMessage"]
 
 
-@pytest.mark.parametrize("wire", ["direct", "scripted", "litellm"])
+@pytest.mark.parametrize("wire", ["direct", "scripted", "litellm", "anthropic"])
 @pytest.mark.parametrize("at", ["text", "tool_args", "before_done"])
 async def test_a_stalled_stream_times_out_after_the_idle_timeout(wire: str, at: str) -> None:
     started = time.monotonic()
@@ -122,7 +136,7 @@ async def test_garbage_in_the_stream_is_a_malformed_stream_error(wire: str, at: 
     _assert_broken(kinds, final, "Malformed stream from the provider", WHERE[at])
 
 
-@pytest.mark.parametrize("wire", ["direct", "scripted", "litellm"])
+@pytest.mark.parametrize("wire", ["direct", "scripted", "litellm", "anthropic"])
 async def test_a_body_that_is_all_garbage_is_an_error(wire: str) -> None:
     kinds, final = await _through(wire, {**TURN, "fault": {"kind": "cut", "at": "start", "style": "eof"}})
     assert final["stopReason"] == "error" and "done" not in kinds
@@ -131,12 +145,12 @@ async def test_a_body_that_is_all_garbage_is_an_error(wire: str) -> None:
     assert final["stopReason"] == "error" and "done" not in kinds
 
 
-@pytest.mark.parametrize("wire", ["direct", "scripted", "litellm"])
+@pytest.mark.parametrize("wire", ["direct", "scripted", "litellm", "anthropic"])
 @pytest.mark.parametrize("status", [200, 502])
 async def test_an_html_page_instead_of_the_stream_is_an_error(wire: str, status: int) -> None:
     kinds, final = await _through(wire, {**TURN, "fault": {"kind": "html", "status": status, "title": "Wi-Fi login"}})
     assert kinds[-1] == "error" and "done" not in kinds and final["stopReason"] == "error"
-    if status == 200 and wire != "litellm":
+    if status == 200 and wire in ("direct", "scripted"):  # litellm: an empty stream, "no finish reason"
         assert final["errorKind"] == "unknown"
         assert final["errorMessage"] == ("The provider answered 200 with an HTML page (titled 'Wi-Fi login') instead "
                                          "of an event stream; is the model's baseUrl right?")
@@ -144,7 +158,7 @@ async def test_an_html_page_instead_of_the_stream_is_an_error(wire: str, status:
         assert final["errorKind"] == "transient" and final["errorMessage"].startswith("502 ")
 
 
-@pytest.mark.parametrize("wire", ["direct", "scripted", "litellm"])
+@pytest.mark.parametrize("wire", ["direct", "scripted", "litellm", "anthropic"])
 async def test_a_slow_drip_is_not_a_stall(wire: str) -> None:
     """Every byte alone, 5 ms apart: slower in total than the 0.4 s idle timeout, never idle."""
     turn = {"text": "A whole answer, byte by byte.", "usage": TURN["usage"], "fault": {"kind": "drip", "bytes": 1, "interval_ms": 5}}
@@ -152,14 +166,15 @@ async def test_a_slow_drip_is_not_a_stall(wire: str) -> None:
     assert kinds[-1] == "done" and final["content"] == [{"type": "text", "text": "A whole answer, byte by byte."}]
 
 
-@pytest.mark.parametrize("wire", ["direct", "scripted"])
+@pytest.mark.parametrize("wire", ["direct", "scripted", "anthropic"])
 async def test_echo_auth_quotes_the_credential_the_request_carried(wire: str) -> None:
     _, final = await _through(wire, {"text": "x", "fault": {"kind": "echo_auth"}})
     assert final["errorKind"] == "auth"
-    assert final["errorMessage"] == "401 Invalid credentials in request: Bearer sk-test-123"
+    quoted = "sk-ant-test-123" if wire == "anthropic" else "Bearer sk-test-123"
+    assert final["errorMessage"].startswith("401 ") and final["errorMessage"].endswith(f"Invalid credentials in request: {quoted}")
 
 
-@pytest.mark.parametrize("wire", ["direct", "scripted", "litellm"])
+@pytest.mark.parametrize("wire", ["direct", "scripted", "litellm", "anthropic"])
 async def test_rate_limit_and_server_errors_carry_their_retry_delay(wire: str) -> None:
     _, final = await _through(wire, {"error": {"status": 429, "retry_after_ms": 1500}})
     assert (final["errorKind"], final.get("retryAfterMs")) == ("rate_limit", 1500)
