@@ -6,12 +6,15 @@ field in a warning, keep every well-formed entry, and never change the file.
 
 from __future__ import annotations
 
+import io
 import json
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from pi_tui.cli import main
 from pi_tui.core.context.convert import convert_to_llm
 from pi_tui.core.session.listing import find_most_recent_session, session_info
 from pi_tui.core.session.loading import load_session_readonly
@@ -338,3 +341,16 @@ def test_a_v1_header_on_entries_with_ids_is_read_as_v2_so_the_tree_is_not_flatte
             in manager.load_warnings
     finally:
         manager.close()
+
+
+def test_the_damaged_file_example_in_docs_sessions_md_matches_real_output(tmp_path: Path, monkeypatch) -> None:
+    doc = (Path(__file__).resolve().parents[3] / "docs" / "sessions.md").read_text()
+    section = doc.split("## Damaged files", 1)[1]
+    content = section.split("```jsonl\n", 1)[1].split("```", 1)[0]
+    shown = section.split("$ pi-tui tree demo.jsonl\n", 1)[1].split("```", 1)[0].splitlines()
+    (tmp_path / "demo.jsonl").write_text(content)
+    monkeypatch.chdir(tmp_path)
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        assert main(["tree", "demo.jsonl"]) == 0
+    assert shown == err.getvalue().splitlines() + out.getvalue().splitlines()
