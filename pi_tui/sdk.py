@@ -221,6 +221,10 @@ def default_provider_for(model: ModelInfo) -> Provider:
         from pi_tui.providers.responses_http import ResponsesHttpProvider
 
         return ResponsesHttpProvider()
+    if native == "anthropic-messages":
+        from pi_tui.providers.anthropic_http import AnthropicHttpProvider
+
+        return AnthropicHttpProvider()
     from pi_tui.providers.litellm_provider import LiteLLMProvider
 
     return LiteLLMProvider()

@@ -133,6 +133,15 @@ def parse_partial_json(text: str) -> Any:
     return PartialJson().append(text).value()
 
 
+def parse_json_with_repair(text: str) -> Any:
+    """JSON as pi's ``parseJsonWithRepair`` reads it: as is, else with raw control characters
+    inside strings escaped and invalid backslashes doubled; ``ValueError`` when still invalid."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return json.loads(_BAD_ESCAPE.sub(r"\\\\", _escape_controls_in_strings(text)))
+
+
 def parse_tool_arguments(text: str) -> dict[str, Any]:
     """The final tool-call arguments as pi reads them: as JSON, else repaired (raw control
     characters escaped, invalid backslashes doubled), else a partial parse, else ``{}``."""

@@ -46,7 +46,7 @@ class ModelInfo:
     litellm_model: str = ""
     base_url: str | None = None
     context_window: int = 128_000
-    context_window_source: Literal["models.json", "litellm", "default"] = "default"
+    context_window_source: Literal["models.json", "litellm", "builtin", "default"] = "default"
     max_tokens: int = 16_384
     reasoning: bool = False
     input: tuple[str, ...] = ("text",)

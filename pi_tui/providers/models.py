@@ -28,6 +28,7 @@ from pi_tui.core.errors import ProviderSetupError
 from pi_tui.core.messages import THINKING_LEVELS, ThinkingLevel
 from pi_tui.core.provider import ModelCost, ModelInfo
 from pi_tui.providers import litellm_catalog
+from pi_tui.providers.anthropic_models import builtin_model as builtin_anthropic_model
 from pi_tui.providers.models_json import (
     DEFAULT_CONTEXT_WINDOW,
     DEFAULT_MAX_TOKENS,
@@ -265,6 +266,9 @@ class ModelRegistry:
             headers=self._resolved_headers(config.headers) if config else {},
             compat=dict(config.compat) if config else {},
         )
+        if provider == "anthropic" and (pi_builtin := builtin_anthropic_model(model_id)) is not None:
+            # pi's own numbers for its built-in provider (anthropic_models.py), not litellm's
+            info = replace(pi_builtin, base_url=info.base_url, headers=info.headers, compat=info.compat)
         override = config.overrides.get(model_id) if config else None
         return _apply_override(info, override) if override else info
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Callable
 from typing import Any
 
 from pi_tui.core.messages import LlmMessage
@@ -56,7 +57,8 @@ def _is_same_model(message: dict[str, Any], target: ModelInfo) -> bool:
     )
 
 
-def _assistant_blocks(message: dict[str, Any], target: ModelInfo, renamed: dict[str, str]) -> list[Any]:
+def _assistant_blocks(message: dict[str, Any], target: ModelInfo, renamed: dict[str, str],
+                      normalize_id: Callable[[str], str] | None) -> list[Any]:
     same = _is_same_model(message, target)
     blocks: list[Any] = []
     for block in message.get("content", []):
@@ -81,7 +83,8 @@ def _assistant_blocks(message: dict[str, Any], target: ModelInfo, renamed: dict[
                 blocks.append(block)
                 continue
             call = {k: v for k, v in block.items() if k != "thoughtSignature"}
-            new_id = _normalize_id(str(call.get("id", "")), target)
+            old_id = str(call.get("id", ""))
+            new_id = normalize_id(old_id) if normalize_id is not None else _normalize_id(old_id, target)
             if new_id != call.get("id"):
                 renamed[str(call.get("id", ""))] = new_id
                 call["id"] = new_id
@@ -91,8 +94,11 @@ def _assistant_blocks(message: dict[str, Any], target: ModelInfo, renamed: dict[
     return blocks
 
 
-def transform_for_replay(messages: list[LlmMessage], target: ModelInfo) -> list[dict[str, Any]]:
-    """The messages to encode for ``target`` (fresh dicts; the input is left untouched)."""
+def transform_for_replay(messages: list[LlmMessage], target: ModelInfo,
+                         normalize_id: Callable[[str], str] | None = None) -> list[dict[str, Any]]:
+    """The messages to encode for ``target`` (fresh dicts; the input is left untouched).
+    ``normalize_id`` is the target wire's rule for other models' tool-call ids (default: the
+    chat-completions rule of §14.6 item 4; Anthropic passes its own, §15.8)."""
     vision = target.supports_images
     renamed: dict[str, str] = {}
     first_pass: list[dict[str, Any]] = []
@@ -108,7 +114,7 @@ def transform_for_replay(messages: list[LlmMessage], target: ModelInfo) -> list[
             if call_id in renamed:
                 message["toolCallId"] = renamed[call_id]
         elif role == "assistant":
-            message["content"] = _assistant_blocks(message, target, renamed)
+            message["content"] = _assistant_blocks(message, target, renamed, normalize_id)
         first_pass.append(message)
     return repair_for_replay(first_pass)
 

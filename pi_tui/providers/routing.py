@@ -21,8 +21,10 @@ def native_api(model: ModelInfo) -> str | None:
 
     ``openai-completions`` with a ``baseUrl`` (models.json providers: local servers, proxies)
     is posted by ``openai_http``; ``openai-responses`` (provider ``openai``, models.json
-    providers with that api) by ``responses_http``. ``PI_TUI_FORCE_LITELLM=1`` sends the
-    ``openai-completions`` ones through litellm (the Responses wire has no litellm twin here).
+    providers with that api) by ``responses_http``; ``anthropic-messages`` (provider
+    ``anthropic``, models.json providers with that api) by ``anthropic_http``.
+    ``PI_TUI_FORCE_LITELLM=1`` sends the ``openai-completions`` and ``anthropic-messages`` ones
+    through litellm (the Responses wire has no litellm twin here).
     """
     if model.api == "openai-responses":
         return "openai-responses"
@@ -30,6 +32,8 @@ def native_api(model: ModelInfo) -> str | None:
         return None
     if model.api == "openai-completions" and model.base_url:
         return "openai-completions"
+    if model.api == "anthropic-messages":
+        return "anthropic-messages"
     return None
 
 

@@ -86,11 +86,27 @@ def test_litellm_naming_uses_litellms_catalog() -> None:
     claude = registry.resolve("anthropic/claude-sonnet-4-5")
     assert claude.provider == "anthropic" and claude.api == "anthropic-messages"
     assert claude.litellm_model == "anthropic/claude-sonnet-4-5"
-    assert (claude.context_window, claude.context_window_source) == (200_000, "litellm")
+    assert (claude.context_window, claude.context_window_source) == (200_000, "builtin")  # pi's own table
     assert claude.cost.input == pytest.approx(3.0) and claude.cost.output == pytest.approx(15.0)
     gpt = registry.resolve("openai/gpt-4o")
     assert gpt.context_window == 128_000 and gpt.context_window_source == "litellm" and gpt.supports_images
     assert registry.resolve("gpt-4o").ref == "openai/gpt-4o"
+
+
+def test_anthropic_models_use_pis_own_numbers_and_models_json_still_overrides(tmp_path: Path) -> None:
+    """§15.10: litellm's catalog lacks claude-3-5-haiku and gives sonnet-4-6 another output limit;
+    pi's numbers decide max_tokens and the thinking budget on the wire."""
+    registry = ModelRegistry(None, env={})
+    haiku = registry.resolve("anthropic/claude-3-5-haiku-20241022")
+    assert (haiku.max_tokens, haiku.reasoning, haiku.cost.input, haiku.cost.cache_write) == (8192, False, 0.8, 1)
+    assert registry.resolve("anthropic/claude-sonnet-4-6").max_tokens == 64000
+    assert registry.resolve("anthropic/claude-opus-4-6").thinking_level_map == {"xhigh": "max"}
+    path = tmp_path / "models.json"
+    path.write_text(json.dumps({"providers": {"anthropic": {
+        "baseUrl": "http://127.0.0.1:9", "headers": {"x-proxy": "1"},
+        "modelOverrides": {"claude-sonnet-4-5": {"maxTokens": 1000}}}}}))
+    custom = ModelRegistry(path, env={}).resolve("anthropic/claude-sonnet-4-5")
+    assert (custom.base_url, custom.headers, custom.max_tokens, custom.cost.cache_read) == ("http://127.0.0.1:9", {"x-proxy": "1"}, 1000, 0.3)
 
 
 def test_unknown_model_of_a_known_provider_reports_the_default_window() -> None:
