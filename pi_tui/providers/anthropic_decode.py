@@ -25,8 +25,8 @@ from typing import Any
 
 from pi_tui.core.messages import AssistantMessage, ErrorKind, Usage, empty_usage, now_ms
 from pi_tui.core.overflow import is_overflow_error_text
-from pi_tui.core.provider import AssistantMessageEvent, ModelInfo
 from pi_tui.core.partial_json import PartialJson, parse_json_with_repair
+from pi_tui.core.provider import AssistantMessageEvent, ModelInfo
 
 STOP_REASONS = {"end_turn": "stop", "pause_turn": "stop", "stop_sequence": "stop", "max_tokens": "length",
                 "tool_use": "toolUse", "refusal": "error", "sensitive": "error"}
