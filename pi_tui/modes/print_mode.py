@@ -89,8 +89,12 @@ def show_diagnostics(session: object, *, json_mode: bool) -> None:
 def say_on_stderr(event: dict[str, object]) -> None:
     """Text mode: what happened on the way to the answer (JSON mode prints these as events),
     one line each on stderr, since stdout carries only the answer: each automatic retry, and an
-    automatic compaction that failed."""
+    automatic compaction that failed. Notices (``/template``'s list, an extension's
+    ``ctx.ui.notify``) are printed as they are, lines kept."""
     kind = event.get("type")
+    if kind == "notify":
+        print(event.get("message", ""), file=sys.stderr, flush=True)
+        return
     if kind == "auto_retry_start":
         delay = float(event.get("delayMs") or 0) / 1000  # type: ignore[arg-type]
         line = (f"retrying in {delay:g} s (attempt {event.get('attempt')} of {event.get('maxAttempts')}) after: "

@@ -2,7 +2,8 @@
 
 Order, as pi: extension commands run first (handled by the session), then the extension
 ``input`` event (may transform the text or handle it completely), then ``/skill:<name>``
-expansion, then ``/template`` expansion.
+expansion, then prompt template expansion: ``/NAME args``, or ``/template NAME args`` (the same;
+``/template`` alone lists the templates instead of sending anything).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING
 from pi_tui.core.messages import ImageContent
 from pi_tui.resources.prompt_templates import expand_prompt_template
 from pi_tui.resources.skills import expand_skill_command
+from pi_tui.resources.template_command import parse_template_command, template_listing
 
 if TYPE_CHECKING:
     from pi_tui.session.agent_session import AgentSession
@@ -39,7 +41,14 @@ async def expand_prompt_text(
         skill = expand_skill_command(text, getattr(resources, "skills", []), on_error=report)
         if skill is not None:
             return skill, images
-    templated = expand_prompt_template(text, getattr(resources, "prompt_templates", []))
+    templates = list(getattr(resources, "prompt_templates", []))
+    command = parse_template_command(text, templates)  # raises for /template <unknown name>
+    if command is not None:
+        if command.rewritten is None:  # ``/template`` alone: the list, nothing is sent
+            session.emit({"type": "notify", "message": template_listing(templates), "level": "info"})
+            return None
+        text = command.rewritten
+    templated = expand_prompt_template(text, templates)
     if templated is not None:
         return templated, images
     return text, images

@@ -39,6 +39,7 @@ BUILTIN_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("copy", "Copy the last assistant answer to the clipboard"),
     SlashCommand("hotkeys", "List the keyboard shortcuts"),
     SlashCommand("reload", "Reload settings, prompt templates, skills and context files"),
+    SlashCommand("template", "Pick a prompt template, or run one: /template NAME args", "[name] [args]"),
     SlashCommand("quit", "Quit pi-tui"),
 )
 BUILTIN_NAMES = frozenset(c.name for c in BUILTIN_COMMANDS)

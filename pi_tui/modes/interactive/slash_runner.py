@@ -56,6 +56,8 @@ class SlashRunner:
     async def run(self, name: str, args: str) -> bool:
         if name not in BUILTIN_NAMES:
             return False
+        if name == "template" and (args or self._has_template_named("template")):
+            return False  # ``/template NAME args``: the session expands it like ``/NAME args``
         if name == "quit":
             self.screen.pi.exit()
             return True
@@ -252,6 +254,32 @@ class SlashRunner:
         self.screen.refresh_footer()
 
     # ------------------------------------------------------------------ model, settings, misc
+
+    # ------------------------------------------------------------------ templates
+
+    def _templates(self) -> list[Any]:
+        return list(getattr(getattr(self.session, "resources", None), "prompt_templates", None) or [])
+
+    def _has_template_named(self, name: str) -> bool:
+        return self.session is not None and any(t.name == name for t in self._templates())
+
+    async def _cmd_template(self, args: str) -> None:
+        """``/template`` alone: a picker of the prompt templates; the chosen one is put in the
+        editor as ``/NAME `` to add its arguments and send."""
+        from pi_tui.modes.interactive.screens.template_picker import TemplatePickerScreen
+
+        templates = self._templates()
+        if not templates:
+            await self.notice("No prompt templates. Add Markdown files to .pi/prompts/ or ~/.pi/agent/prompts/.",
+                              "warning")
+            return
+        await self.screen.app.push_screen(TemplatePickerScreen(templates), self._template_chosen)
+
+    def _template_chosen(self, template: Any) -> None:
+        if template is None:
+            return
+        self.screen.editor.set_text(f"/{template.name} ")
+        self.screen.editor.focus()
 
     async def _cmd_model(self, args: str) -> None:
         from pi_tui.modes.interactive.screens.model_picker import ModelPickerScreen

@@ -91,3 +91,18 @@ def test_conversation_layout(snap_compare, isolated_home, agent_dir, size):
 def test_events_pane_layout(snap_compare, isolated_home, agent_dir, size):
     app = _app(isolated_home, agent_dir, [])
     assert snap_compare(app, terminal_size=size, run_before=_post_events)
+
+
+async def _slash_menu(pilot: Any) -> None:
+    await ready(pilot)
+    pilot.app.screen.query_one(PromptEditor).insert("/te")
+    await pilot.pause()
+    await pilot.pause()
+    await _normalise(pilot)
+
+
+def test_slash_completion_rows_stay_one_line(snap_compare, isolated_home, agent_dir):
+    """The built-in ``/test`` template has a long hint and description: its row is cut with an
+    ellipsis and keeps ``[template]`` at the end, on one line (it used to wrap)."""
+    app = _app(isolated_home, agent_dir, [])
+    assert snap_compare(app, terminal_size=(80, 24), run_before=_slash_menu)
