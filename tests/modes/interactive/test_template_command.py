@@ -11,6 +11,7 @@ from pi_tui.modes.interactive.screens.template_picker import TemplatePickerScree
 from pi_tui.modes.interactive.widgets.chat_items import ErrorBlock
 from pi_tui.modes.interactive.widgets.completion import CompletionMenu
 from pi_tui.modes.interactive.widgets.editor import PromptEditor
+from pi_tui.providers.scripted import ScriptedProvider
 from tests.modes.interactive.conftest import ready, settle, wait_for
 
 LONG_DESCRIPTION = ("Write focused tests for a module: read it first, find the behaviour worth pinning, "
@@ -40,7 +41,8 @@ async def _send(pilot, text: str) -> None:
 
 async def test_template_alone_opens_a_picker_that_fills_the_editor(make_app, project):
     _templates(project)
-    app, session = make_app([])
+    provider = ScriptedProvider([])
+    app, _ = make_app(provider=provider)
     async with app.run_test(size=(100, 30)) as pilot:
         await _send(pilot, "/template")
         await wait_for(pilot, lambda: isinstance(app.screen, TemplatePickerScreen))
@@ -56,20 +58,21 @@ async def test_template_alone_opens_a_picker_that_fills_the_editor(make_app, pro
         await pilot.press("enter")
         await wait_for(pilot, lambda: type(app.screen).__name__ == "ChatScreen")
         assert app.screen.query_one(PromptEditor).text == "/zz-long "
-        assert session.provider_for(session.model).requests == []  # nothing was sent
+        assert provider.requests == []  # nothing was sent
 
 
 async def test_template_name_and_args_expand_like_the_template_itself(make_app, project):
     _templates(project)
-    app, session = make_app([{"text": "Hello, Ada!"}])
+    provider = ScriptedProvider([{"text": "Hello, Ada!"}])
+    app, _ = make_app(provider=provider)
     async with app.run_test(size=(100, 30)) as pilot:
         await _send(pilot, "/template greet Ada")
-        request = session.provider_for(session.model).requests[0]
+        request = provider.requests[0]
         assert request.messages[-1]["content"] == [{"type": "text", "text": "Say hello to Ada."}]
         await _send(pilot, "/template gret Ada")
         errors = [e.message for e in app.screen.query(ErrorBlock)]
         assert any("No prompt template named 'gret'. Templates: " in e and "greet" in e for e in errors)
-        assert len(session.provider_for(session.model).requests) == 1  # the typo was not sent
+        assert len(provider.requests) == 1  # the typo was not sent
 
 
 @pytest.mark.parametrize("width", [80, 60])
