@@ -25,6 +25,7 @@ from __future__ import annotations
 import ast
 import json
 import math
+import re
 from typing import Any
 
 from pi_tui.core.messages import ErrorKind
@@ -242,8 +243,15 @@ def _error_text(status: int, raw: str | None, exc: BaseException) -> tuple[str, 
     return f"{status} {_strip_litellm_prefix(str(exc))}", None
 
 
+_LITELLM_PREFIX = re.compile(r"^litellm\.\w+: .*?\w+(?:Exception|Error)(?: \w+Error)? - ", re.DOTALL)
+
+
 def _strip_litellm_prefix(text: str) -> str:
-    """``litellm.RateLimitError: RateLimitError: OpenAIException - X`` → ``X``."""
+    """``litellm.RateLimitError: RateLimitError: OpenAIException - X`` → ``X`` (also litellm's
+    ``AnthropicError - X`` and ``AnthropicException BadGatewayError - X``)."""
+    match = _LITELLM_PREFIX.match(text)
+    if match:
+        return text[match.end():]
     marker = "Exception - "
     return text.split(marker, 1)[1] if marker in text else text
 
@@ -292,10 +300,17 @@ def classify_exception(exc: BaseException) -> tuple[str, ErrorKind, int | None]:
         return f"{name}: {_strip_litellm_prefix(str(exc))}", "unknown", None
     raw = _raw_body(_response_of(exc), exc)
     google = _google_error(raw)
-    # litellm reports Gemini's 503 as a 500; the body's own code is the API's status
+    # litellm reports Gemini's 503 and Anthropic's 529 as a 500; the body says what it was
     code_in_body = google.get("code") if google else None
     if isinstance(code_in_body, int) and 400 <= code_in_body < 600:
         status = code_in_body
+    elif status == 500 and raw and '"overloaded_error"' in raw:
+        status = 529
+    if raw and raw.lstrip()[:15].lower().startswith(("<!doctype html", "<html")):
+        title = _HTML_TITLE.search(raw)
+        named = f" (titled {title.group(1).strip()!r})" if title else ""
+        text = f"{status} The provider answered with an HTML page{named} instead of an API response; is the model's baseUrl right?"
+        return text, classify_http_error(status, text, None), None
     text, code = _error_text(status, raw, exc)
     if code is None or code.isdigit():
         raw_code = getattr(exc, "code", None)
@@ -304,6 +319,9 @@ def classify_exception(exc: BaseException) -> tuple[str, ErrorKind, int | None]:
     if kind not in ("rate_limit", "transient"):
         return text, kind, None
     return text, kind, _retry_after(exc) or _retry_info_ms(google)
+
+
+_HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
 
 
 def _google_error(raw: str | None) -> dict[str, Any] | None:
