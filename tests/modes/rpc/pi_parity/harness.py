@@ -68,7 +68,7 @@ class Run:
         return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
 
 
-def _write_resources(agent: Path, project: Path, base_url: str) -> None:
+def _write_resources(agent: Path, project: Path | None, base_url: str) -> None:
     models = {"providers": {"fake": {
         "baseUrl": base_url, "api": "openai-completions", "apiKey": "fake-key",
         "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
@@ -85,6 +85,8 @@ def _write_resources(agent: Path, project: Path, base_url: str) -> None:
     skill = agent / "skills" / "tidy"
     skill.mkdir(parents=True)
     (skill / "SKILL.md").write_text("---\nname: tidy\ndescription: Tidy the workspace\n---\nRemove junk files.\n")
+    if project is None:
+        return
     (project / ".pi" / "prompts").mkdir(parents=True)
     (project / ".pi" / "prompts" / "check.md").write_text("Check the build for $@\n")
 
@@ -107,14 +109,15 @@ def resumable_fixture(project: Path, root: Path) -> Path:
     return copy
 
 
-def run(program: str, scenario: str, root: Path) -> Run:
-    """``program`` is ``pi`` or ``pi-tui``."""
-    agent, project, home = root / "agent", root / "project", root / "home"
-    for folder in (agent, project, home):
+def run(program: str, scenario: str, root: Path, *, in_project: Path | None = None) -> Run:
+    """``program`` is ``pi`` or ``pi-tui``. ``in_project``: run there (an existing project, left
+    as it is) instead of in a scratch project with its own ``.pi/`` prompts."""
+    agent, project, home = root / "agent", in_project or root / "project", root / "home"
+    for folder in (agent, home) if in_project else (agent, project, home):
         folder.mkdir(parents=True)
     extra_args = ["--session", str(resumable_fixture(project, root))] if scenario == "resume" else []
     with FakeServer(SCRIPTS[scenario]) as server:
-        _write_resources(agent, project, server.base_url)
+        _write_resources(agent, None if in_project else project, server.base_url)
         env = {
             "PATH": os.environ.get("PATH", ""), "HOME": str(home), "PI_OFFLINE": "1",
             "PI_CODING_AGENT_DIR": str(agent), "LITELLM_OFFLINE_MODE": "true", "LITELLM_MODE": "PRODUCTION",

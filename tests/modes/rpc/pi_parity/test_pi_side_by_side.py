@@ -185,3 +185,16 @@ def test_resumed_session_sends_what_context_json_shows(side_by_side: Any) -> Non
     assert [m["role"] for m in shown["messages"]] == [_WIRE_ROLES[m["role"]] for m in sent]
     assert [_text(m["content"]) for m in shown["messages"]] == [_text(m.get("content")) for m in sent]
     assert [m["stopReason"] for m in shown["dropped"]] == ["error"]
+
+
+def test_the_repos_own_pi_config_reads_the_same(tmp_path: Path) -> None:
+    """The repository's ``.pi/`` is for pi as much as for pi-tui: both list its prompts with the
+    same sourceInfo (tests/resources/test_repo_pi_config.py loads it without pi)."""
+    repo = Path(__file__).resolve().parents[4]
+    results = {program: run(program, "commands", tmp_path / program, in_project=repo) for program in ("pi", "pi-tui")}
+    listed = {program: {c["name"]: c for c in r.transcript[0]["data"] if c["sourceInfo"]["scope"] == "project"}
+              for program, r in results.items()}
+    assert set(listed["pi"]) == {"check", "land"}
+    for name, command in listed["pi"].items():
+        mine = listed["pi-tui"][name]
+        assert {key: mine[key] for key in command} == command
