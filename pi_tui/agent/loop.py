@@ -64,7 +64,7 @@ async def run_agent_loop(
             await _add_message(prompt, context, config, emit, new_messages)
         await _run_turns(context, config, emit, signal, new_messages, poll_steering_first)
     except Exception as err:  # a broken hook must still leave a closed, consistent run
-        failure = failed_assistant(config, "aborted" if signal.aborted else "error", str(err) or type(err).__name__)
+        failure = _run_failure(config, signal.aborted, str(err) or type(err).__name__)
         await _add_message(failure, context, config, emit, new_messages)
         await _emit(emit, {"type": "agent_end", "messages": new_messages})
     return new_messages
@@ -287,6 +287,15 @@ def _aborted_from(partial: AssistantMessage | None, config: AgentLoopConfig) -> 
     message.pop("errorKind", None)
     message["stopReason"] = "aborted"
     message["errorMessage"] = STREAM_ABORTED_MESSAGE
+    return message  # type: ignore[return-value]
+
+
+def _run_failure(config: AgentLoopConfig, aborted: bool, error_message: str) -> AssistantMessage:
+    """The reply standing for a run that broke outside the model call, in the shape pi's agent
+    gives it (``handleRunFailure``): one empty text block, ``errorMessage`` before ``timestamp``."""
+    message: dict[str, Any] = dict(failed_assistant(config, "aborted" if aborted else "error", error_message))
+    message["content"] = [{"type": "text", "text": ""}]
+    message["timestamp"] = message.pop("timestamp")
     return message  # type: ignore[return-value]
 
 

@@ -346,3 +346,19 @@ async def test_tool_updates_come_before_the_end_event() -> None:
     assert kinds == ["tool_execution_start", "tool_execution_update", "tool_execution_update", "tool_execution_end"]
     end = next(e for e in rec.events if e["type"] == "tool_execution_end")
     assert end["result"] == {"content": [{"type": "text", "text": "done"}]}  # no details key, as pi
+
+
+async def test_a_broken_hook_ends_the_run_with_pis_failure_shape(recorder: Recorder) -> None:
+    """A failure outside the model call (here the context hook) closes the run with pi's
+    ``handleRunFailure`` message: one empty text block, ``errorMessage`` before ``timestamp``."""
+
+    async def broken(messages: list[Any]) -> list[Any]:
+        raise RuntimeError("hook broke")
+
+    config = make_config(ScriptedProvider([{"text": "never"}]), transform_context=broken)
+    new = await run_agent_loop([user_message("go")], make_context(), config, recorder)
+    last = new[-1]
+    assert last["stopReason"] == "error" and last["errorMessage"] == "hook broke"
+    assert last["content"] == [{"type": "text", "text": ""}]
+    assert list(last)[-2:] == ["errorMessage", "timestamp"]
+    assert recorder.types()[-1] == "agent_end"
