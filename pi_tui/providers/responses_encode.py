@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from typing import Any
 
 from pi_tui.core.provider import CompletionRequest, ModelInfo
@@ -34,7 +35,10 @@ _MAX_ID = 64
 
 
 def base_url(model: ModelInfo) -> str:
-    return (model.base_url or OPENAI_BASE_URL).rstrip("/")
+    """The model's ``baseUrl``, else ``OPENAI_BASE_URL`` / ``OPENAI_API_BASE`` (what the OpenAI SDK
+    and litellm read, so a proxy set there keeps working), else OpenAI's own."""
+    env = os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE")
+    return (model.base_url or env or OPENAI_BASE_URL).rstrip("/")
 
 
 def _image_url(block: dict[str, Any]) -> str:

@@ -185,3 +185,14 @@ async def test_rate_limit_retries_after_the_servers_delay(project: Path, agent_d
     assert clock.sleeps and clock.sleeps[0] == pytest.approx(7.0)
     assert [m["stopReason"] for m in _assistants(session)] == ["error", "stop"]
     assert len(fake.requests) == 2
+
+
+@pytest.mark.parametrize("fake", [[{"text": "From the proxy."}]], indirect=True)
+async def test_a_base_url_override_sends_litellms_own_gemini_models_to_a_proxy(project: Path, agent_dir: Path,
+                                                                                fake: GeminiFakeServer) -> None:
+    (agent_dir / "models.json").write_text(json.dumps({"providers": {"gemini": {"baseUrl": fake.base_url, "apiKey": "gk"}}}))
+    session, _ = _session(project, agent_dir, model="gemini/gemini-2.5-flash")
+    assert session.model is not None and session.model.context_window == 1_048_576  # litellm's catalog still applies
+    await session.prompt("hello")
+    assert fake.recorded[0].path == "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
+    assert _assistants(session)[-1]["content"][0]["text"] == "From the proxy."

@@ -184,3 +184,12 @@ async def test_a_whole_session_keeps_its_reasoning_across_the_tool_loop_and_a_re
     assistants = [e["message"] for e in entries if e["type"] == "message" and e["message"]["role"] == "assistant"]
     assert [m["stopReason"] for m in assistants] == ["toolUse", "stop", "stop"]
     assert json.loads(assistants[2]["content"][0]["thinkingSignature"])["encrypted_content"] == "gAAAAB-fake-3-rs_fake3"
+
+
+async def test_openai_base_url_from_the_environment_reaches_a_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
+    with ResponsesFakeServer([{"text": "via the proxy"}]) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        request = CompletionRequest(model=O4, system_prompt="", messages=[user_message("x", timestamp=1)], api_key="sk")
+        events = [event async for event in ResponsesHttpProvider(timeout=5).stream(request)]
+        assert server.recorded[0].path == "/v1/responses"
+    assert events[-1]["type"] == "done"
