@@ -1,16 +1,50 @@
 # Each target bootstraps .venv from nothing (pip only), then runs.
+# Installs come from the committed lock files, every file checked against its hash
+# (pip --require-hashes): requirements.lock (runtime) and requirements-dev.lock (runtime + dev
+# extras + the build backend, pinned to the same versions). `make lock` refreshes them from
+# pyproject.toml with uv (pinned below, itself installed by hash from requirements-uv.lock);
+# `make lock-upgrade` moves every pin to the newest release inside pyproject.toml's ranges.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+LOCK := requirements.lock
+DEV_LOCK := requirements-dev.lock
+UV_LOCK := requirements-uv.lock
+UV_VERSION := 0.13.8
+# Universal locks (every platform's markers and hashes), resolved for the oldest Python we support.
+UV_COMPILE = $(BIN)/uv pip compile --quiet --generate-hashes --universal --python-version 3.11 \
+	--custom-compile-command "make lock" $(UV_FLAGS)
 
-.PHONY: run test bench demo lint typecheck check clean
+.PHONY: run test bench demo lint typecheck check clean lock lock-upgrade reliability
 
-$(STAMP): pyproject.toml
+# The package itself goes in without build isolation: hatchling comes from the dev lock, so no
+# unhashed build dependency is fetched. pip check fails when pyproject.toml names a dependency
+# the lock lacks (run `make lock`).
+$(STAMP): pyproject.toml $(DEV_LOCK)
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --require-hashes -r $(DEV_LOCK)
+	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
+	$(BIN)/python -m pip check >/dev/null || { $(BIN)/python -m pip check; \
+		echo "the lock does not satisfy pyproject.toml: run make lock" >&2; exit 1; }
 	@touch $(STAMP)
+
+$(BIN)/uv: $(UV_LOCK)
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --require-hashes -r $(UV_LOCK)
+	@touch $(BIN)/uv
+
+# The dev lock is constrained by the runtime lock, so both pin the same versions; the build
+# backend's requirements are read from pyproject.toml's [build-system], plus `editables`, which
+# hatchling asks for when it builds the editable install (its get_requires_for_build_editable).
+lock: $(BIN)/uv
+	$(UV_COMPILE) pyproject.toml -o $(LOCK)
+	$(BIN)/python -c 'import tomllib; print(*tomllib.load(open("pyproject.toml", "rb"))["build-system"]["requires"], "editables", sep="\n")' \
+		| $(UV_COMPILE) pyproject.toml - --extra dev -c $(LOCK) -o $(DEV_LOCK)
+	echo 'uv==$(UV_VERSION)' | $(UV_COMPILE) - -o $(UV_LOCK)
+
+lock-upgrade:
+	$(MAKE) lock UV_FLAGS=--upgrade
 
 # Bytecode for our own modules even where PYTHONDONTWRITEBYTECODE is set: compiling them at
 # every start costs ~50 ms of the first frame (bench/RESULTS.md). Up-to-date files are skipped.
@@ -35,6 +69,9 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 check: lint typecheck test
+
+reliability: $(STAMP)
+	$(BIN)/python -m tests.reliability.report
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info
