@@ -17,6 +17,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from pi_tui.core.cancellable_thread import check_cancelled
+from pi_tui.core.regular_files import read_regular_text
+
 
 def glob_to_regex(pattern: str, *, braces: bool = False) -> str:
     """Translate one glob (gitignore flavour; ``{a,b}`` too when ``braces``) to a regex body."""
@@ -118,8 +121,8 @@ class IgnoreStack:
 
     def with_file(self, base: str, gitignore: Path) -> IgnoreStack:
         try:
-            text = gitignore.read_text(encoding="utf-8", errors="replace")
-        except OSError:
+            text = read_regular_text(gitignore, errors="replace")
+        except OSError:  # missing, unreadable, or a FIFO/device (never block on one)
             return self
         rules = parse_gitignore(text)
         return IgnoreStack([*self.scopes, IgnoreScope(base, rules)]) if rules else self
@@ -194,6 +197,7 @@ def _walk_dir(folder: Path, rel: str, stack: IgnoreStack, respect: bool) -> Iter
     except OSError:
         return
     for entry in entries:
+        check_cancelled()  # an aborted grep/find stops its walk here
         if entry.name == ".git":
             continue
         child_rel = f"{rel}/{entry.name}" if rel else entry.name
@@ -217,7 +221,7 @@ class IgnoreScopes:
 
     def with_file(self, folder: Path, ignore_file: Path) -> IgnoreScopes:
         try:
-            text = ignore_file.read_text(encoding="utf-8", errors="replace")
+            text = read_regular_text(ignore_file, errors="replace")
         except OSError:
             return self
         rules = tuple(parse_gitignore(text))

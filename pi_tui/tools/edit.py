@@ -8,14 +8,15 @@ mixed line endings — stays exactly as it was (see ``edit_match``).
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 from pathlib import Path
 from typing import Literal
 
+from pi_tui.core.cancellable_thread import run_in_thread
 from pi_tui.core.errors import ToolError
 from pi_tui.core.messages import JsonValue
+from pi_tui.core.regular_files import NotRegularFileError, open_regular, open_regular_for_write
 from pi_tui.core.tool import ToolContext, ToolResult
 from pi_tui.tools.common import names_failures, os_error_code, require_str
 from pi_tui.tools.edit_diff import generate_diff_string, plan_edit
@@ -135,7 +136,7 @@ class EditTool:
         path = resolve_to_cwd(display_path, ctx.cwd)
         with names_failures(self.name, display_path):
             async with file_mutation_lock(path):
-                return await asyncio.to_thread(_edit_file, path, display_path, specs)
+                return await run_in_thread(_edit_file, path, display_path, specs)
 
 
 def _edit_file(path: Path, display_path: str, specs: list[EditSpec]) -> ToolResult:
@@ -147,14 +148,16 @@ def _edit_file(path: Path, display_path: str, specs: list[EditSpec]) -> ToolResu
             code = os_error_code(error)
         raise ToolError(f"Could not edit file: {display_path}. Error code: {code}.")
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             raw = fh.read()
+    except NotRegularFileError as error:
+        raise ToolError(f"Could not edit file: {display_path}. It is {error.kind}, not a regular file.") from None
     except OSError as error:
         raise ToolError(f"Could not edit file: {display_path}. Error code: {os_error_code(error)}.") from None
     planned = plan_edit(raw, specs, display_path)
     data = (b"\xef\xbb\xbf" if planned.bom else b"") + planned.new_original.encode("utf-8")
     try:
-        with open(path, "wb") as fh:
+        with open_regular_for_write(path) as fh:
             fh.write(data)
     except OSError as error:
         raise ToolError(f"Could not write file: {display_path}. Error code: {os_error_code(error)}.") from None

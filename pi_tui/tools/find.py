@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 from typing import Literal
 
+from pi_tui.core.cancellable_thread import run_in_thread
 from pi_tui.core.errors import ToolError
 from pi_tui.core.gitignore import glob_to_regex, walk
 from pi_tui.core.messages import JsonValue
@@ -84,7 +85,7 @@ async def run_fd(fd: str, root: Path, pattern: str, limit: int) -> list[str]:
     code, stdout, stderr = await _fd_output([fd, *flags, *tail])
     if code != 0 and "--no-require-git" in stderr:
         # fd < 9 has no such flag and ignores .gitignore outside a git repo: use the walker
-        return await asyncio.to_thread(python_find, root, pattern, limit)
+        return await run_in_thread(python_find, root, pattern, limit)
     lines = [line for line in stdout.splitlines() if line.strip()]
     if code != 0 and not lines:
         raise ToolError(stderr.strip() or f"fd exited with code {code}")
@@ -123,7 +124,7 @@ class FindTool:
             if fd is not None:
                 results = await run_fd(fd, root, pattern, limit)
             else:
-                results = await asyncio.to_thread(python_find, root, pattern, limit)
+                results = await run_in_thread(python_find, root, pattern, limit)
         if not results:
             return ToolResult(content=[{"type": "text", "text": "No files found matching pattern"}])
         if len(results) < limit:

@@ -15,11 +15,13 @@ import os
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
+from typing import BinaryIO, Literal
 
+from pi_tui.core.cancellable_thread import check_cancelled, run_in_thread
 from pi_tui.core.errors import ToolError
 from pi_tui.core.gitignore import glob_to_regex, walk
 from pi_tui.core.messages import JsonValue
+from pi_tui.core.regular_files import file_kind, open_regular
 from pi_tui.core.tool import ToolContext, ToolResult
 from pi_tui.tools.common import (
     names_failures,
@@ -63,12 +65,22 @@ def compile_glob_filter(glob: str) -> Callable[[str], bool]:
     return (lambda rel: not regex.match(rel)) if negated else (lambda rel: bool(regex.match(rel)))
 
 
-def _is_binary(path: Path) -> bool:
+def _open_text(path: Path) -> BinaryIO | None:
+    """The file opened for searching, or None when it is binary, not a regular file (a FIFO would
+    block the walk forever) or unreadable: rg skips those too."""
     try:
-        with open(path, "rb") as fh:
-            return b"\x00" in fh.read(_BINARY_SNIFF)
+        fh = open_regular(path)
     except OSError:
-        return True
+        return None
+    try:
+        if b"\x00" in fh.read(_BINARY_SNIFF):
+            fh.close()
+            return None
+        fh.seek(0)
+    except OSError:
+        fh.close()
+        return None
+    return fh
 
 
 def python_grep(
@@ -84,11 +96,15 @@ def python_grep(
     for path, rel in candidates:
         if keep is not None and not keep(rel):
             continue
-        if _is_binary(path):
+        check_cancelled()
+        fh = _open_text(path)
+        if fh is None:
             continue
         try:
-            with open(path, "rb") as fh:  # lines end at \n only, as for rg (a bare \r is text)
+            with fh:  # lines end at \n only, as for rg (a bare \r is text)
                 for number, raw in enumerate(fh, start=1):
+                    if number % 50_000 == 0:
+                        check_cancelled()
                     text = raw.rstrip(b"\n").removesuffix(b"\r").decode("utf-8", "replace")
                     if regex.search(text):
                         matches.append((path, number, text))
@@ -121,6 +137,7 @@ async def ripgrep(
     assert process.stdout is not None and process.stderr is not None
     matches: list[Match] = []
     reached = False
+    finished = False
     try:
         async for raw in process.stdout:
             try:
@@ -139,8 +156,9 @@ async def ripgrep(
             if len(matches) >= limit:
                 reached = True
                 break
+        finished = True
     finally:
-        if reached:
+        if reached or not finished:  # the limit, an abort, or a failure: rg may still be running
             kill_quietly(process)
         stderr = (await process.stderr.read()).decode("utf-8", "replace").strip()
         code = await process.wait()
@@ -170,6 +188,8 @@ class GrepTool:
         limit = max(1, optional_int(args, "limit", self.name) or DEFAULT_GREP_LIMIT)
         if not root.exists():
             raise ToolError(f"Path not found: {root}")
+        if not (root.is_dir() or root.is_file()):  # rg would block on a FIFO until aborted
+            raise ToolError(f"Cannot search {root}: it is {file_kind(root.stat().st_mode)}, not a regular file")
         with names_failures(self.name, f"{pattern} in {root}"):
             rg = find_binary("rg")
             if rg is not None:
@@ -182,7 +202,7 @@ class GrepTool:
                 except re.error as error:
                     raise ToolError(f"regex parse error: {error} (pattern: {pattern})") from None
                 glob = optional_str(args, "glob", self.name)
-                matches, reached = await asyncio.to_thread(python_grep, root, regex, glob=glob, limit=limit)
+                matches, reached = await run_in_thread(python_grep, root, regex, glob=glob, limit=limit)
         if not matches:
             return ToolResult(content=[{"type": "text", "text": "No matches found"}])
         lines, any_cut = format_matches(matches, root, context)

@@ -3,11 +3,11 @@ included, ``/`` after folders, at most ``limit`` (500) entries and 50 KB."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 from pathlib import Path
 from typing import Literal
 
+from pi_tui.core.cancellable_thread import check_cancelled, run_in_thread
 from pi_tui.core.errors import ToolError
 from pi_tui.core.messages import JsonValue
 from pi_tui.core.tool import ToolContext, ToolResult
@@ -37,6 +37,7 @@ def list_directory(folder: Path, limit: int) -> tuple[list[str], bool]:
         raise ToolError(f"Cannot read directory: {folder}: {error.strerror or error}") from None
     entries: list[str] = []
     for name in names:
+        check_cancelled()
         if len(entries) >= limit:
             return entries, True
         try:
@@ -63,7 +64,7 @@ class LsTool:
         folder = resolve_to_cwd(optional_str(args, "path", self.name) or ".", ctx.cwd)
         limit = max(1, optional_int(args, "limit", self.name) or DEFAULT_LS_LIMIT)
         with names_failures(self.name, str(folder)):
-            entries, reached = await asyncio.to_thread(list_directory, folder, limit)
+            entries, reached = await run_in_thread(list_directory, folder, limit)
         if not entries:
             return ToolResult(content=[{"type": "text", "text": "(empty directory)"}])
         if not reached:

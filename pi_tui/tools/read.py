@@ -3,18 +3,21 @@
 Text comes back head-truncated (2,000 lines / 50 KB) with pi's continuation notices; images
 (detected by magic bytes) come back as image blocks, fitted to the inline limits. A binary file
 that is not a supported image is refused with a clear message instead of mojibake (pi would
-return garbage). Large files are never loaded whole: see ``read_window``.
+return garbage). Large files are never loaded whole: see ``read_window``. FIFOs, devices and sockets
+are refused before anything is read (``core/regular_files``): a FIFO with no writer would block
+the tool forever, ``/dev/zero`` never ends.
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
 from pathlib import Path
 from typing import BinaryIO, Literal
 
+from pi_tui.core.cancellable_thread import run_in_thread
 from pi_tui.core.errors import ToolError
 from pi_tui.core.messages import JsonValue, UserContent
+from pi_tui.core.regular_files import NotRegularFileError, open_regular
 from pi_tui.core.tool import ToolContext, ToolResult
 from pi_tui.tools.common import names_failures, node_style_error, optional_int, require_str
 from pi_tui.tools.images import detect_image_mime, fit_image
@@ -63,7 +66,7 @@ class ReadTool:
         limit = optional_int(args, "limit", self.name)
         path = resolve_read_path(raw_path, ctx.cwd)
         with names_failures(self.name, raw_path):
-            return await asyncio.to_thread(self._read, raw_path, path, offset, limit, ctx)
+            return await run_in_thread(self._read, raw_path, path, offset, limit, ctx)
 
     def _read(
         self, raw_path: str, path: Path, offset: int | None, limit: int | None, ctx: ToolContext
@@ -77,7 +80,7 @@ class ReadTool:
         if path.is_dir():
             raise ToolError(f"EISDIR: illegal operation on a directory, read '{path}' (use ls or bash to list it)")
         try:
-            with open(path, "rb") as fh:
+            with open_regular(path) as fh:
                 head = fh.read(_SNIFF_BYTES)
                 mime = detect_image_mime(head)
                 if mime is not None:
@@ -92,6 +95,12 @@ class ReadTool:
                     )
                 fh.seek(0)
                 return self._text_result(fh, raw_path, offset, limit)
+        except NotRegularFileError as error:
+            raise ToolError(
+                f"Cannot read {raw_path}: it is {error.kind}, not a regular file, and reading it could "
+                "block or never end. Use bash with a timeout (e.g. `timeout 5 head -c 4096 "
+                f"{raw_path}`) if you need what it produces."
+            ) from None
         except OSError as error:
             raise node_style_error(error, "open", path) from None
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from pi_tui.core.cancellable_thread import check_cancelled
 from pi_tui.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, Truncation
 
 CHUNK_BYTES = 1 << 20
@@ -47,6 +48,7 @@ def _scan(
     stop_end: int | None = None
     last_wanted = start + want - 1
     while chunk := fh.read(CHUNK_BYTES):
+        check_cancelled()  # a 20 GB file takes a while: an aborted read stops here
         newlines = chunk.count(b"\n")
         first_term, last_term = line, line + newlines - 1  # lines terminated in this chunk
         touches = newlines and (

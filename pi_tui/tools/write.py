@@ -6,12 +6,13 @@ bytes written (pi reports the string length, which is wrong for non-ASCII text, 
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Literal
 
+from pi_tui.core.cancellable_thread import run_in_thread
 from pi_tui.core.errors import ToolError
 from pi_tui.core.messages import JsonValue
+from pi_tui.core.regular_files import NotRegularFileError, open_regular_for_write
 from pi_tui.core.tool import ToolContext, ToolResult
 from pi_tui.tools.common import names_failures, node_style_error, require_str
 from pi_tui.tools.mutation_queue import file_mutation_lock
@@ -47,7 +48,7 @@ class WriteTool:
         path = resolve_to_cwd(display_path, ctx.cwd)
         with names_failures(self.name, display_path):
             async with file_mutation_lock(path):
-                written = await asyncio.to_thread(_write_file, path, content)
+                written = await run_in_thread(_write_file, path, content)
         return ToolResult(
             content=[{"type": "text", "text": f"Successfully wrote {written} bytes to {display_path}"}]
         )
@@ -60,8 +61,10 @@ def _write_file(path: Path, content: str) -> int:
     except OSError as error:
         raise node_style_error(error, "mkdir", path.parent) from None
     try:
-        with open(path, "wb") as fh:
+        with open_regular_for_write(path) as fh:
             fh.write(data)
+    except NotRegularFileError as error:
+        raise ToolError(f"Cannot write {path}: it is {error.kind}, not a regular file.") from None
     except OSError as error:
         raise node_style_error(error, "open", path) from None
     return len(data)
