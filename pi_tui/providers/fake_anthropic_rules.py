@@ -21,11 +21,11 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import re
 from dataclasses import dataclass
 from typing import Any
 
 SIGNING_KEY = b"pi-tui fake anthropic signing key"
-API_VERSION = "2023-06-01"
 KNOWN_BETAS = frozenset({
     "interleaved-thinking-2025-05-14",
     "fine-grained-tool-streaming-2025-05-14",
@@ -104,9 +104,7 @@ def check_headers(headers: dict[str, str], api_key: str | None) -> ApiError | No
     key = headers.get("x-api-key")
     bearer = headers.get("authorization", "")
     if not key and bearer.lower().startswith("bearer "):
-        key = bearer[7:].strip()
-        if "sk-ant-oat" not in key:
-            return ApiError(401, "authentication_error", "invalid x-api-key")
+        key = bearer[7:].strip()  # OAuth tokens, and API keys from newer SDKs
     if not key:
         return ApiError(401, "authentication_error", "x-api-key header is required")
     if api_key is not None and key != api_key:
@@ -114,7 +112,7 @@ def check_headers(headers: dict[str, str], api_key: str | None) -> ApiError | No
     version = headers.get("anthropic-version")
     if not version:
         return _invalid("anthropic-version: header is required")
-    if version != API_VERSION:
+    if not re.fullmatch(r"20\d\d-\d\d-\d\d", version) or version < "2023-01-01":
         return _invalid(f"anthropic-version: invalid version {version!r}")
     betas = [b.strip() for b in headers.get("anthropic-beta", "").split(",") if b.strip()]
     unknown = [b for b in betas if b not in KNOWN_BETAS]
