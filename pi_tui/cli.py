@@ -72,6 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
     tools.add_argument("-nbt", "--no-builtin-tools", dest="no_builtin_tools", action="store_true")
     tools.add_argument("-e", "--extension", dest="extensions", action="append", default=[], metavar="PATH")
     tools.add_argument("-ne", "--no-extensions", dest="no_extensions", action="store_true")
+    tools.add_argument("--trust-project", dest="trust_project", action="store_true",
+                       help="let this project's code run for this run: .pi/extensions and the project "
+                            "settings' extensions, shellPath, shellCommandPrefix (see README: project trust)")
     tools.add_argument("--skill", dest="skills", action="append", default=[], metavar="PATH")
     tools.add_argument("-ns", "--no-skills", dest="no_skills", action="store_true")
     tools.add_argument("--prompt-template", dest="prompt_templates", action="append", default=[], metavar="PATH")

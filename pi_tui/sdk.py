@@ -13,6 +13,10 @@ Anything not given is built the way the CLI builds it::
     store      ``session_manager``, else --session / --continue / --no-session, else a new file
     extensions ``extensions`` (an ``ExtensionRunner``), else those found on disk (unless
                ``load_extensions=False``) plus ``extension_paths`` (always loaded)
+    trust      ``trust_project``: True/False decides for this run; None (default) uses the
+               ``trustedProjects`` setting or the answer remembered in the agent dir, else the
+               project's code (``.pi/extensions``, project ``extensions``/``shellPath``/
+               ``shellCommandPrefix``) is skipped; ``session.project_trust`` says what and why
 
 A ``provider`` instance (e.g. a ``ScriptedProvider``) serves every model, and litellm is never
 imported: tests and demos run fully offline.
@@ -61,12 +65,16 @@ def create_agent_session(
     extensions: Any = None,
     load_extensions: bool = True,
     extension_paths: Sequence[str] = (),
+    trust_project: bool | None = None,
     clock: Clock | None = None,
 ) -> AgentSession:
     """An ``AgentSession`` ready for ``prompt()``; see the module docstring for the defaults."""
     cwd_path = Path(cwd).absolute() if cwd is not None else Path.cwd()
     agent = Path(agent_dir) if agent_dir is not None else default_agent_dir()
     settings = _settings(settings, cwd_path, agent)
+    trust = project_trust(cwd_path, agent, settings, trust_project)
+    if hasattr(settings, "set_project_trusted"):
+        settings.set_project_trusted(trust.trusted)
     if isinstance(model, str):
         from pi_tui.providers.models import parse_model_ref
 
@@ -74,7 +82,8 @@ def create_agent_session(
         thinking_level = thinking_level or suffix_level
     registry = model_registry if model_registry is not None else _registry(agent)
     chosen = _initial_model(model, provider_name, provider, registry, settings)
-    runner = _extensions(extensions, load_extensions, extension_paths, cwd_path, agent, settings)
+    runner = _extensions(extensions, load_extensions, extension_paths, cwd_path, agent, settings,
+                         include_project=trust.trusted)
     all_tools = list(tools) if tools is not None else _builtin_tools()
     if runner is not None:
         all_tools += [t for t in runner.tools() if t.name not in {x.name for x in all_tools}]
@@ -121,6 +130,7 @@ def create_agent_session(
             clock=clock,
             check_credentials=provider is None,
         )
+        agent_session.project_trust = trust
         agent_session.fresh_start = _fresh_start(model, provider_name, provider, registry, settings, thinking_level)
         if runner is not None:
             runner.on_error(agent_session.emit)
@@ -146,6 +156,19 @@ def _settings(settings: Any, cwd: Path, agent: Path) -> Any:
     if isinstance(settings, dict):
         return SettingsManager.in_memory(settings)
     return settings
+
+
+def project_trust(cwd: Path, agent: Path, settings: Any, flag: bool | None) -> Any:
+    """The trust decision for ``cwd``'s project code (``resources/trust.py``)."""
+    from pi_tui.resources.trust import resolve_project_trust
+
+    files = getattr(settings, "file_settings", None)
+    return resolve_project_trust(
+        cwd, agent,
+        project_settings=files("project") if callable(files) else {},
+        global_settings=files("global") if callable(files) else {},
+        flag=flag,
+    )
 
 
 def _registry(agent: Path) -> Any:
@@ -261,9 +284,10 @@ def _resource_options(settings: Any) -> Any:
     return ResourceOptions(settings=settings)
 
 
-def _extensions(extensions: Any, load: bool, paths: Sequence[str], cwd: Path, agent: Path, settings: Any) -> Any:
+def _extensions(extensions: Any, load: bool, paths: Sequence[str], cwd: Path, agent: Path, settings: Any, *,
+                include_project: bool) -> Any:
     """``load=False`` (``--no-extensions``) skips discovery only: explicit ``-e`` paths still load,
-    as in pi."""
+    as in pi. An untrusted project's extensions are not discovered."""
     if extensions is not None:
         return extensions
     if not load and not paths:
@@ -272,7 +296,7 @@ def _extensions(extensions: Any, load: bool, paths: Sequence[str], cwd: Path, ag
 
     settings_paths = settings.resource_paths("extensions") if hasattr(settings, "resource_paths") else []
     found = discover_extension_paths(cwd, agent, explicit_paths=[Path(p) for p in paths], settings_paths=settings_paths,
-                                     include_defaults=load)
+                                     include_defaults=load, include_project=include_project)
     if not found:
         return None
     timeout = getattr(settings, "extension_handler_timeout_s", None)

@@ -2,7 +2,9 @@
 
 Where: ``<agentDir>/extensions/``, ``<cwd>/.pi/extensions/`` (each ``*.py`` file, or a folder
 with ``__init__.py``), settings ``extensions[]``, then ``-e PATH`` (a file or a package folder).
-``--no-extensions`` turns discovery off; ``-e`` paths still load.
+``--no-extensions`` turns discovery off; ``-e`` paths still load. The project folder is searched
+only for a trusted project (``resources/trust.py``; the settings' project ``extensions[]`` are
+already left out by the settings then).
 
 How: each module is imported under a fresh private name (so ``/reload`` really re-executes it)
 and its ``register(pi)`` is called. Anything that goes wrong — a syntax error, an import error,
@@ -25,22 +27,10 @@ from pi_tui.extensions.api import Extension, ExtensionAPI
 from pi_tui.extensions.dispatch import DEFAULT_TIMEOUT_S, describe
 from pi_tui.extensions.runner import ExtensionRunner
 from pi_tui.resources.locations import project_dir
+from pi_tui.resources.trust import extension_entries
 
 LOAD_EVENT = "load"
 _module_ids = itertools.count(1)
-
-
-def _entries_of(directory: Path) -> list[Path]:
-    """Extension candidates directly inside an ``extensions/`` folder, sorted by name."""
-    if not directory.is_dir():
-        return []
-    found: list[Path] = []
-    for child in sorted(directory.iterdir(), key=lambda p: p.name):
-        if child.name.startswith((".", "_")):
-            continue
-        if (child.is_file() and child.suffix == ".py") or (child.is_dir() and (child / "__init__.py").is_file()):
-            found.append(child)
-    return found
 
 
 def discover_extension_paths(
@@ -50,12 +40,15 @@ def discover_extension_paths(
     explicit_paths: Sequence[Path] = (),
     settings_paths: Sequence[Path] = (),
     include_defaults: bool = True,
+    include_project: bool = True,
 ) -> list[Path]:
-    """Every extension path in load order, de-duplicated by real path."""
+    """Every extension path in load order, de-duplicated by real path. ``include_project=False``
+    (an untrusted project) leaves ``<cwd>/.pi/extensions/`` out."""
     paths: list[Path] = []
     if include_defaults:
-        paths += _entries_of(agent_dir / "extensions")
-        paths += _entries_of(project_dir(cwd) / "extensions")
+        paths += extension_entries(agent_dir / "extensions")
+        if include_project:
+            paths += extension_entries(project_dir(cwd) / "extensions")
         paths += list(settings_paths)
     paths += list(explicit_paths)
     unique: list[Path] = []

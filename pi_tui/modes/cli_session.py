@@ -45,6 +45,7 @@ def session_from_args(args: argparse.Namespace, **overrides: Any) -> AgentSessio
         "resource_options": ResourceOptions.from_args(args, settings),
         "load_extensions": not getattr(args, "no_extensions", False),
         "extension_paths": tuple(getattr(args, "extensions", None) or ()),
+        "trust_project": True if getattr(args, "trust_project", False) else None,
     }
     if getattr(args, "fork", None):
         from pi_tui.sdk import fork_session_arg

@@ -77,13 +77,19 @@ async def _run(args: argparse.Namespace) -> int:
 
 
 def show_diagnostics(session: object, *, json_mode: bool) -> None:
-    """Start-up problems (settings, resources, models.json, the session file, extensions), each
-    naming its file, on stderr; in JSON mode also as ``notify`` warning events (stdout carries
+    """Start-up problems (settings, resources, models.json, the session file, extensions, project
+    code skipped for want of trust), each naming its file, then what was loaded that the user
+    should know about (``startup_info``), on stderr; in JSON mode also as ``notify`` warning events (stdout carries
     only events there)."""
     for _source, message in session.diagnostics():  # type: ignore[attr-defined]
         print(f"pi-tui: {message}", file=sys.stderr)
         if json_mode:
             session.emit({"type": "notify", "message": message, "level": "warning"})  # type: ignore[attr-defined]
+    info = getattr(session, "startup_info", None)
+    for message in info() if callable(info) else []:  # trusted project code, a project SYSTEM.md
+        print(f"pi-tui: {message}", file=sys.stderr)
+        if json_mode:
+            session.emit({"type": "notify", "message": message, "level": "info"})  # type: ignore[attr-defined]
 
 
 def say_on_stderr(event: dict[str, object]) -> None:

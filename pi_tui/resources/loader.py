@@ -78,6 +78,20 @@ class LoadedResources:
     prompt_templates: list[PromptTemplate] = field(default_factory=list)
     diagnostics: list[ResourceDiagnostic] = field(default_factory=list)
 
+    append_system_prompt_path: Path | None = None
+
+    def project_prompt_notes(self) -> list[str]:
+        """Say so when the project's own files shape the system prompt: text, not code, so they
+        load without trust, but a cloned repository's SYSTEM.md replaces pi-tui's instructions."""
+        notes: list[str] = []
+        base = project_dir(self.cwd)
+        if self.custom_prompt_path is not None and self.custom_prompt_path == base / SYSTEM_FILE:
+            notes.append(f"The system prompt is replaced by this project's {self.custom_prompt_path} "
+                         "(text from the repository; read it if you did not write it).")
+        if self.append_system_prompt_path is not None and self.append_system_prompt_path == base / APPEND_SYSTEM_FILE:
+            notes.append(f"This project's {self.append_system_prompt_path} is appended to the system prompt.")
+        return notes
+
     def system_prompt_options(self, tools: Sequence[Tool]) -> SystemPromptOptions:
         return options_for_tools(
             tools,
@@ -146,9 +160,9 @@ def load_resources(
         parts = [_text_or_file(v, cwd, diagnostics)[0] for v in options.append_system_prompts]
         loaded.append_system_prompt = "\n\n".join(p for p in parts if p) or None
     else:
-        loaded.append_system_prompt = _first_file(
+        loaded.append_system_prompt, loaded.append_system_prompt_path = _first_file(
             [project_dir(cwd) / APPEND_SYSTEM_FILE, agent / APPEND_SYSTEM_FILE], diagnostics
-        )[0]
+        )
 
     settings = options.settings
     skill_result = load_skills(

@@ -8,6 +8,11 @@ Failure policy — the program always starts:
   message, and treated as empty; it is **never** overwritten, so the user's text is not lost;
 * a known key with a wrong type is reported and its default is used.
 
+Project trust (``trust.py``): until ``set_project_trusted(True)``, the project file's code keys
+(``extensions``, ``shellPath``, ``shellCommandPrefix``) are left out of the merged view, so a
+cloned repository cannot make ``bash`` run its program (``file_settings("project")`` still shows
+them, for the trust dialog).
+
 Writes touch only the keys changed in this process: the file is re-read under a lock file
 (10 tries × 20 ms, like pi's proper-lockfile) and just those keys are replaced, so edits made
 meanwhile by another process (or by hand) survive.
@@ -38,6 +43,7 @@ from pi_tui.resources.settings_schema import (
     PipelineSettings,
     RetrySettings,
 )
+from pi_tui.resources.trust import PROJECT_CODE_KEYS
 
 SETTINGS_FILE = "settings.json"
 _MERGE_ORDER: tuple[Scope, ...] = ("global", "project")
@@ -54,6 +60,8 @@ class SettingsManager:
         if project_path is not None:
             self._files["project"] = SettingsFile(project_path, "project")
         self._overrides: JsonDict = {}
+        self.project_trusted = False
+        """Whether the project file's code keys apply (see the module docstring)."""
         self.diagnostics: list[ResourceDiagnostic] = []
         self._merged: JsonDict = {}
         self.reload()
@@ -85,12 +93,22 @@ class SettingsManager:
             file.load(self.diagnostics)
         self._rebuild()
 
+    def set_project_trusted(self, trusted: bool) -> None:
+        """Let the project file's code keys apply (or not) from now on."""
+        self.project_trusted = trusted
+        self._rebuild()
+
+    def _project_view(self, file: SettingsFile) -> JsonDict:
+        if self.project_trusted:
+            return file.effective
+        return {k: v for k, v in file.effective.items() if k not in PROJECT_CODE_KEYS}
+
     def _rebuild(self) -> None:
         merged: JsonDict = {}
         for scope in _MERGE_ORDER:
             file = self._files.get(scope)
             if file is not None:
-                merged = schema.deep_merge(merged, file.effective)
+                merged = schema.deep_merge(merged, self._project_view(file) if scope == "project" else file.effective)
         self._merged = schema.deep_merge(merged, self._overrides)
 
     # ------------------------------------------------------------------ reading
@@ -246,7 +264,7 @@ class SettingsManager:
             file = self._files.get(scope)
             if file is None:
                 continue
-            entries = file.effective.get(key)
+            entries = (self._project_view(file) if scope == "project" else file.effective).get(key)
             if not isinstance(entries, list):
                 continue
             for entry in entries:

@@ -105,6 +105,7 @@ EXPECTED_TYPES: dict[str, str] = {
     "packages": _LIST,
     "enabledModels": _LIST,
     "extensions": _LIST,
+    "trustedProjects": _LIST,
     "context.strategy": _STR,
     "context.pipeline.variant": _STR,
     "extensionHandlerTimeoutMs": _INT,

@@ -125,6 +125,8 @@ class AgentSession(RunConfigMixin, LifecycleMixin, SessionControlMixin, UserBash
         self.fresh_start: Callable[[], tuple[ModelInfo | None, str | None]] | None = None
         """The model (None = keep the current) and CLI thinking level for an empty replacement
         session (§13.1); the SDK sets it from the CLI choices and the settings."""
+        self.project_trust: Any = None
+        """The project trust decision (``resources.trust.ProjectTrust``) the SDK made, or None."""
         self.replacement_cancelled = False
         """Whether the last new/resume/fork was cancelled by an extension."""
         self._background: set[asyncio.Future[Any]] = set()

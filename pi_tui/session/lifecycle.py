@@ -37,6 +37,9 @@ class LifecycleMixin(SessionBase):
         if self.extensions is not None:
             found += [("extensions", f"{e['extensionPath']}: {e['error']}")
                       for e in self.extensions.errors if e.get("event") == "load"]
+        trust = self.project_trust
+        if trust is not None and trust.skipped:
+            found.append(("trust", "\n".join(trust.report())))
         found += self._startup_notes
         unique: list[tuple[str, str]] = []
         seen: set[str] = set()
@@ -45,6 +48,18 @@ class LifecycleMixin(SessionBase):
                 seen.add(message)
                 unique.append((source, message))
         return unique
+
+    def startup_info(self) -> list[str]:
+        """What was loaded that the user should know about, though nothing is wrong: a trusted
+        project's code (what runs, and why it may) and a project SYSTEM.md that replaced the
+        system prompt. Modes show it at startup (print/RPC: stderr; JSON: an info ``notify``)."""
+        lines: list[str] = []
+        trust = self.project_trust
+        if trust is not None and trust.trusted:
+            lines += trust.report()
+        for note in getattr(self.resources, "project_prompt_notes", lambda: [])():
+            lines.append(note)
+        return lines
 
     def add_diagnostic(self, source: str, message: str) -> None:
         """Record a start-up problem for ``diagnostics()`` (shown by every mode)."""

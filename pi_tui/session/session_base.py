@@ -65,6 +65,7 @@ class SessionBase:
     _run_task: asyncio.Task[Any] | None
     replacement_cancelled: bool
     fresh_start: Callable[[], tuple[ModelInfo | None, str | None]] | None
+    project_trust: Any
 
     # Implemented by AgentSession.
     def emit(self, event: dict[str, Any]) -> None:

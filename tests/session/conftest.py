@@ -45,6 +45,8 @@ def make_session(project: Path, agent_dir: Path, clock: FakeClock) -> Any:
         provider = ScriptedProvider(turns)
         kwargs.setdefault("model", MODEL)
         kwargs.setdefault("load_extensions", False)
+        if kwargs["load_extensions"]:  # the test's own .pi/extensions: a project it trusts
+            kwargs.setdefault("trust_project", True)
         kwargs.setdefault("clock", clock)
         session = create_agent_session(cwd=project, agent_dir=agent_dir, provider=provider, **kwargs)
         events: list[dict[str, Any]] = []

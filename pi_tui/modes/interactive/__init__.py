@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Callable
 
 
 def _session_kwargs(args: argparse.Namespace) -> dict[str, Any]:
@@ -37,6 +38,7 @@ def _session_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         "no_session": bool(getattr(args, "no_session", False)),
         "load_extensions": not getattr(args, "no_extensions", False),
         "extension_paths": list(getattr(args, "extensions", []) or []),
+        "trust_project": True if getattr(args, "trust_project", False) else None,
     }
     if tools_allow is not None:
         kwargs["active_tools"] = tools_allow
@@ -74,17 +76,36 @@ def build_app(session: Any, *, cwd: Path, agent_dir: Path | None, notices: list[
     )
 
 
-def load_session(args: argparse.Namespace, cwd: Path, agent: Path) -> Any:
+def ask_trust_if_undecided(cwd: Path, agent: Path, ask: Callable[[Any], bool]) -> Any:
+    """The project trust dialog, once per project: when the project holds code nobody has
+    answered for, ``ask(trust)`` shows what would run and the answer is remembered in the agent
+    dir (``resources/trust.py``). Returns the settings it read (the session reuses them)."""
+    from pi_tui.resources.settings import load_settings
+    from pi_tui.resources.trust import TrustStore
+    from pi_tui.sdk import project_trust
+
+    settings = load_settings(cwd, agent)
+    trust = project_trust(cwd, agent, settings, None)
+    if not trust.decided:
+        TrustStore(agent).remember(trust.project, bool(ask(trust)), trust.code)
+    return settings
+
+
+def load_session(args: argparse.Namespace, cwd: Path, agent: Path,
+                 ask_trust: Callable[[Any], bool] | None = None) -> Any:
     """Build the session as the CLI asks (runs in a thread after the first frame).
 
     Without a usable model the session is still built (model None) and the first-run notice
     explains what to set; any other configuration error is returned as the startup error.
+    ``ask_trust`` is the project trust dialog (asked before anything of the project runs).
     """
     from pi_tui.core.errors import PiError
     from pi_tui.modes.interactive.app import LoadedSession
     from pi_tui.sdk import create_agent_session
 
     kwargs = _session_kwargs(args)
+    if ask_trust is not None and kwargs["trust_project"] is None:
+        kwargs["settings"] = ask_trust_if_undecided(cwd, agent, ask_trust)
     notices: list[str] = []
     try:
         session = create_agent_session(cwd=cwd, agent_dir=agent, **kwargs)
@@ -114,7 +135,7 @@ def run_interactive(args: argparse.Namespace) -> int:
     cwd = Path.cwd()
     agent = default_agent_dir()
     app = PiApp(None, cwd=cwd, agent_dir=agent, initial_messages=list(args.messages or []),
-                session_loader=lambda: load_session(args, cwd, agent))
+                session_loader=lambda: load_session(args, cwd, agent, ask_trust=app.ask_project_trust))
     code = app.run()
     # A litellm import still running in its thread would hold interpreter exit for seconds.
     sys.stdout.flush()

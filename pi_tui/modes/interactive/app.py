@@ -10,6 +10,7 @@ Every domain decision stays in ``AgentSession``.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -139,6 +140,30 @@ class PiApp(App[int]):
         finally:
             settle_gc_after_startup()
         self.call_from_thread(self.attach_session, loaded)
+
+    def ask_project_trust(self, trust: Any) -> bool:
+        """From the session-loading thread: show the project trust dialog and wait for the answer
+        (the session, and with it the project's code, is built only afterwards). An app that
+        closes meanwhile counts as "not now"."""
+        answer: concurrent.futures.Future[bool] = concurrent.futures.Future()
+        self.call_from_thread(self.show_project_trust, trust, answer.set_result)
+        while True:
+            try:
+                return answer.result(timeout=0.2)
+            except concurrent.futures.TimeoutError:
+                if self.exiting or not self.is_running:
+                    return False
+
+    def show_project_trust(self, trust: Any, on_answer: Callable[[bool], object]) -> None:
+        """Push the trust dialog; ``on_answer(trusted)`` gets the answer (see ``screens/trust.py``)."""
+        from pi_tui.modes.interactive.screens.trust import ProjectTrustScreen
+        from pi_tui.resources.trust import TRUST_FILE
+
+        where = str(self.agent_dir / TRUST_FILE) if self.agent_dir is not None else TRUST_FILE
+        def answered(trusted: bool | None) -> None:
+            on_answer(bool(trusted))
+
+        self.push_screen(ProjectTrustScreen(trust, trust_file=where), answered)
 
     def attach_session(self, loaded: LoadedSession) -> None:
         """Install the session (from the loader thread, or at once when given) and fill the chat."""

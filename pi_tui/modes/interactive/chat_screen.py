@@ -210,6 +210,9 @@ class ChatScreen(KeyActionsScreen):
         for source, message in found:
             await self.conversation.add_notice(f"Warning ({source}): {message}", severity="warning")
             self.renderer.note(f"{source} warning", str(message), severity="warning")
+        info = getattr(self.session, "startup_info", None)
+        for message in info() if callable(info) else []:  # trusted project code, a project SYSTEM.md
+            await self.conversation.add_notice(message, severity="info")
 
     async def load_history(self) -> None:
         if self.session is not None:

@@ -40,6 +40,7 @@ BUILTIN_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("hotkeys", "List the keyboard shortcuts"),
     SlashCommand("reload", "Reload settings, prompt templates, skills and context files"),
     SlashCommand("template", "Pick a prompt template, or run one: /template NAME args", "[name] [args]"),
+    SlashCommand("trust", "Review this project's code (extensions, shell settings) and whether it may run"),
     SlashCommand("quit", "Quit pi-tui"),
 )
 BUILTIN_NAMES = frozenset(c.name for c in BUILTIN_COMMANDS)

@@ -359,6 +359,34 @@ class SlashRunner:
         cwd = self.screen.pi.cwd
         return Path(exporter(self.session.session_manager, cwd / Path(where).expanduser() if where else cwd))
 
+    async def _cmd_trust(self, args: str) -> None:
+        """Show what this project's code is and whether it runs, and ask again (remembered)."""
+        from pi_tui.sdk import project_trust
+
+        app = self.screen.pi
+        if app.agent_dir is None:
+            await self.notice("/trust needs the agent dir.", "warning")
+            return
+        trust = project_trust(app.cwd, app.agent_dir, self.session.settings, None)
+        if not trust.code:
+            await self.notice("This project has no code pi-tui would run (.pi/extensions, or extensions, "
+                              "shellPath, shellCommandPrefix in .pi/settings.json).")
+            return
+        app.show_project_trust(trust, lambda trusted: self._trust_answered(trust, trusted))
+
+    def _trust_answered(self, trust: Any, trusted: bool) -> None:
+        from pi_tui.resources.trust import TrustStore
+
+        agent = self.screen.pi.agent_dir
+        assert agent is not None, "checked by _cmd_trust"
+        TrustStore(agent).remember(trust.project, trusted, trust.code)
+        setter = getattr(self.session.settings, "set_project_trusted", None)
+        if callable(setter):
+            setter(trusted)  # shellPath / shellCommandPrefix apply (or stop) at once
+        verdict = "trusted" if trusted else "not trusted"
+        self.screen.call_later(self.notice, f"Remembered: {trust.project} is {verdict}. The project's shell "
+                               "settings follow now; its extensions load (or stay out) when pi-tui starts again.")
+
     async def _cmd_reload(self, args: str) -> None:
         reload = getattr(self.session, "reload", None)
         if reload is None:

@@ -121,6 +121,9 @@ class RpcServer:
             print(f"pi-tui: {message}", file=sys.stderr)
             if source != "extensions":  # already written as extension_error frames
                 self.session.emit({"type": "notify", "message": message, "level": "warning"})
+        for message in self.session.startup_info():  # trusted project code, a project SYSTEM.md
+            print(f"pi-tui: {message}", file=sys.stderr)
+            self.session.emit({"type": "notify", "message": message, "level": "info"})
 
     # ------------------------------------------------------------------ input
 

@@ -57,6 +57,8 @@ def make_app(project: Path, agent_dir: Path) -> AppFactory:
         if provider == "scripted":
             provider = ScriptedProvider(list(turns or []))
         kwargs.setdefault("load_extensions", False)
+        if kwargs["load_extensions"]:  # the test's own .pi/extensions: a project it trusts
+            kwargs.setdefault("trust_project", True)
         session = create_agent_session(cwd=project, agent_dir=agent_dir, provider=provider,
                                        settings=settings if settings is not None else {}, **kwargs)
         app = PiApp(session, cwd=project, agent_dir=agent_dir, clock=fixed_clock)

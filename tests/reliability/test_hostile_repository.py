@@ -1,0 +1,277 @@
+"""A hostile repository: a clone the user merely opens runs none of its code until trusted.
+
+The repository (``hostile_repo.py``) holds a ``.pi/extensions`` module, an extension listed in
+its settings, a ``shellPath`` program and a ``shellCommandPrefix``, each leaving a marker when it
+runs, plus an AGENTS.md and SYSTEM.md written to manipulate the model. Driven through print mode,
+JSON, RPC and the TUI: untrusted, nothing runs and each mode says what it skipped; trusted (flag,
+global setting, the TUI's remembered answer), it all runs and each mode lists it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pi_tui.cli import build_parser
+from pi_tui.providers.fake_server import FakeServer
+from pi_tui.resources.trust import TRUST_FILE
+from tests.reliability.hostile_repo import MARKERS, fake_agent_dir, make_hostile_repo, run_cli
+
+FAULT_CLASS = "hostile repository"
+
+BASH_THEN_DONE = [
+    {"tool_calls": [{"id": "call_1", "name": "bash", "arguments": {"command": "echo from-bash"}}]},
+    {"text": "done"},
+]
+
+
+def _trust_file(agent: Path) -> dict[str, Any]:
+    return json.loads((agent / TRUST_FILE).read_text())["projects"]
+
+
+# --------------------------------------------------------------------------- print, JSON, RPC
+
+
+def test_print_mode_runs_none_of_an_untrusted_repositorys_code_and_says_so(tmp_path: Path) -> None:
+    repo = make_hostile_repo(tmp_path)
+    with FakeServer(BASH_THEN_DONE) as server:
+        agent = fake_agent_dir(tmp_path, server.base_url)
+        result = run_cli(["-p", "run echo"], agent, repo.root)
+        requests = server.requests
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "done\n"
+    assert repo.ran() == set(), f"hostile code ran: {repo.ran()}"
+    assert requests[1]["messages"][-1]["content"] == "from-bash\n"  # bash ran, with the user's shell
+    assert "Project code NOT loaded" in result.stderr
+    for shown in (".pi/extensions/helper.py", "../tools/lint_ext.py", '"shellPath"', '"shellCommandPrefix"',
+                  "--trust-project"):
+        assert shown in result.stderr
+    # Text is not code: the project's SYSTEM.md and AGENTS.md still shape the prompt.
+    system = requests[0]["messages"][0]["content"]
+    assert "helpful agent of the repository owner" in system and "IGNORE PREVIOUS INSTRUCTIONS" in system
+    assert "system prompt is replaced by this project's" in result.stderr
+
+
+def test_trust_project_flag_runs_all_of_it_and_lists_it(tmp_path: Path) -> None:
+    repo = make_hostile_repo(tmp_path)
+    with FakeServer(BASH_THEN_DONE) as server:
+        agent = fake_agent_dir(tmp_path, server.base_url)
+        result = run_cli(["-p", "run echo", "--trust-project"], agent, repo.root)
+    assert result.returncode == 0, result.stderr
+    assert repo.ran() == set(MARKERS)
+    assert "Project code loaded" in result.stderr and "--trust-project" in result.stderr
+    assert not (agent / TRUST_FILE).exists()  # the flag is for this run only
+
+
+def test_the_global_trusted_projects_setting_trusts_a_folder_and_its_subfolders(tmp_path: Path) -> None:
+    repo = make_hostile_repo(tmp_path)
+    with FakeServer(BASH_THEN_DONE) as server:
+        agent = fake_agent_dir(tmp_path, server.base_url, settings={"trustedProjects": [str(tmp_path)]})
+        result = run_cli(["-p", "run echo"], agent, repo.root)
+    assert result.returncode == 0, result.stderr
+    assert repo.ran() == set(MARKERS)
+    assert "listed in the trustedProjects setting" in result.stderr
+
+
+def test_a_project_cannot_trust_itself_in_its_own_settings(tmp_path: Path) -> None:
+    repo = make_hostile_repo(tmp_path)
+    settings = json.loads((repo.root / ".pi" / "settings.json").read_text())
+    (repo.root / ".pi" / "settings.json").write_text(json.dumps({**settings, "trustedProjects": [str(repo.root)]}))
+    with FakeServer(BASH_THEN_DONE) as server:
+        agent = fake_agent_dir(tmp_path, server.base_url)
+        result = run_cli(["-p", "run echo"], agent, repo.root)
+    assert result.returncode == 0, result.stderr
+    assert repo.ran() == set()
+
+
+def test_json_mode_reports_the_skipped_code_as_a_warning_event(tmp_path: Path) -> None:
+    repo = make_hostile_repo(tmp_path)
+    with FakeServer(BASH_THEN_DONE) as server:
+        agent = fake_agent_dir(tmp_path, server.base_url)
+        result = run_cli(["--mode", "json", "-p", "run echo"], agent, repo.root)
+    assert result.returncode == 0, result.stderr
+    assert repo.ran() == set()
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    warnings = [e["message"] for e in events if e["type"] == "notify" and e["level"] == "warning"]
+    assert any("Project code NOT loaded" in w and "helper.py" in w for w in warnings)
+
+
+def test_rpc_mode_runs_none_of_it_untrusted_and_all_of_it_with_the_flag(tmp_path: Path) -> None:
+    repo = make_hostile_repo(tmp_path)
+    command = json.dumps({"id": "1", "type": "prompt", "message": "run echo"}) + "\n"
+    with FakeServer(BASH_THEN_DONE + BASH_THEN_DONE) as server:
+        agent = fake_agent_dir(tmp_path, server.base_url)
+        untrusted = run_cli(["--mode", "rpc"], agent, repo.root, stdin=command)
+        assert repo.ran() == set()
+        trusted = run_cli(["--mode", "rpc", "--trust-project"], agent, repo.root, stdin=command)
+    assert "Project code NOT loaded" in untrusted.stderr
+    assert any(json.loads(line).get("type") == "agent_end" for line in untrusted.stdout.splitlines())
+    assert repo.ran() == set(MARKERS), trusted.stderr
+
+
+def test_a_model_that_writes_a_shell_path_into_an_untrusted_project_gains_nothing(tmp_path: Path) -> None:
+    # Prompt injection's next step: the model edits .pi/settings.json, then runs bash.
+    repo = make_hostile_repo(tmp_path)
+    (repo.root / ".pi" / "settings.json").write_text("{}")
+    settings_edit = {"path": ".pi/settings.json", "content": json.dumps(
+        {"shellPath": str(repo.root / "tools" / "sh"), "shellCommandPrefix": f"touch {repo.canary / 'prefix'}"})}
+    turns = [
+        {"tool_calls": [{"id": "w", "name": "write", "arguments": settings_edit}]},
+        {"tool_calls": [{"id": "b", "name": "bash", "arguments": {"command": "echo after"}}]},
+        {"text": "done"},
+    ]
+    with FakeServer(turns) as server:
+        agent = fake_agent_dir(tmp_path, server.base_url)
+        result = run_cli(["-p", "go"], agent, repo.root)
+    assert result.returncode == 0, result.stderr
+    assert repo.ran() == set()
+
+
+# --------------------------------------------------------------------------- the TUI
+
+
+def _tui_app(repo_root: Path, agent: Path, *args: str) -> Any:
+    from pi_tui.modes.interactive import load_session
+    from pi_tui.modes.interactive.app import PiApp
+
+    parsed = build_parser().parse_args(list(args))
+    app: Any = None
+
+    def loader() -> Any:
+        return load_session(parsed, repo_root, agent, ask_trust=app.ask_project_trust)
+
+    app = PiApp(None, cwd=repo_root, agent_dir=agent, session_loader=loader)
+    return app
+
+
+async def _until(pilot: Any, condition: Any, seconds: float = 10.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    while not condition():
+        assert loop.time() < deadline, "condition not met in time"
+        await pilot.pause(0.05)
+
+
+def _dialog_up(app: Any) -> bool:
+    """The trust dialog is on screen with its text (pushed and composed)."""
+    from pi_tui.modes.interactive.screens.trust import ProjectTrustScreen
+
+    return isinstance(app.screen, ProjectTrustScreen) and bool(app.screen.query("#trust-body"))
+
+
+def _dialog_text(app: Any) -> str:
+    from textual.widgets import Static
+
+    return "\n".join(str(w.render()) for w in app.screen.query(Static))
+
+
+def _notices(app: Any) -> str:
+    from pi_tui.modes.interactive.widgets.chat_items import Notice
+
+    return "\n".join(str(n.render()) for n in app.chat.query(Notice))
+
+
+@pytest.mark.parametrize("answer", ["n", "escape"])
+async def test_tui_asks_once_naming_what_would_run_and_not_now_runs_nothing(tmp_path: Path, answer: str) -> None:
+    from pi_tui.modes.interactive.screens.trust import ProjectTrustScreen
+
+    repo = make_hostile_repo(tmp_path)
+    with FakeServer([]) as server:
+        agent = fake_agent_dir(tmp_path, server.base_url)
+        app = _tui_app(repo.root, agent)
+        async with app.run_test(size=(120, 45)) as pilot:
+            await _until(pilot, lambda: _dialog_up(app))
+            shown = _dialog_text(app)
+            for item in (str(repo.root), ".pi/extensions/helper.py", "../tools/lint_ext.py",
+                         str(repo.root / "tools" / "sh"), f"touch {repo.canary / 'prefix'}"):
+                assert item in shown, f"the dialog does not name {item}"
+            await pilot.press("enter")  # typed ahead: must not trust
+            await pilot.pause(0.1)
+            assert isinstance(app.screen, ProjectTrustScreen)
+            await pilot.press(answer)
+            await _until(pilot, lambda: app.chat is not None and app.chat.history_loaded.is_set())
+            await _until(pilot, lambda: "Project code NOT loaded" in _notices(app))
+            assert "system prompt is replaced by this project's" in _notices(app)
+            assert app.session.project_trust.trusted is False
+            assert app.session.settings.as_dict().get("shellPath") is None
+        assert repo.ran() == set()
+        assert _trust_file(agent)[str(repo.root)]["trusted"] is False
+        # Once per project: the next start does not ask again.
+        app = _tui_app(repo.root, agent)
+        async with app.run_test(size=(120, 45)) as pilot:
+            await _until(pilot, lambda: app.chat is not None and app.chat.history_loaded.is_set())
+            assert not isinstance(app.screen, ProjectTrustScreen)
+        assert repo.ran() == set()
+
+
+async def test_tui_trust_runs_the_code_remembers_it_and_asks_again_for_new_code(tmp_path: Path) -> None:
+
+    repo = make_hostile_repo(tmp_path)
+    with FakeServer([]) as server:
+        agent = fake_agent_dir(tmp_path, server.base_url)
+        app = _tui_app(repo.root, agent)
+        async with app.run_test(size=(120, 45)) as pilot:
+            await _until(pilot, lambda: _dialog_up(app))
+            await pilot.press("t")
+            await _until(pilot, lambda: app.chat is not None and app.chat.history_loaded.is_set())
+            await _until(pilot, lambda: "Project code loaded" in _notices(app))
+            assert app.session.settings.as_dict()["shellPath"] == str(repo.root / "tools" / "sh")
+        assert repo.ran() == {"extension", "settings-extension"}  # the shell ones run with bash
+        assert _trust_file(agent)[str(repo.root)]["trusted"] is True
+        # A pull brings a new extension: trust covered what was shown, so pi-tui asks again.
+        (repo.root / ".pi" / "extensions" / "new_one.py").write_text("def register(pi):\n    pass\n")
+        app = _tui_app(repo.root, agent)
+        async with app.run_test(size=(120, 45)) as pilot:
+            await _until(pilot, lambda: _dialog_up(app))
+            assert "(new) .pi/extensions/new_one.py" in _dialog_text(app)
+            await pilot.press("n")
+            await _until(pilot, lambda: app.chat is not None and app.chat.history_loaded.is_set())
+        # Print mode does not run the uncovered code either.
+        with FakeServer([{"text": "ok"}]) as again:
+            agent_json = json.loads((agent / "models.json").read_text())
+            agent_json["providers"]["fake"]["baseUrl"] = again.base_url
+            (agent / "models.json").write_text(json.dumps(agent_json))
+            for marker in list(repo.canary.iterdir()):
+                marker.unlink()
+            result = run_cli(["-p", "hi"], agent, repo.root)
+        assert repo.ran() == set(), result.stderr
+
+
+async def test_tui_trust_is_keyed_by_the_real_path(tmp_path: Path) -> None:
+
+    repo = make_hostile_repo(tmp_path)
+    link = tmp_path / "link-to-repo"
+    link.symlink_to(repo.root)
+    with FakeServer([]) as server:
+        agent = fake_agent_dir(tmp_path, server.base_url)
+        app = _tui_app(link, agent)
+        async with app.run_test(size=(120, 45)) as pilot:
+            await _until(pilot, lambda: _dialog_up(app))
+            await pilot.press("n")
+            await _until(pilot, lambda: app.chat is not None and app.chat.history_loaded.is_set())
+    assert list(_trust_file(agent)) == [str(repo.root)]
+
+
+async def test_slash_trust_reopens_the_dialog_and_the_shell_settings_follow_at_once(tmp_path: Path) -> None:
+    from pi_tui.modes.interactive.widgets.editor import PromptEditor
+
+    repo = make_hostile_repo(tmp_path)
+    with FakeServer([]) as server:
+        agent = fake_agent_dir(tmp_path, server.base_url)
+        app = _tui_app(repo.root, agent)
+        async with app.run_test(size=(120, 45)) as pilot:
+            await _until(pilot, lambda: _dialog_up(app))
+            await pilot.press("n")
+            await _until(pilot, lambda: app.chat is not None and app.chat.history_loaded.is_set())
+            app.screen.query_one(PromptEditor).insert("/trust")
+            await pilot.press("enter")
+            await _until(pilot, lambda: _dialog_up(app))
+            await pilot.press("t")
+            await _until(pilot, lambda: "Remembered" in _notices(app))
+            assert app.session.settings.as_dict()["shellPath"] == str(repo.root / "tools" / "sh")
+        assert _trust_file(agent)[str(repo.root)]["trusted"] is True
+        assert repo.ran() == set()  # extensions load at the next start, not mid-session
