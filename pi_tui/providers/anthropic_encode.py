@@ -49,9 +49,11 @@ def normalize_tool_call_id(call_id: str) -> str:
 
 
 def base_url(model: ModelInfo, env: dict[str, str] | None = None) -> str:
-    """models.json ``baseUrl``, else ``ANTHROPIC_BASE_URL``, else the public API (no ``/v1``)."""
+    """models.json ``baseUrl``, else ``ANTHROPIC_BASE_URL`` (or litellm's ``ANTHROPIC_API_BASE``),
+    else the public API. Without ``/v1``: the client appends ``/v1/messages``, as pi's SDK does."""
     environ = os.environ if env is None else env
-    return (model.base_url or environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+    chosen = model.base_url or environ.get("ANTHROPIC_BASE_URL") or environ.get("ANTHROPIC_API_BASE") or DEFAULT_BASE_URL
+    return chosen.rstrip("/")
 
 
 def _compat_flag(model: ModelInfo, name: str) -> bool:

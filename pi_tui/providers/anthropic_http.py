@@ -31,9 +31,12 @@ from pi_tui.providers.http_stream import (
     StreamResponse,
     post_stream,
 )
+from pi_tui.providers.openai_sse import is_event_stream
 from pi_tui.providers.script import CONNECTION_CUT_MESSAGE
 
 DEFAULT_TIMEOUT_S = 600.0
+CONNECT_TIMEOUT_S = 30.0
+ERROR_BODY_LIMIT = 64 * 1024
 TIMEOUT_MESSAGE = "Request timed out."
 NO_MESSAGE = "Anthropic stream ended without a message (no message_start)"
 REDACTED = "[redacted]"
@@ -69,6 +72,8 @@ class AnthropicHttpProvider:
     """Streams one reply from ``<baseUrl>/v1/messages``; stateless and cheap to create."""
 
     def __init__(self, *, timeout: float = DEFAULT_TIMEOUT_S) -> None:
+        """``timeout``: seconds without any data before the call fails (unless the request
+        carries ``timeout_ms``, ``retry.provider.timeoutMs``)."""
         self.timeout = timeout
 
     async def stream(self, request: CompletionRequest) -> AsyncIterator[AssistantMessageEvent]:
@@ -83,11 +88,19 @@ class AnthropicHttpProvider:
         url = base_url(request.model) + "/v1/messages"
         payload = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
         key = request.api_key
+        timeout = request.timeout_ms / 1000 if request.timeout_ms else self.timeout
         response: StreamResponse | None = None
         try:
-            response = await post_stream(url, payload, headers, timeout=self.timeout)
+            response = await post_stream(url, payload, headers, timeout=timeout,
+                                         connect_timeout=min(timeout, CONNECT_TIMEOUT_S))
+            if response.status < 400 and not is_event_stream(response.headers):
+                raw = (await response.read(limit=ERROR_BODY_LIMIT)).decode("utf-8", errors="replace")
+                text = redact(f"{response.status} not an event stream ({response.headers.get('content-type')}): {raw[:500]}", key)
+                for event in decoder.fail(text, "transient" if "html" in str(response.headers.get("content-type")) else "unknown"):
+                    yield event
+                return
             if response.status >= 400:
-                raw = (await response.read()).decode("utf-8", errors="replace")
+                raw = (await response.read(limit=ERROR_BODY_LIMIT)).decode("utf-8", errors="replace")
                 text, code = error_text(response.status, raw)
                 text = redact(text, key)
                 kind = classify_http_error(response.status, text, code)

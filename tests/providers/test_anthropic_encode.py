@@ -194,6 +194,7 @@ def test_headers_betas_and_base_url() -> None:
     assert anthropic_headers(request, body)["anthropic-version"] == "2099-01-01"
     assert base_url(SONNET, {}) == "https://api.anthropic.com"
     assert base_url(SONNET, {"ANTHROPIC_BASE_URL": "http://proxy:8080/"}) == "http://proxy:8080"
+    assert base_url(SONNET, {"ANTHROPIC_API_BASE": "http://litellm-style:1"}) == "http://litellm-style:1"
     assert base_url(dataclasses.replace(SONNET, base_url="http://127.0.0.1:9"), {"ANTHROPIC_BASE_URL": "x"}) == "http://127.0.0.1:9"
 
 

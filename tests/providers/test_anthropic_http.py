@@ -124,9 +124,13 @@ async def test_mid_stream_overloaded_error_is_transient_with_the_raw_data() -> N
 
 
 async def test_garbage_bodies_are_errors_never_answers() -> None:
-    with FakeAnthropicServer([{"garbage": "<html>not sse</html>"}, {"text": "abc", "garbage_event": True}]) as server:
+    json_reply = {"error": {"status": 200, "body": {"id": "msg_1", "type": "message", "content": []}}}
+    with FakeAnthropicServer([{"garbage": "<html>not sse</html>"}, {"text": "abc", "garbage_event": True},
+                              json_reply]) as server:
         first = _final(await _run(server))
         second = _final(await _run(server))
+        third = _final(await _run(server))
+    assert third["stopReason"] == "error" and third["errorMessage"].startswith("200 not an event stream (application/json)")
     assert first["stopReason"] == "error" and "no message_start" in first["errorMessage"]
     assert second["stopReason"] == "error"
     assert second["errorMessage"].startswith("Could not parse Anthropic SSE event content_block_delta")
