@@ -268,73 +268,100 @@ def check_header(header: Entry, diagnostics: Diagnostics, *, suspect: bool = Fal
     return fix.result()
 
 
-def _fast_ok(entry: Entry) -> bool:
-    """The common case, tested without building anything: a message entry with well-formed base
-    fields and message. Everything else takes ``check_entry``."""
-    parent = entry.get("parentId", 0)  # missing: not ok
-    return (
-        entry.get("type") == "message"
-        and type(entry.get("id")) is str
-        and type(entry.get("timestamp")) is str
-        and (parent is None or type(parent) is str)
-        and message_ok(entry.get("message"))
-    )
-
-
 def check_entries(entries: list[Entry], lines: list[int], diagnostics: Diagnostics,
                   suspect_lines: frozenset[int] = frozenset()) -> list[Entry]:
-    """Tree entries (no header) as they should be used; ``lines[i]`` is entry i's line number."""
-    checked: list[Entry] = []
-    checked_lines: list[int] = []
+    """Tree entries (no header) as they should be used; ``lines[i]`` is entry i's line number.
+
+    One pass (this runs on every load of a 100,000-entry session): the common case, a message
+    entry whose base fields and message are well formed, is recognised inline without building
+    anything; everything else takes ``check_entry``. Parents are resolved on the way: appends
+    always follow an earlier entry, so only the few entries whose parent is not seen yet (missing,
+    itself, or later in the file: the only way to a cycle) are looked at again at the end. When
+    nothing needs replacing, ``entries`` itself is returned.
+    """
     position: dict[str, int] = {}
-    for entry, line in zip(entries, lines, strict=True):
-        good: Entry | None = entry
-        if not _fast_ok(entry) or (suspect_lines and line in suspect_lines):
+    unresolved: list[int] = []
+    compactions: list[int] = []
+    replaced: dict[int, Entry | None] = {}  # index -> what to use instead (None: skip)
+    for index, entry in enumerate(entries):
+        entry_id = entry.get("id")
+        parent = entry.get("parentId", 0)  # missing: not the fast path
+        if not (
+            type(entry_id) is str
+            and entry.get("type") == "message"
+            and type(entry.get("timestamp")) is str
+            and (parent is None or type(parent) is str)
+            and message_ok(entry.get("message"))
+            and not (suspect_lines and lines[index] in suspect_lines)
+        ):
+            line = lines[index]
+
             def note(problem: str, line: int = line, entry: Entry = entry) -> None:
                 diagnostics.add(line, entry_name(entry), problem)
 
             good = check_entry(entry, note, suspect=line in suspect_lines)
-        if good is None:
-            continue
-        entry_id = good["id"]
+            if good is None:
+                replaced[index] = None
+                continue
+            if good is not entry:
+                replaced[index] = good
+            entry_id = good["id"]
+            parent = good["parentId"]
+            if good["type"] == "compaction":
+                compactions.append(index)
         if entry_id in position:
-            first = checked_lines[position[entry_id]]
-            diagnostics.add(line, entry_name(entry), f"id {entry_id} is already used by line {first}; entry skipped")
+            first = lines[position[entry_id]]
+            diagnostics.add(lines[index], entry_name(entry), f"id {entry_id} is already used by line {first}; entry skipped")
+            replaced[index] = None
             continue
-        position[entry_id] = len(checked)
-        checked.append(good)
-        checked_lines.append(line)
-    return check_structure(checked, checked_lines, position, diagnostics)
+        if parent is not None and parent not in position:
+            unresolved.append(index)
+        position[entry_id] = index
+    if not replaced:
+        return check_structure(entries, lines, position, diagnostics, unresolved, compactions)
+    # something was skipped or replaced (rare): build the list to use, indexes renumbered
+    kept: list[Entry] = []
+    kept_lines: list[int] = []
+    renumber: dict[int, int] = {}
+    for index, entry in enumerate(entries):
+        use = replaced.get(index, entry)
+        if use is None:
+            continue
+        renumber[index] = len(kept)
+        kept.append(use)
+        kept_lines.append(lines[index])
+    position = {entry_id: renumber[index] for entry_id, index in position.items()}
+    return check_structure(kept, kept_lines, position, diagnostics, [renumber[i] for i in unresolved],
+                           [renumber[i] for i in compactions])
 
 
-def check_structure(entries: list[Entry], lines: list[int], position: dict[str, int],
-                    diagnostics: Diagnostics) -> list[Entry]:
+def check_structure(entries: list[Entry], lines: list[int], position: dict[str, int], diagnostics: Diagnostics,
+                    unresolved: list[int], compactions: list[int]) -> list[Entry]:
     """Parents that are missing, the entry itself, or part of a cycle (which would hide every
     entry of the cycle and below from the tree): reported; a self-parent or a cycle is cut so
-    the entry becomes a root (in memory only). ``position``: id -> index in ``entries``."""
+    the entry becomes a root (in memory only). ``position``: id -> index in ``entries``;
+    ``unresolved``: the entries whose parent came later in the file or not at all."""
     cut: dict[int, str] = {}
-    points_forward = False  # appends always follow an earlier entry: only then can there be a cycle
-    for index, entry in enumerate(entries):
+    points_forward = False
+    for index in unresolved:
+        entry = entries[index]
         parent = entry["parentId"]
-        if parent is None:
-            continue
         at = position.get(parent)
         if at is None:
             diagnostics.add(lines[index], entry_name(entry),
                             f"parent {parent} is not in the file (or was skipped); shown as a root")
         elif at == index:
             cut[index] = "is its own parent; shown as a root"
-        elif at > index:
+        else:
             points_forward = True
     if points_forward:
         for index, names in _cycles(entries, position):
             cut[index] = f"is part of a parentId cycle ({' -> '.join(names)}); cut here, shown as a root"
-    for index, entry in enumerate(entries):
-        if entry["type"] == "compaction":
-            kept = entry.get("firstKeptEntryId")
-            if kept and kept not in position:
-                diagnostics.add(lines[index], entry_name(entry),
-                                f"firstKeptEntryId {kept} is not in the file; nothing before the compaction is kept")
+    for index in compactions:
+        kept = entries[index].get("firstKeptEntryId")
+        if kept and kept not in position:
+            diagnostics.add(lines[index], entry_name(entries[index]),
+                            f"firstKeptEntryId {kept} is not in the file; nothing before the compaction is kept")
     if not cut:
         return entries
     repaired = list(entries)

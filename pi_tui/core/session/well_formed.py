@@ -57,11 +57,35 @@ def _blocks_ok(blocks: Any, allowed: frozenset[str]) -> bool:
     return True
 
 
+_NUMBER = frozenset({int, float})
+_MAX = MAX_COUNT
+_MAX_FLOAT = float(MAX_COUNT)  # exact: 2**53 is a float
+
+
 def _usage_ok(usage: Any) -> bool:
     """Stricter than ``_usage`` on unknown keys (any other value sends it to the full check,
     which leaves unknown keys alone): the usual usage is five counts and a cost object."""
     if type(usage) is not dict:
         return False
+    if len(usage) == 6:
+        try:  # the usual shape, tested without a loop (most of a large session is this)
+            a, b, c, d, e = usage["input"], usage["output"], usage["cacheRead"], usage["cacheWrite"], usage["totalTokens"]
+            cost = usage["cost"]
+        except KeyError:
+            pass
+        else:
+            # whole non-negative counts below 2**53: their bitwise OR is too (and is negative if any is)
+            if (type(a) is int and type(b) is int and type(c) is int and type(d) is int and type(e) is int
+                    and 0 <= (a | b | c | d | e) <= _MAX and type(cost) is dict and len(cost) == 5):
+                try:
+                    a, b, c, d, e = cost["input"], cost["output"], cost["cacheRead"], cost["cacheWrite"], cost["total"]
+                except KeyError:
+                    return False
+                number = _NUMBER
+                low, high = -_MAX_FLOAT, _MAX_FLOAT  # a float compared with a float: no big-int path
+                return bool(type(a) in number and type(b) in number and type(c) in number and type(d) in number
+                            and type(e) in number and low <= a <= high and low <= b <= high
+                            and low <= c <= high and low <= d <= high and low <= e <= high)
     for key, value in usage.items():
         kind = type(value)
         if kind is int or kind is float:
@@ -82,6 +106,17 @@ def _optional_texts_ok(message: dict[str, Any], keys: tuple[str, ...]) -> bool:
 
 
 _ASSISTANT_OPTIONAL_TEXTS = ("errorMessage", "errorKind", "responseId", "responseModel")
+_ASSISTANT_REQUIRED = 8
+"""role, content, api, provider, model, usage, stopReason, timestamp: all read before the length
+is compared, so a message of exactly that length has no optional field to check."""
+
+
+def _assistant_optional_ok(message: dict[str, Any]) -> bool:
+    return (
+        _optional_texts_ok(message, _ASSISTANT_OPTIONAL_TEXTS)
+        and ("retryAfterMs" not in message or is_count(message["retryAfterMs"]))
+        and ("diagnostics" not in message or type(message["diagnostics"]) is list)
+    )
 
 
 def message_ok(message: Any) -> bool:
@@ -90,7 +125,7 @@ def message_ok(message: Any) -> bool:
         return False
     try:
         stamp = message["timestamp"]
-        if (type(stamp) is not int and type(stamp) is not float) or not MIN_MS <= stamp <= MAX_MS:
+        if type(stamp) not in _NUMBER or not MIN_MS <= stamp <= MAX_MS:
             return False
         role = message["role"]
         if role == "assistant":
@@ -103,9 +138,7 @@ def message_ok(message: Any) -> bool:
                 and reason in STOP_REASONS
                 and _blocks_ok(message["content"], ASSISTANT_BLOCKS)
                 and _usage_ok(message["usage"])
-                and _optional_texts_ok(message, _ASSISTANT_OPTIONAL_TEXTS)
-                and ("retryAfterMs" not in message or is_count(message["retryAfterMs"]))
-                and ("diagnostics" not in message or type(message["diagnostics"]) is list)
+                and (len(message) == _ASSISTANT_REQUIRED or _assistant_optional_ok(message))
             )
         if role == "toolResult":
             return (
