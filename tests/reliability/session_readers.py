@@ -106,3 +106,44 @@ def read_everything(path: Path, scratch: Path) -> LoadedSession:
     assert len(reopened.entries) == len(loaded.entries) + 2
     copy.unlink()
     return loaded
+
+
+# --------------------------------------------------------------------------- a fixed damaged file
+
+SAMPLE = [
+    ("message", {"role": "user", "content": 42, "timestamp": 1}),
+    ("message", {"role": "assistant", "content": "text where blocks belong", "api": "a", "provider": "p",
+                 "model": "m", "usage": {"input": "NaN-as-text"}, "stopReason": 3, "timestamp": 1}),
+    ("message", {"role": "toolResult", "toolCallId": "c", "toolName": "bash", "content": [{"type": "image"}],
+                 "isError": "no", "timestamp": 1}),
+    ("message", {"role": "assistant", "content": [{"type": "toolCall", "id": "c", "name": "bash",
+                                                   "arguments": "rm -rf /"}], "api": "a", "provider": "p",
+                 "model": "m", "usage": None, "stopReason": "toolUse", "timestamp": 10**400}),
+    ("label", {"targetId": ["e1"], "label": 5}),
+    ("session_info", {"name": {"nested": [[[["garbage"]]]]}}),
+    ("model_change", {"provider": None, "modelId": 12}),
+    ("custom_message", {"customType": "x", "content": {"type": "text"}, "display": "yes"}),
+]
+
+
+def write_damaged_sample(folder: Path) -> tuple[Path, list[int]]:
+    """``folder/sample.jsonl``: a good user message, then one damaged entry of each kind in a chain,
+    then a good last message (with a NaN timestamp); returns the path and the damaged lines."""
+    header = {"type": "session", "version": 3, "id": "sample", "timestamp": "2026-01-01T00:00:00.000Z",
+              "cwd": str(folder)}
+    lines = [json.dumps(header),
+             json.dumps({"type": "message", "id": "e1", "parentId": None, "timestamp": "2026-01-01T00:00:01.000Z",
+                         "message": {"role": "user", "content": "hello", "timestamp": 1}})]
+    damaged = []
+    for index, (kind, payload) in enumerate(SAMPLE):
+        entry = {"type": kind, "id": f"d{index}", "parentId": "e1" if index == 0 else f"d{index - 1}",
+                 "timestamp": "2026-01-01T00:00:02.000Z"}
+        entry |= {"message": payload} if kind == "message" else payload
+        lines.append(json.dumps(entry))
+        damaged.append(len(lines))
+    lines.append('{"type":"message","id":"last","parentId":"d7","timestamp":"2026-01-01T00:00:03.000Z",'
+                 '"message":{"role":"user","content":"still here","timestamp":NaN}}')
+    damaged.append(len(lines))
+    path = folder / "sample.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path, damaged

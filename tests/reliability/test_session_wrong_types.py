@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from pi_tui.core.session.message_checks import check_message
 from pi_tui.core.session.well_formed import message_ok
 
-from .session_readers import read_everything
+from .session_readers import read_everything, write_damaged_sample
 from .session_strategies import (
     MESSAGES,
     WRONG,
@@ -118,45 +118,8 @@ def test_the_fast_path_accepts_only_what_the_full_check_leaves_alone(case: tuple
 
 # --------------------------------------------------------------------------- real processes
 
-SAMPLE = [
-    ("message", {"role": "user", "content": 42, "timestamp": 1}),
-    ("message", {"role": "assistant", "content": "text where blocks belong", "api": "a", "provider": "p",
-                 "model": "m", "usage": {"input": "NaN-as-text"}, "stopReason": 3, "timestamp": 1}),
-    ("message", {"role": "toolResult", "toolCallId": "c", "toolName": "bash", "content": [{"type": "image"}],
-                 "isError": "no", "timestamp": 1}),
-    ("message", {"role": "assistant", "content": [{"type": "toolCall", "id": "c", "name": "bash",
-                                                   "arguments": "rm -rf /"}], "api": "a", "provider": "p",
-                 "model": "m", "usage": None, "stopReason": "toolUse", "timestamp": 10**400}),
-    ("label", {"targetId": ["e1"], "label": 5}),
-    ("session_info", {"name": {"nested": [[[["garbage"]]]]}}),
-    ("model_change", {"provider": None, "modelId": 12}),
-    ("custom_message", {"customType": "x", "content": {"type": "text"}, "display": "yes"}),
-]
-
-
-def _sample_file(folder: Path) -> tuple[Path, list[int]]:
-    header = {"type": "session", "version": 3, "id": "sample", "timestamp": "2026-01-01T00:00:00.000Z",
-              "cwd": str(folder)}
-    lines = [json.dumps(header),
-             json.dumps({"type": "message", "id": "e1", "parentId": None, "timestamp": "2026-01-01T00:00:01.000Z",
-                         "message": {"role": "user", "content": "hello", "timestamp": 1}})]
-    damaged = []
-    for index, (kind, payload) in enumerate(SAMPLE):
-        entry = {"type": kind, "id": f"d{index}", "parentId": "e1" if index == 0 else f"d{index - 1}",
-                 "timestamp": "2026-01-01T00:00:02.000Z"}
-        entry |= {"message": payload} if kind == "message" else payload
-        lines.append(json.dumps(entry))
-        damaged.append(len(lines))
-    lines.append('{"type":"message","id":"last","parentId":"d7","timestamp":"2026-01-01T00:00:03.000Z",'
-                 '"message":{"role":"user","content":"still here","timestamp":NaN}}')
-    damaged.append(len(lines))
-    path = folder / "sample.jsonl"
-    path.write_text("\n".join(lines) + "\n")
-    return path, damaged
-
-
 def test_the_pi_tui_process_reads_a_damaged_file_without_a_traceback(tmp_path: Path, project: Path) -> None:
-    path, damaged = _sample_file(project)
+    path, damaged = write_damaged_sample(project)
     before = path.read_bytes()
     env = {**os.environ}
     for args in (["context", str(path)], ["context", str(path), "--json"], ["tree", str(path)],
