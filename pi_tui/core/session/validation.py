@@ -286,6 +286,7 @@ def check_entries(entries: list[Entry], lines: list[int], diagnostics: Diagnosti
     for index, entry in enumerate(entries):
         entry_id = entry.get("id")
         parent = entry.get("parentId", 0)  # missing: not the fast path
+        compaction = False
         if not (
             type(entry_id) is str
             and entry.get("type") == "message"
@@ -307,8 +308,7 @@ def check_entries(entries: list[Entry], lines: list[int], diagnostics: Diagnosti
                 replaced[index] = good
             entry_id = good["id"]
             parent = good["parentId"]
-            if good["type"] == "compaction":
-                compactions.append(index)
+            compaction = good["type"] == "compaction"
         if entry_id in position:
             first = lines[position[entry_id]]
             diagnostics.add(lines[index], entry_name(entry), f"id {entry_id} is already used by line {first}; entry skipped")
@@ -316,6 +316,8 @@ def check_entries(entries: list[Entry], lines: list[int], diagnostics: Diagnosti
             continue
         if parent is not None and parent not in position:
             unresolved.append(index)
+        if compaction:
+            compactions.append(index)
         position[entry_id] = index
     if not replaced:
         return check_structure(entries, lines, position, diagnostics, unresolved, compactions)

@@ -354,3 +354,13 @@ def test_the_damaged_file_example_in_docs_sessions_md_matches_real_output(tmp_pa
     with redirect_stdout(out), redirect_stderr(err):
         assert main(["tree", "demo.jsonl"]) == 0
     assert shown == err.getvalue().splitlines() + out.getvalue().splitlines()
+
+
+def test_a_duplicated_compaction_line_is_skipped_like_any_duplicate(tmp_path: Path) -> None:
+    compaction = {"type": "compaction", "id": "c", "parentId": "a", "timestamp": "2026-01-01T00:00:01.000Z",
+                  "summary": "S", "firstKeptEntryId": "a", "tokensBefore": 5}
+    path = write(tmp_path / "s.jsonl", [entry("a", None, message=user("a")), compaction, compaction,
+                                        entry("b", "c", message=user("b"))])
+    loaded = load_session_readonly(path)
+    assert [e["id"] for e in loaded.entries] == ["a", "c", "b"]
+    assert f"{path}:4: compaction entry c: id c is already used by line 3; entry skipped" in loaded.warnings
