@@ -63,8 +63,9 @@ def project_everywhere(loaded: LoadedSession) -> None:
             render_session_html(loaded.header, branch, title="t", session_file=loaded.path).encode("utf-8")
 
 
-def read_everything(path: Path, scratch: Path) -> LoadedSession:
-    """Run every reader on ``path`` (unchanged) and on a copy that a manager appends to."""
+def read_everything(path: Path, scratch: Path, printed: list[str] | None = None) -> LoadedSession:
+    """Run every reader on ``path`` (unchanged) and on a copy that a manager appends to.
+    ``printed`` receives what the ``pi-tui`` commands wrote (for the traceback count)."""
     loaded = load_session_readonly(path)
     project_everywhere(loaded)
     roots = build_tree(loaded.entries, replay_labels(loaded.entries))
@@ -74,6 +75,8 @@ def read_everything(path: Path, scratch: Path) -> LoadedSession:
         describe_entry(entry).encode("utf-8")
     for args in (("context", str(path)), ("context", str(path), "--json"), ("tree", str(path))):
         code, out, err = cli(*args)
+        if printed is not None:
+            printed += [out, err]
         assert code == 0, (args, err)
         assert "Traceback" not in err
         if "--json" in args:

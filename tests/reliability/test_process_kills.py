@@ -33,6 +33,7 @@ import pytest
 
 from pi_tui.core.session.loading import load_session_readonly
 from pi_tui.providers.fake_server import FakeServer
+from tests.reliability.record import Case, FaultRecord
 
 FAULT_CLASS = "process kills"
 
@@ -116,13 +117,13 @@ def _kill_round(rng: random.Random, plan: str, agent: Path, project: Path, sessi
     time.sleep(pause)
     finished = process.poll() is not None
     process.send_signal(signal.SIGKILL)
-    process.communicate(timeout=30)
-    return {"announced": announced, "compactions": compactions, "events": seen,
+    _, stderr = process.communicate(timeout=30)
+    return {"announced": announced, "compactions": compactions, "events": seen, "stderr": stderr,
             "phase": "after the run ended" if finished or matched < nth else plan}
 
 
-def _check_nothing_lost(session: Path, round_info: dict[str, Any]) -> int:
-    """Returns how many announced items are on disk; fails if any is missing."""
+def _check_nothing_lost(session: Path, round_info: dict[str, Any], case: Case) -> int:
+    """Returns how many announced items are on disk; fails (a data loss) if any is missing."""
     announced = round_info["announced"]
     if not any(m.get("role") == "assistant" for m in announced):
         return 0  # deferred persistence: nothing is written (or promised) before the first answer
@@ -133,10 +134,10 @@ def _check_nothing_lost(session: Path, round_info: dict[str, Any]) -> int:
     stored = [e["message"] for e in loaded.entries if e["type"] == "message"]
     for message in announced:
         if message.get("role") in ("user", "assistant", "toolResult"):
-            assert message in stored, f"announced {message.get('role')} message missing after kill -9"
+            case.kept(message in stored, f"an announced {message.get('role')} message")
     summaries = {e["summary"] for e in loaded.entries if e["type"] == "compaction"}
     for result in round_info["compactions"]:
-        assert result["summary"] in summaries, "announced compaction missing after kill -9"
+        case.kept(result["summary"] in summaries, "an announced compaction")
     return len(announced) + len(round_info["compactions"])
 
 
@@ -144,26 +145,29 @@ RESUME = [{"when": {"has_tools": True}, "text": "resumed fine"},
           {"when": {"system_contains": "summar"}, "text": "## Goal\nresumed summary"}]
 
 
-@pytest.mark.parametrize("round_number", range(ROUNDS))
-def test_kill_9_at_a_random_point_loses_nothing_acknowledged(tmp_path: Path, project: Path,
+@pytest.mark.parametrize("round_number", range(ROUNDS), ids=lambda n: f"kill while {KILL_PLANS[n % len(KILL_PLANS)]} #{n}")
+def test_kill_9_at_a_random_point_loses_nothing_acknowledged(fault: FaultRecord, tmp_path: Path, project: Path,
                                                              round_number: int) -> None:
     rng = random.Random(f"kill-{round_number}-{os.environ.get('PI_TUI_KILL_SEED', '')}")
     plan = KILL_PLANS[round_number % len(KILL_PLANS)]
     session = project / "killed.jsonl"
-    with FakeServer(_turns()) as server:
-        info = _kill_round(rng, plan, _agent_dir(tmp_path, server.base_url), project, session)
-    kept = _check_nothing_lost(session, info)
-    print(f"round {round_number}: killed while {info['phase']} after {info['events']} events; "
-          f"{kept} announced items all on disk")
-    torn_before = session.exists() and session.read_bytes()[-1:] not in (b"", b"\n")
-    with FakeServer(RESUME) as server:
-        resumed = subprocess.run([sys.executable, "-m", "pi_tui", "-p", "--session", str(session), "go on"],
-                                 cwd=project, env=_env(_agent_dir(tmp_path, server.base_url)),
-                                 capture_output=True, text=True, timeout=90)
-    assert "Traceback" not in resumed.stderr
-    assert resumed.returncode == 0, resumed.stderr
-    assert "resumed fine" in resumed.stdout
-    after = load_session_readonly(session)  # the torn line is an ordinary skipped line by now
-    assert [w for w in after.warnings if "line skipped" not in w] == []
-    assert len(after.warnings) <= (1 if torn_before else 0)
-    assert session.read_bytes().endswith(b"\n")
+    with fault.case(f"kill -9 while {plan}") as case:
+        with FakeServer(_turns()) as server:
+            info = _kill_round(rng, plan, _agent_dir(tmp_path, server.base_url), project, session)
+        case.no_traceback(info["stderr"])
+        kept = _check_nothing_lost(session, info, case)
+        case.note(f"killed while {info['phase']} after {info['events']} events; {kept} announced items on disk")
+        print(f"round {round_number}: killed while {info['phase']} after {info['events']} events; "
+              f"{kept} announced items all on disk")
+        torn_before = session.exists() and session.read_bytes()[-1:] not in (b"", b"\n")
+        with FakeServer(RESUME) as server:
+            resumed = subprocess.run([sys.executable, "-m", "pi_tui", "-p", "--session", str(session), "go on"],
+                                     cwd=project, env=_env(_agent_dir(tmp_path, server.base_url)),
+                                     capture_output=True, text=True, timeout=90)
+        case.no_traceback(resumed.stdout, resumed.stderr)
+        assert resumed.returncode == 0, resumed.stderr
+        assert "resumed fine" in resumed.stdout
+        after = load_session_readonly(session)  # the torn line is an ordinary skipped line by now
+        assert [w for w in after.warnings if "line skipped" not in w] == []
+        assert len(after.warnings) <= (1 if torn_before else 0)
+        assert session.read_bytes().endswith(b"\n")

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from pi_tui.core.session.manager import SessionManager
 from pi_tui.core.session.tree import TreeNode, build_tree, replay_labels
+from tests.reliability.record import FaultRecord
 
 from .session_readers import read_everything
 from .session_strategies import sessions
@@ -33,7 +34,8 @@ EXPLORE = "PI_TUI_FUZZ_EXAMPLES" in os.environ
 """The default run is the same examples every time (a shared suite must not fail at random);
 setting the count explores new ones."""
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=not EXPLORE,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                       HealthCheck.function_scoped_fixture])  # ``fault`` collects every example
 
 GARBAGE = ["[1, 2]", '"a string"', "42", "null", "{not json", "\u00a0"]
 
@@ -143,31 +145,50 @@ def cycle_members(data: bytes) -> list[set[int]]:
     return cycles
 
 
+def written_ids(data: bytes) -> set[str]:
+    """The ids of the entries written whole (the first line of each id), read independently."""
+    ids: set[str] = set()
+    for number, line in enumerate(data.decode("utf-8").removeprefix("\ufeff").split("\n"), start=1):
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        if number > 1 and isinstance(obj, dict):
+            ids.add(obj["id"])
+    return ids
+
+
 @FUZZ
 @given(damaged_files())
-def test_structural_damage_hides_no_entry_and_every_problem_is_named(case: tuple[bytes, list[str]]) -> None:
-    data, done = case
+def test_structural_damage_hides_no_entry_and_every_problem_is_named(fault: FaultRecord,
+                                                                    damaged: tuple[bytes, list[str]]) -> None:
+    data, done = damaged
     for kind in done:
         event(kind)
     if cycle_members(data):
         event("a parent cycle")
-    with tempfile.TemporaryDirectory() as folder:
+    with fault.case(f"structure: {', '.join(done)}") as case, tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "damaged.jsonl"
         path.write_bytes(data)
-        loaded = read_everything(path, Path(folder))
+        printed: list[str] = []
+        loaded = read_everything(path, Path(folder), printed)
+        case.no_traceback(*printed)
+        missing = written_ids(data) - {e["id"] for e in loaded.entries}
+        case.kept(not missing, f"entries {sorted(missing)} written whole but not loaded")
         warnings = loaded.warnings
         listed = {int(m.group(1)): w for w in warnings if (m := re.match(re.escape(str(path)) + r":(\d+): ", w))}
         capped = any(" more " in w for w in warnings)
         # nothing hidden: each loaded entry is in the tree once, from the file and from a manager
         ids = [e["id"] for e in loaded.entries]
-        assert sorted(tree_ids(build_tree(loaded.entries, replay_labels(loaded.entries)))) == sorted(ids)
+        shown = tree_ids(build_tree(loaded.entries, replay_labels(loaded.entries)))
+        case.kept(sorted(shown) == sorted(ids), "every loaded entry shown once in the tree")
         manager = SessionManager.open(path, cwd=Path(folder))
         try:
-            assert sorted(tree_ids(manager.get_tree())) == sorted(ids)
+            case.kept(sorted(tree_ids(manager.get_tree())) == sorted(ids), "every entry in the manager's tree")
             assert manager.migrated_from is None and manager.backup_file is None
         finally:
             manager.close()
-        assert path.read_bytes() == data  # nothing rewritten
+        case.kept(path.read_bytes() == data, "the file as it was written")  # nothing rewritten
         if not capped:
             for line, fragment in expected_problems(data).items():
                 assert fragment in listed.get(line, ""), (line, fragment, warnings)

@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 
 from pi_tui.core.session.message_checks import check_message
 from pi_tui.core.session.well_formed import message_ok
+from tests.reliability.record import Case, FaultRecord
 
 from .session_readers import read_everything, write_damaged_sample
 from .session_strategies import (
@@ -44,7 +45,8 @@ EXPLORE = "PI_TUI_FUZZ_EXAMPLES" in os.environ
 setting the count explores new ones."""
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=not EXPLORE,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                       HealthCheck.large_base_example])
+                                       HealthCheck.large_base_example,
+                                       HealthCheck.function_scoped_fixture])  # ``fault`` collects every example
 
 
 def warned_lines(path: Path, warnings: list[str]) -> set[int]:
@@ -64,10 +66,13 @@ def as_read(value: Any) -> Any:
     return value
 
 
-def check_loaded(session: DamagedSession, path: Path, warnings: list[str], entries: list[dict[str, Any]]) -> None:
+def check_loaded(session: DamagedSession, path: Path, warnings: list[str], entries: list[dict[str, Any]],
+                 case: Case | None = None) -> None:
     by_id = {e["id"]: e for e in entries}
-    for intact in session.intact():
-        assert by_id.get(intact["id"]) == intact, f"intact entry {intact['id']} did not load as written"
+    lost = [intact["id"] for intact in session.intact() if by_id.get(intact["id"]) != intact]
+    if case is not None:
+        case.kept(not lost, f"well-formed entries {lost} did not load as written")
+    assert not lost, f"intact entries {lost} did not load as written"
     named = warned_lines(path, warnings)
     capped = any(" more problems " in w or " more malformed " in w for w in warnings)
     for line, changes in session.damaged.items():
@@ -78,13 +83,17 @@ def check_loaded(session: DamagedSession, path: Path, warnings: list[str], entri
 
 @FUZZ
 @given(damaged_sessions())
-def test_wrong_types_in_entries_never_crash_a_reader_and_are_named_by_line(session: DamagedSession) -> None:
-    with tempfile.TemporaryDirectory() as folder:
+def test_wrong_types_in_entries_never_crash_a_reader_and_are_named_by_line(fault: FaultRecord,
+                                                                          session: DamagedSession) -> None:
+    damage = "; ".join(f"line {line}: {', '.join(changes)}" for line, changes in sorted(session.damaged.items()))
+    with fault.case(f"wrong types ({damage})") as case, tempfile.TemporaryDirectory() as folder:
         path = session.write(Path(folder) / "damaged.jsonl")
         before = path.read_bytes()
-        loaded = read_everything(path, Path(folder))
-        check_loaded(session, path, loaded.warnings, loaded.entries)
-        assert path.read_bytes() == before
+        printed: list[str] = []
+        loaded = read_everything(path, Path(folder), printed)
+        case.no_traceback(*printed)
+        check_loaded(session, path, loaded.warnings, loaded.entries, case)
+        case.kept(path.read_bytes() == before, "the file as it was written")
         placeholders = sum(e["type"] == "invalid_entry" for e in loaded.entries)
         event("damage named in warnings" if loaded.warnings else "damage that was still well formed")
         event(f"placeholders: {min(placeholders, 3)}")
@@ -92,13 +101,16 @@ def test_wrong_types_in_entries_never_crash_a_reader_and_are_named_by_line(sessi
 
 @FUZZ
 @given(sessions(), st.sampled_from(["version", "cwd", "timestamp", "parentSession"]), WRONG)
-def test_wrong_types_in_the_header_never_crash_a_reader(lines: list[dict[str, Any]], key: str, value: Any) -> None:
+def test_wrong_types_in_the_header_never_crash_a_reader(fault: FaultRecord, lines: list[dict[str, Any]], key: str,
+                                                        value: Any) -> None:
     lines[0][key] = value
     session = DamagedSession(lines)
-    with tempfile.TemporaryDirectory() as folder:
+    with fault.case(f"header {key} = {type(value).__name__}") as case, tempfile.TemporaryDirectory() as folder:
         path = session.write(Path(folder) / "damaged.jsonl")
-        loaded = read_everything(path, Path(folder))
-        check_loaded(session, path, loaded.warnings, loaded.entries)  # no entry lost to a bad header
+        printed: list[str] = []
+        loaded = read_everything(path, Path(folder), printed)
+        case.no_traceback(*printed)
+        check_loaded(session, path, loaded.warnings, loaded.entries, case)  # no entry lost to a bad header
 
 
 DAMAGED_MESSAGES = st.sampled_from(sorted(MESSAGES)).flatmap(lambda role: MESSAGES[role]).flatmap(
@@ -121,16 +133,18 @@ def test_the_fast_path_accepts_only_what_the_full_check_leaves_alone(case: tuple
 
 # --------------------------------------------------------------------------- real processes
 
-def test_the_pi_tui_process_reads_a_damaged_file_without_a_traceback(tmp_path: Path, project: Path) -> None:
+def test_the_pi_tui_process_reads_a_damaged_file_without_a_traceback(fault: FaultRecord, tmp_path: Path,
+                                                                      project: Path) -> None:
     path, damaged = write_damaged_sample(project)
     before = path.read_bytes()
     env = {**os.environ}
     for args in (["context", str(path)], ["context", str(path), "--json"], ["tree", str(path)],
                  ["sessions", "--session-dir", str(project)], ["--export", str(path), str(tmp_path / "out.html")]):
-        result = subprocess.run([sys.executable, "-m", "pi_tui", *args], cwd=project, env=env, capture_output=True,
-                                text=True, timeout=60)
+        with fault.case(f"pi-tui {args[0]} on a damaged file") as case:
+            result = subprocess.run([sys.executable, "-m", "pi_tui", *args], cwd=project, env=env, capture_output=True,
+                                    text=True, timeout=60)
+            case.no_traceback(result.stdout, result.stderr)
         assert result.returncode == 0, (args, result.stderr)
-        assert "Traceback" not in result.stderr
         if args[0] != "sessions":
             assert warned_lines(path, result.stderr.replace("warning: ", "").splitlines()) >= set(damaged), result.stderr
     context = subprocess.run([sys.executable, "-m", "pi_tui", "context", str(path), "--json"], cwd=project,
