@@ -7,6 +7,7 @@ from __future__ import annotations
 import email.utils
 import json
 import math
+import re
 import time
 from typing import Any
 
@@ -14,6 +15,7 @@ from pi_tui.core.messages import ErrorKind
 from pi_tui.core.overflow import is_overflow_error_text
 
 CONNECTION_ERROR_MESSAGE = "Connection error."
+_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
 _OVERFLOW_CODES = ("context_length_exceeded", "model_context_window_exceeded", "request_too_large")
 
 
@@ -42,10 +44,20 @@ def classify_http_error(status: int | None, message: str = "", code: str | None 
 
 
 def error_text(status: int, raw: str) -> tuple[str, str | None]:
-    """pi's error message for an HTTP error body (§14.2) and the error's ``code``."""
+    """pi's error message for an HTTP error body (§14.2) and the error's ``code``.
+
+    One deliberate difference: an HTML page (a proxy's or a captive portal's) is not quoted
+    whole, which put a page of markup into the session and on stderr; it is named by its title.
+    """
     try:
         parsed = json.loads(raw)
     except ValueError:
+        if looks_like_html(raw):
+            title = html_title(raw)
+            if title and title.split(" ", 1)[0] == str(status):
+                title = title.split(" ", 1)[1] if " " in title else ""
+            named = f"{title} " if title else ""
+            return f"{status} {named}(an HTML page instead of the API's error)", None
         return f"{status} {raw}".rstrip(), None
     error = parsed.get("error") if isinstance(parsed, dict) else None
     if error is None:
@@ -59,6 +71,19 @@ def error_text(status: int, raw: str) -> tuple[str, str | None]:
     if isinstance(metadata, dict) and metadata.get("raw"):
         text += f"\n{metadata['raw']}"
     return text, (str(code) if code else None)
+
+
+def looks_like_html(raw: str, content_type: str = "") -> bool:
+    return "html" in content_type.lower() or raw.lstrip()[:15].lower().startswith(("<!doctype html", "<html"))
+
+
+def html_title(raw: str) -> str | None:
+    """The page's title, on one line (None without one)."""
+    found = _TITLE.search(raw)
+    if found is None:
+        return None
+    title = " ".join(found.group(1).split())
+    return title[:120] or None
 
 
 def retry_after_ms(headers: Any) -> int | None:

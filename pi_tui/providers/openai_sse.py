@@ -17,18 +17,22 @@ error, never an answer (the partial content stays in the error message, §14.14)
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 
 from pi_tui.core.provider import AssistantMessageEvent
-from pi_tui.providers.classify import classify_http_error, error_text, retry_after_ms
+from pi_tui.providers.classify import (
+    classify_http_error,
+    error_text,
+    html_title,
+    looks_like_html,
+    retry_after_ms,
+)
 from pi_tui.providers.script import CONNECTION_CUT_MESSAGE as CUT_CAUSE
 from pi_tui.providers.stream_assembler import StreamAssembler
 
 MALFORMED_CAUSE = "Malformed stream from the provider"
 _SSE_FIELDS = ("data", "event", "id", "retry")
 _SNIPPET = 80
-_TITLE = re.compile(rb"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
 
 
 def snippet(text: str | bytes, limit: int = _SNIPPET) -> str:
@@ -63,9 +67,9 @@ def response_failure(assembler: StreamAssembler, status: int, headers: Mapping[s
     if isinstance(parsed, dict) and parsed.get("error") is not None:  # a proxy's error sent as 200
         text, code = error_text(status, raw)
         return assembler.fail(text, classify_http_error(None, text, code))
-    if "html" in content_type.lower() or raw.lstrip()[:15].lower().startswith(("<!doctype html", "<html")):
-        title = _TITLE.search(body)
-        named = f" (titled {snippet(title.group(1))})" if title else ""
+    if looks_like_html(raw, content_type):
+        title = html_title(raw)
+        named = f" (titled {snippet(title)})" if title else ""
         message = (f"The provider answered {status} with an HTML page{named} instead of an event stream; "
                    "is the model's baseUrl right?")
     else:

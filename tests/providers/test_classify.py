@@ -39,3 +39,10 @@ def test_retry_after_forms() -> None:
     later = email.utils.formatdate(time.time() + 30, usegmt=True)
     assert 25_000 <= (retry_after_ms({"retry-after": later}) or 0) <= 31_000
     assert retry_after_ms({"retry-after": "not a date"}) is None
+
+
+def test_an_html_error_page_is_named_by_its_title_not_quoted_whole() -> None:
+    page = "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body><h1>502 Bad Gateway</h1></body></html>\r\n"
+    assert error_text(502, page) == ("502 Bad Gateway (an HTML page instead of the API's error)", None)
+    assert error_text(503, "<!DOCTYPE html><html><body>down</body></html>")[0] == "503 (an HTML page instead of the API's error)"
+    assert error_text(500, "plain text\nsecond line")[0] == "500 plain text\nsecond line"  # pi's rule otherwise
