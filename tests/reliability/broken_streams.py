@@ -1,0 +1,151 @@
+"""What the broken-stream reliability tests share: the wires, the faults, where a cut lands, the
+agent dir pointing a real session at a fake server, and what a session file must (not) hold.
+
+A **wire** is a way pi-tui talks to a model, each against a strict local fake:
+
+* ``openai``: a models.json ``openai-completions`` provider → the direct client
+  (``providers/openai_http.py``) → the OpenAI-compatible fake;
+* ``openai-litellm``: the same provider forced through litellm (``PI_TUI_FORCE_LITELLM=1``);
+* ``anthropic``: a models.json ``anthropic-messages`` provider → the Anthropic fake (through
+  whatever client the session picks for that api);
+* ``scripted``: the in-process scripted provider (SDK only), which decodes the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pi_tui.providers.fake_anthropic_server import FakeAnthropicServer
+from pi_tui.providers.fake_server import FakeServer
+
+WIRES = ("openai", "openai-litellm", "anthropic")
+PLACES = ("thinking", "text", "tool_args", "between_tool_calls", "before_usage")
+TIMEOUT_MS = 600
+"""``retry.provider.timeoutMs`` in these tests: a stall ends after 0.6 s without data."""
+
+CUT = "Connection error: the stream ended before it was complete"
+TIMED_OUT = "Request timed out"
+MALFORMED = "Malformed stream from the provider"
+HTML = "The provider answered 200 with an HTML page"
+NOT_RUN = "not run"
+
+FIRST_OUTPUT = "the first command ran; its arguments are long enough to be cut in the middle of them"
+COMMANDS = (f"touch ran-first; echo '{FIRST_OUTPUT}'", "touch ran-second")
+"""Each tool call leaves a marker file when it runs. The first streams in 4 fragments, the first
+being ``{"command": "touch ran-first; ec``: cut there, a partial parse is a command that would
+create the marker."""
+MARKERS = ("ran-first", "ran-second")
+
+
+def answer_turn(**extra: Any) -> dict[str, Any]:
+    """A reply with every place a cut can land: thinking, text, two tool calls, usage."""
+    return {
+        "thinking": "The user wants two commands run; first one, then the other.",
+        "text": "I will run both commands now.",
+        "tool_calls": [
+            {"id": "call_first", "name": "bash", "arguments": {"command": COMMANDS[0]}, "chunks": 4},
+            {"id": "call_second", "name": "bash", "arguments": {"command": COMMANDS[1]}, "chunks": 2},
+        ],
+        "usage": {"prompt_tokens": 900, "completion_tokens": 60},
+        **extra,
+    }
+
+
+FINAL_TURN = {"text": "Both commands ran.", "usage": {"prompt_tokens": 1000, "completion_tokens": 5}}
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One way a stream goes wrong, and what the error must say."""
+
+    name: str
+    fault: dict[str, Any]
+    cause: str
+    kind: str = "transient"
+    where: str | None = None
+    """The place in the reply (a ``script_faults`` PLACE), if the fault lands at one."""
+
+    @property
+    def retried(self) -> bool:
+        return self.kind in ("transient", "rate_limit")
+
+
+def stream_faults(wire: str) -> list[Fault]:
+    """Every fault × place this wire can show. litellm skips lines it cannot parse and ends at
+    the finish reason, so on its wires garbage is a whole body of it."""
+    faults = [Fault(f"cut-{style}@{at}", {"kind": "cut", "at": at, "style": style}, CUT, where=at)
+              for style in ("clean", "eof", "reset") for at in PLACES]
+    faults += [Fault(f"stall@{at}", {"kind": "stall", "at": at}, TIMED_OUT, where=at) for at in PLACES]
+    if wire in ("openai", "scripted"):
+        faults += [Fault(f"garbage@{at}", {"kind": "garbage", "at": at}, MALFORMED, where=at) for at in ("start", "text", "tool_args")]
+        faults.append(Fault("html-200", {"kind": "html"}, HTML, kind="unknown"))
+    else:
+        faults.append(Fault("garbage-body", {"kind": "garbage", "whole_body": True}, CUT))
+        faults.append(Fault("html-200", {"kind": "html"}, CUT))
+    faults.append(Fault("html-502", {"kind": "html", "status": 502}, "502 "))
+    return faults
+
+
+def expected_place(wire: str, at: str | None) -> str:
+    """How the error names where the stream stopped. Through litellm the usage is held back to
+    the end (an OpenAI cut before the usage reads "after the finish reason"); on Anthropic's wire
+    the finish reason and the usage come together, so a cut before them is after the last block."""
+    if at is None:
+        return ""
+    if wire == "openai-litellm" and at == "before_usage":
+        return "after the finish reason"
+    return {
+        "thinking": "during the thinking",
+        "text": "during the text",
+        "tool_args": "in the middle of the arguments of tool call 'bash'",
+        "between_tool_calls": "after tool call 'bash'",
+        "before_usage": "after tool call 'bash'" if wire == "anthropic" else "after the finish reason, before the usage",
+        "start": "before any content",
+    }[at]
+
+
+@contextmanager
+def fake_for(wire: str, turns: list[dict[str, Any]]) -> Iterator[Any]:
+    server: Any = FakeAnthropicServer(turns) if wire == "anthropic" else FakeServer(turns)
+    with server:
+        yield server
+
+
+def write_agent_dir(agent: Path, wire: str, base_url: str, *, max_retries: int = 1) -> str:
+    """models.json for the wire's fake and settings with fast retries and a short idle timeout;
+    returns the ``provider/model`` to select."""
+    agent.mkdir(parents=True, exist_ok=True)
+    if wire == "anthropic":
+        provider = {"baseUrl": base_url, "api": "anthropic-messages", "apiKey": "sk-ant-reliability",
+                    "models": [{"id": "claude-sonnet-4-5", "reasoning": True, "contextWindow": 200000, "maxTokens": 4000}]}
+        ref = "anthro/claude-sonnet-4-5"
+    else:
+        provider = {"baseUrl": base_url, "api": "openai-completions", "apiKey": "sk-reliability",
+                    "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
+                    "models": [{"id": "fake-model", "reasoning": True, "contextWindow": 128000, "maxTokens": 4000}]}
+        ref = "fake/fake-model"
+    (agent / "models.json").write_text(json.dumps({"providers": {ref.split("/")[0]: provider}}))
+    settings = {"retry": {"maxRetries": max_retries, "baseDelayMs": 1, "provider": {"timeoutMs": TIMEOUT_MS}}}
+    (agent / "settings.json").write_text(json.dumps(settings))
+    return ref
+
+
+def session_messages(path: Path) -> list[dict[str, Any]]:
+    entries = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [e["message"] for e in entries if e.get("type") == "message"]
+
+
+def assert_no_answer_and_nothing_ran(messages: list[dict[str, Any]], project: Path) -> None:
+    """The file holds the prompt and error replies only: no reply that looks like an answer, no
+    tool result, and no tool left a marker."""
+    replies = [m for m in messages if m["role"] == "assistant"]
+    assert replies, "the failed replies are kept in the file, as errors"
+    for reply in replies:
+        assert reply["stopReason"] == "error" and reply.get("errorMessage"), reply
+    assert not [m for m in messages if m["role"] == "toolResult"]
+    assert not [name for name in MARKERS if (project / name).exists()]
