@@ -160,9 +160,9 @@ class AnthropicStreamDecoder:
         try:
             event = parse_json_with_repair(data)
         except ValueError as err:
-            raise StreamFailure(f"Could not parse Anthropic SSE event {name}: {err}; data={data}") from err
+            raise StreamFailure(f"Could not parse Anthropic SSE event {name}: {err}; data={data}", "transient") from err
         if not isinstance(event, dict):
-            raise StreamFailure(f"Could not parse Anthropic SSE event {name}: not an object; data={data}")
+            raise StreamFailure(f"Could not parse Anthropic SSE event {name}: not an object; data={data}", "transient")
         handler = getattr(self, f"_on_{name}")
         result: list[AssistantMessageEvent] = handler(event)
         return result
@@ -281,12 +281,14 @@ class AnthropicStreamDecoder:
 
     def finish(self) -> list[AssistantMessageEvent]:
         """The body ended: ``done`` only after ``message_stop`` and a good stop reason."""
+        # a stream cut short is transient (issue 13: retried per the retry settings; pi does not
+        # retry it), and so is corrupted framing; the texts stay pi's
         if self._started and not self._stopped:
-            return self.fail(ENDED_EARLY, "unknown")
+            return self.fail(ENDED_EARLY, "transient")
         unfinished = [self.message["content"][p] for p in self._open if self.message["content"][p]["type"] == "toolCall"]
         if unfinished:
             call: Any = unfinished[0]
-            return self.fail(f"The arguments of tool call {call['name']} ({call['id']}) did not finish streaming", "unknown")
+            return self.fail(f"The arguments of tool call {call['name']} ({call['id']}) did not finish streaming", "transient")
         if self.message["stopReason"] == "error":
             return self.fail(UNKNOWN_ERROR, "unknown")
         reason = self.message["stopReason"]

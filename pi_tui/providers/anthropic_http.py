@@ -23,7 +23,13 @@ from pi_tui import __version__
 from pi_tui.core.provider import AssistantMessageEvent, CompletionRequest
 from pi_tui.providers.anthropic_decode import AnthropicStreamDecoder, StreamFailure, iter_sse
 from pi_tui.providers.anthropic_encode import anthropic_headers, base_url, build_anthropic_body
-from pi_tui.providers.classify import CONNECTION_ERROR_MESSAGE, classify_http_error, retry_after_ms
+from pi_tui.providers.classify import (
+    CONNECTION_ERROR_MESSAGE,
+    classify_http_error,
+    looks_like_html,
+    retry_after_ms,
+)
+from pi_tui.providers.classify import error_text as shared_error_text
 from pi_tui.providers.http_stream import (
     ConnectFailed,
     ReadTimeout,
@@ -31,7 +37,7 @@ from pi_tui.providers.http_stream import (
     StreamResponse,
     post_stream,
 )
-from pi_tui.providers.openai_sse import is_event_stream
+from pi_tui.providers.openai_sse import is_event_stream, response_failure
 from pi_tui.providers.script import CONNECTION_CUT_MESSAGE
 
 DEFAULT_TIMEOUT_S = 600.0
@@ -50,6 +56,8 @@ def error_text(status: int, raw: str) -> tuple[str, str | None]:
     try:
         parsed = json.loads(raw)
     except ValueError:
+        if looks_like_html(raw):  # a proxy's error page: named by its title, not quoted whole
+            return shared_error_text(status, raw)
         return f"{status} {raw}".rstrip(), None
     code = None
     if isinstance(parsed, dict):
@@ -94,9 +102,9 @@ class AnthropicHttpProvider:
             response = await post_stream(url, payload, headers, timeout=timeout,
                                          connect_timeout=min(timeout, CONNECT_TIMEOUT_S))
             if response.status < 400 and not is_event_stream(response.headers):
+                # an HTML page or a proxy's JSON: one line saying so, as on the OpenAI wire
                 raw = (await response.read(limit=ERROR_BODY_LIMIT)).decode("utf-8", errors="replace")
-                text = redact(f"{response.status} not an event stream ({response.headers.get('content-type')}): {raw[:500]}", key)
-                for event in decoder.fail(text, "transient" if "html" in str(response.headers.get("content-type")) else "unknown"):
+                for event in response_failure(decoder, response.status, response.headers, redact(raw, key).encode()):
                     yield event
                 return
             if response.status >= 400:

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from typing import Protocol
 
+from pi_tui.core.messages import ErrorKind
 from pi_tui.core.provider import AssistantMessageEvent
 from pi_tui.providers.classify import (
     classify_http_error,
@@ -50,7 +52,13 @@ def is_event_stream(headers: Mapping[str, str]) -> bool:
     return kind is None or "text/event-stream" in kind.lower()
 
 
-def response_failure(assembler: StreamAssembler, status: int, headers: Mapping[str, str],
+class Failing(Protocol):
+    """What ends a reply as an error: the ``StreamAssembler``, or another wire's decoder."""
+
+    def fail(self, error_message: str, kind: ErrorKind, *, retry_after_ms: int | None = None) -> list[AssistantMessageEvent]: ...
+
+
+def response_failure(assembler: Failing, status: int, headers: Mapping[str, str],
                      body: bytes) -> list[AssistantMessageEvent]:
     """The events for a response that is not a stream: an HTTP error (§14.2), or a 200 with a
     body of another kind."""

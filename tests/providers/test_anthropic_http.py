@@ -169,7 +169,8 @@ async def test_an_html_error_page_and_an_echoed_key() -> None:
     with FakeAnthropicServer([{"html": {"status": 502}}, {"error": {"status": 401, "echo_api_key": True}}]) as server:
         html = _final(await _run(server))
         echoed = _final(await _run(server))
-    assert html["errorMessage"].startswith("502 <html>") and html["errorKind"] == "transient"
+    assert html["errorMessage"] == "502 Bad Gateway (an HTML page instead of the API's error)"  # not the whole page
+    assert html["errorKind"] == "transient"
     assert KEY not in echoed["errorMessage"] and "[redacted]" in echoed["errorMessage"]
 
 

@@ -73,14 +73,14 @@ def _where(wire: str, at: str) -> str:
     the finish reason and the usage come together (``message_delta``)."""
     if wire == "litellm" and at in ("before_usage", "before_done"):
         return "after the finish reason"
-    if wire == "anthropic" and at in ("before_finish", "before_usage"):
+    if wire == "anthropic-litellm" and at in ("before_finish", "before_usage"):
         return WHERE["before_finish"]
     return WHERE[at]
 
 
 async def _through(wire: str, turn: dict[str, Any], *, timeout_ms: int | None = None) -> tuple[list[str], dict[str, Any]]:
     turns = [copy.deepcopy(turn)]
-    if wire == "anthropic":
+    if wire == "anthropic-litellm":
         with FakeAnthropicServer(turns) as anthropic:
             model = ModelInfo(provider="anthropic", id="claude-sonnet-4-5", api="anthropic-messages", reasoning=True,
                               litellm_model="anthropic/claude-sonnet-4-5", base_url=anthropic.base_url, max_tokens=4000)
@@ -101,12 +101,12 @@ def _assert_broken(kinds: list[str], final: dict[str, Any], cause: str, where: s
     assert where in final["errorMessage"], final["errorMessage"]
 
 
-@pytest.mark.parametrize("wire", ["direct", "scripted", "litellm", "anthropic"])
+@pytest.mark.parametrize("wire", ["direct", "scripted", "litellm", "anthropic-litellm"])
 @pytest.mark.parametrize("style", ["clean", "eof", "reset"])
 @pytest.mark.parametrize("at", list(WHERE))
 async def test_a_cut_stream_is_an_error_naming_where_it_stopped(wire: str, style: str, at: str) -> None:
     kinds, final = await _through(wire, {**TURN, "fault": {"kind": "cut", "at": at, "style": style}})
-    if (wire == "litellm" and at == "before_done" and style != "reset") or (wire == "anthropic" and at == "before_done"):
+    if (wire == "litellm" and at == "before_done" and style != "reset") or (wire == "anthropic-litellm" and at == "before_done"):
         # litellm shows neither [DONE] nor Anthropic's message_stop (it stops reading at the
         # finish): a stream that ends after the finish reason and the usage is whole to it, and
         # nothing is missing from the message
@@ -118,7 +118,7 @@ async def test_a_cut_stream_is_an_error_naming_where_it_stopped(wire: str, style
         assert "not run" in final["errorMessage"]
 
 
-@pytest.mark.parametrize("wire", ["direct", "scripted", "litellm", "anthropic"])
+@pytest.mark.parametrize("wire", ["direct", "scripted", "litellm", "anthropic-litellm"])
 @pytest.mark.parametrize("at", ["text", "tool_args", "before_done"])
 async def test_a_stalled_stream_times_out_after_the_idle_timeout(wire: str, at: str) -> None:
     started = time.monotonic()
@@ -136,7 +136,7 @@ async def test_garbage_in_the_stream_is_a_malformed_stream_error(wire: str, at: 
     _assert_broken(kinds, final, "Malformed stream from the provider", WHERE[at])
 
 
-@pytest.mark.parametrize("wire", ["direct", "scripted", "litellm", "anthropic"])
+@pytest.mark.parametrize("wire", ["direct", "scripted", "litellm", "anthropic-litellm"])
 async def test_a_body_that_is_all_garbage_is_an_error(wire: str) -> None:
     kinds, final = await _through(wire, {**TURN, "fault": {"kind": "cut", "at": "start", "style": "eof"}})
     assert final["stopReason"] == "error" and "done" not in kinds
@@ -145,7 +145,7 @@ async def test_a_body_that_is_all_garbage_is_an_error(wire: str) -> None:
     assert final["stopReason"] == "error" and "done" not in kinds
 
 
-@pytest.mark.parametrize("wire", ["direct", "scripted", "litellm", "anthropic"])
+@pytest.mark.parametrize("wire", ["direct", "scripted", "litellm", "anthropic-litellm"])
 @pytest.mark.parametrize("status", [200, 502])
 async def test_an_html_page_instead_of_the_stream_is_an_error(wire: str, status: int) -> None:
     kinds, final = await _through(wire, {**TURN, "fault": {"kind": "html", "status": status, "title": "Wi-Fi login"}})
@@ -158,7 +158,7 @@ async def test_an_html_page_instead_of_the_stream_is_an_error(wire: str, status:
         assert final["errorKind"] == "transient" and final["errorMessage"].startswith("502 ")
 
 
-@pytest.mark.parametrize("wire", ["direct", "scripted", "litellm", "anthropic"])
+@pytest.mark.parametrize("wire", ["direct", "scripted", "litellm", "anthropic-litellm"])
 async def test_a_slow_drip_is_not_a_stall(wire: str) -> None:
     """Every byte alone, 5 ms apart: slower in total than the 0.4 s idle timeout, never idle."""
     turn = {"text": "A whole answer, byte by byte.", "usage": TURN["usage"], "fault": {"kind": "drip", "bytes": 1, "interval_ms": 5}}
@@ -166,15 +166,15 @@ async def test_a_slow_drip_is_not_a_stall(wire: str) -> None:
     assert kinds[-1] == "done" and final["content"] == [{"type": "text", "text": "A whole answer, byte by byte."}]
 
 
-@pytest.mark.parametrize("wire", ["direct", "scripted", "anthropic"])
+@pytest.mark.parametrize("wire", ["direct", "scripted", "anthropic-litellm"])
 async def test_echo_auth_quotes_the_credential_the_request_carried(wire: str) -> None:
     _, final = await _through(wire, {"text": "x", "fault": {"kind": "echo_auth"}})
     assert final["errorKind"] == "auth"
-    quoted = "sk-ant-test-123" if wire == "anthropic" else "Bearer sk-test-123"
+    quoted = "sk-ant-test-123" if wire == "anthropic-litellm" else "Bearer sk-test-123"
     assert final["errorMessage"].startswith("401 ") and final["errorMessage"].endswith(f"Invalid credentials in request: {quoted}")
 
 
-@pytest.mark.parametrize("wire", ["direct", "scripted", "litellm", "anthropic"])
+@pytest.mark.parametrize("wire", ["direct", "scripted", "litellm", "anthropic-litellm"])
 async def test_rate_limit_and_server_errors_carry_their_retry_delay(wire: str) -> None:
     _, final = await _through(wire, {"error": {"status": 429, "retry_after_ms": 1500}})
     assert (final["errorKind"], final.get("retryAfterMs")) == ("rate_limit", 1500)

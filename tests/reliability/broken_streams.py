@@ -6,8 +6,9 @@ A **wire** is a way pi-tui talks to a model, each against a strict local fake:
 * ``openai``: a models.json ``openai-completions`` provider → the direct client
   (``providers/openai_http.py``) → the OpenAI-compatible fake;
 * ``openai-litellm``: the same provider forced through litellm (``PI_TUI_FORCE_LITELLM=1``);
-* ``anthropic``: a models.json ``anthropic-messages`` provider → the Anthropic fake (through
-  whatever client the session picks for that api);
+* ``anthropic``: a models.json ``anthropic-messages`` provider → the direct Anthropic client
+  (``providers/anthropic_http.py``) → the Anthropic fake;
+* ``anthropic-litellm``: the same through litellm's Anthropic client (``PI_TUI_FORCE_LITELLM=1``);
 * ``scripted``: the in-process scripted provider (SDK only), which decodes the same bytes.
 """
 
@@ -23,12 +24,15 @@ from typing import Any
 from pi_tui.providers.fake_anthropic_server import FakeAnthropicServer
 from pi_tui.providers.fake_server import FakeServer
 
-WIRES = ("openai", "openai-litellm", "anthropic")
+WIRES = ("openai", "openai-litellm", "anthropic", "anthropic-litellm")
 PLACES = ("thinking", "text", "tool_args", "between_tool_calls", "before_usage")
 TIMEOUT_MS = 600
 """``retry.provider.timeoutMs`` in these tests: a stall ends after 0.6 s without data."""
 
 CUT = "Connection error: the stream ended before it was complete"
+ANTHROPIC_ENDED = "Anthropic stream ended before message_stop"
+"""pi's text for an Anthropic stream that ended cleanly before its end marker (kept verbatim by
+the direct Anthropic client, which does not name the place)."""
 TIMED_OUT = "Request timed out"
 MALFORMED = "Malformed stream from the provider"
 HTML = "The provider answered 200 with an HTML page"
@@ -69,33 +73,44 @@ class Fault:
     kind: str = "transient"
     where: str | None = None
     """The place in the reply (a ``script_faults`` PLACE), if the fault lands at one."""
+    by_text: bool = False
+    """Retried although not transient: its text matches pi's retryable pattern (§13.7)."""
 
     @property
     def retried(self) -> bool:
-        return self.kind in ("transient", "rate_limit")
+        return self.by_text or self.kind in ("transient", "rate_limit")
 
 
 def stream_faults(wire: str) -> list[Fault]:
-    """Every fault × place this wire can show. litellm skips lines it cannot parse and ends at
-    the finish reason, so on its wires garbage is a whole body of it."""
-    faults = [Fault(f"cut-{style}@{at}", {"kind": "cut", "at": at, "style": style}, CUT, where=at)
+    """Every fault × place this wire can show. litellm, and Anthropic's SSE framing, skip lines
+    that are not events, so there garbage is a whole body of it (between valid events the
+    stream is judged by its end marker)."""
+    clean_cut = ANTHROPIC_ENDED if wire == "anthropic" else CUT
+    faults = [Fault(f"cut-{style}@{at}", {"kind": "cut", "at": at, "style": style},
+                    CUT if style == "reset" else clean_cut, where=at)
               for style in ("clean", "eof", "reset") for at in PLACES]
     faults += [Fault(f"stall@{at}", {"kind": "stall", "at": at}, TIMED_OUT, where=at) for at in PLACES]
     if wire in ("openai", "scripted"):
         faults += [Fault(f"garbage@{at}", {"kind": "garbage", "at": at}, MALFORMED, where=at) for at in ("start", "text", "tool_args")]
-        faults.append(Fault("html-200", {"kind": "html"}, HTML, kind="unknown"))
+    elif wire == "anthropic":
+        faults.append(Fault("garbage-body", {"kind": "garbage", "whole_body": True}, "Anthropic stream ended without a message",
+                            kind="unknown", by_text=True))  # "ended without"
     else:
         faults.append(Fault("garbage-body", {"kind": "garbage", "whole_body": True}, CUT))
+    if wire.endswith("litellm"):
         faults.append(Fault("html-200", {"kind": "html"}, CUT))
-    faults.append(Fault("html-502", {"kind": "html", "status": 502}, "502 "))
+    else:
+        faults.append(Fault("html-200", {"kind": "html"}, HTML, kind="unknown"))
+    faults.append(Fault("html-502", {"kind": "html", "status": 502}, "502 "))  # one line naming the page, not the page
     return faults
 
 
 def expected_place(wire: str, at: str | None) -> str:
     """How the error names where the stream stopped. Through litellm the usage is held back to
     the end (an OpenAI cut before the usage reads "after the finish reason"); on Anthropic's wire
-    the finish reason and the usage come together, so a cut before them is after the last block."""
-    if at is None:
+    the finish reason and the usage come together, so a cut before them is after the last block.
+    The direct Anthropic client keeps pi's texts, which do not name the place."""
+    if at is None or wire == "anthropic":
         return ""
     if wire == "openai-litellm" and at == "before_usage":
         return "after the finish reason"
@@ -104,14 +119,14 @@ def expected_place(wire: str, at: str | None) -> str:
         "text": "during the text",
         "tool_args": "in the middle of the arguments of tool call 'bash'",
         "between_tool_calls": "after tool call 'bash'",
-        "before_usage": "after tool call 'bash'" if wire == "anthropic" else "after the finish reason, before the usage",
+        "before_usage": "after tool call 'bash'" if wire == "anthropic-litellm" else "after the finish reason, before the usage",
         "start": "before any content",
     }[at]
 
 
 @contextmanager
 def fake_for(wire: str, turns: list[dict[str, Any]]) -> Iterator[Any]:
-    server: Any = FakeAnthropicServer(turns) if wire == "anthropic" else FakeServer(turns)
+    server: Any = FakeAnthropicServer(turns) if wire.startswith("anthropic") else FakeServer(turns)
     with server:
         yield server
 
@@ -120,7 +135,7 @@ def write_agent_dir(agent: Path, wire: str, base_url: str, *, max_retries: int =
     """models.json for the wire's fake and settings with fast retries and a short idle timeout;
     returns the ``provider/model`` to select."""
     agent.mkdir(parents=True, exist_ok=True)
-    if wire == "anthropic":
+    if wire.startswith("anthropic"):
         provider = {"baseUrl": base_url, "api": "anthropic-messages", "apiKey": "sk-ant-reliability",
                     "models": [{"id": "claude-sonnet-4-5", "reasoning": True, "contextWindow": 200000, "maxTokens": 4000}]}
         ref = "anthro/claude-sonnet-4-5"
