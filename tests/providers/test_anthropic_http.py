@@ -130,7 +130,8 @@ async def test_garbage_bodies_are_errors_never_answers() -> None:
         first = _final(await _run(server))
         second = _final(await _run(server))
         third = _final(await _run(server))
-    assert third["stopReason"] == "error" and third["errorMessage"].startswith("200 not an event stream (application/json)")
+    assert third["stopReason"] == "error"
+    assert third["errorMessage"].startswith("The provider answered 200 with 'application/json' instead of an event stream: ")
     assert first["stopReason"] == "error" and "no message_start" in first["errorMessage"]
     assert second["stopReason"] == "error"
     assert second["errorMessage"].startswith("Could not parse Anthropic SSE event content_block_delta")
