@@ -43,6 +43,16 @@ ToolUpdate = Callable[[ToolResult], None]
 """Partial-result callback for live UI updates; must not raise."""
 
 
+class FileAccess(Protocol):
+    """Where ``read``, ``edit`` and ``write`` get and put a text file's content when not from the
+    disk: an editor's buffers over ACP (``fs/read_text_file``, ``fs/write_text_file``), unsaved
+    changes included. Failures raise (``OSError`` or ``ToolError``) with a message naming the file."""
+
+    async def read_text(self, path: Path) -> str: ...
+
+    async def write_text(self, path: Path, content: str) -> None: ...
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolContext:
     cwd: Path
@@ -52,6 +62,8 @@ class ToolContext:
     settings: dict[str, JsonValue] = field(default_factory=dict)
     """The merged settings (``shellPath``, ``shellCommandPrefix``, ``images.*`` …)."""
     model_supports_images: bool = True
+    files: FileAccess | None = None
+    """Text files through the client (ACP mode) instead of the disk; None = the disk."""
 
 
 class Tool(Protocol):
@@ -91,4 +103,4 @@ class FunctionTool:
         return self.run(call_id, args, ctx)
 
 
-__all__ = ["FunctionTool", "Path", "Tool", "ToolContext", "ToolResult", "ToolUpdate", "text_result"]
+__all__ = ["FileAccess", "FunctionTool", "Path", "Tool", "ToolContext", "ToolResult", "ToolUpdate", "text_result"]

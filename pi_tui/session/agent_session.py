@@ -127,6 +127,9 @@ class AgentSession(RunConfigMixin, LifecycleMixin, SessionControlMixin, UserBash
         session (§13.1); the SDK sets it from the CLI choices and the settings."""
         self.project_trust: Any = None
         """The project trust decision (``resources.trust.ProjectTrust``) the SDK made, or None."""
+        self.file_access: Any = None
+        """``core.tool.FileAccess`` the file tools use instead of the disk (ACP mode: the editor's
+        buffers); None = the disk."""
         self.replacement_cancelled = False
         """Whether the last new/resume/fork was cancelled by an extension."""
         self._background: set[asyncio.Future[Any]] = set()

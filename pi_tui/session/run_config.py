@@ -144,4 +144,5 @@ class RunConfigMixin(SessionBase):
             artifact_dir=self.session_manager.artifact_dir,
             settings=settings,
             model_supports_images=model.supports_images if model is not None else True,
+            files=self.file_access,
         )

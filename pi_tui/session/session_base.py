@@ -66,6 +66,7 @@ class SessionBase:
     replacement_cancelled: bool
     fresh_start: Callable[[], tuple[ModelInfo | None, str | None]] | None
     project_trust: Any
+    file_access: Any
 
     # Implemented by AgentSession.
     def emit(self, event: dict[str, Any]) -> None:

@@ -17,9 +17,9 @@ from pi_tui.core.cancellable_thread import run_in_thread
 from pi_tui.core.errors import ToolError
 from pi_tui.core.messages import JsonValue
 from pi_tui.core.regular_files import NotRegularFileError, open_regular, open_regular_for_write
-from pi_tui.core.tool import ToolContext, ToolResult
+from pi_tui.core.tool import FileAccess, ToolContext, ToolResult
 from pi_tui.tools.common import names_failures, os_error_code, require_str
-from pi_tui.tools.edit_diff import generate_diff_string, plan_edit
+from pi_tui.tools.edit_diff import PlannedEdit, generate_diff_string, plan_edit
 from pi_tui.tools.edit_match import EditSpec
 from pi_tui.tools.mutation_queue import file_mutation_lock
 from pi_tui.tools.paths import resolve_to_cwd
@@ -136,7 +136,24 @@ class EditTool:
         path = resolve_to_cwd(display_path, ctx.cwd)
         with names_failures(self.name, display_path):
             async with file_mutation_lock(path):
+                if ctx.files is not None:
+                    return await _edit_through(ctx.files, path, display_path, specs)
                 return await run_in_thread(_edit_file, path, display_path, specs)
+
+
+async def _edit_through(files: FileAccess, path: Path, display_path: str, specs: list[EditSpec]) -> ToolResult:
+    """The same edit on the client's copy of the file (ACP: the editor's buffer, unsaved changes
+    included), written back through it."""
+    try:
+        text = await files.read_text(path)
+    except OSError as error:
+        raise ToolError(f"Could not edit file: {display_path}. {error}") from None
+    planned = await run_in_thread(plan_edit, text.encode("utf-8", "surrogatepass"), specs, display_path)
+    try:
+        await files.write_text(path, ("\ufeff" if planned.bom else "") + planned.new_original)
+    except OSError as error:
+        raise ToolError(f"Could not write file: {display_path}. {error}") from None
+    return _edit_result(planned, specs, display_path)
 
 
 def _edit_file(path: Path, display_path: str, specs: list[EditSpec]) -> ToolResult:
@@ -161,6 +178,10 @@ def _edit_file(path: Path, display_path: str, specs: list[EditSpec]) -> ToolResu
             fh.write(data)
     except OSError as error:
         raise ToolError(f"Could not write file: {display_path}. Error code: {os_error_code(error)}.") from None
+    return _edit_result(planned, specs, display_path)
+
+
+def _edit_result(planned: PlannedEdit, specs: list[EditSpec], display_path: str) -> ToolResult:
     diff, first_changed = generate_diff_string(planned.old_lf, planned.new_lf)
     return ToolResult(
         content=[{"type": "text", "text": f"Successfully replaced {len(specs)} block(s) in {display_path}."}],

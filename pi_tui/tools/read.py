@@ -10,6 +10,7 @@ the tool forever, ``/dev/zero`` never ends.
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
 from typing import BinaryIO, Literal
@@ -28,6 +29,20 @@ from pi_tui.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_s
 _SNIFF_BYTES = 8192
 NO_VISION_NOTE = "[Current model does not support images. The image will be omitted from this request.]"
 IMAGE_OMITTED_NOTE = "[Image omitted: could not be resized below the inline image size limit.]"
+
+
+def _client_may_read(path: Path) -> bool:
+    """Whether a text read goes to the client's file access: a missing file (the client may hold
+    an unsaved buffer) or a regular text file. Folders, FIFOs, images and binary files stay on
+    the local path, which answers them as usual."""
+    if not os.path.lexists(path):
+        return True
+    try:
+        with open_regular(path) as fh:
+            head = fh.read(_SNIFF_BYTES)
+    except (NotRegularFileError, OSError):
+        return False
+    return detect_image_mime(head) is None and not looks_binary(head)
 
 
 def looks_binary(head: bytes) -> bool:
@@ -66,6 +81,9 @@ class ReadTool:
         limit = optional_int(args, "limit", self.name)
         path = resolve_read_path(raw_path, ctx.cwd)
         with names_failures(self.name, raw_path):
+            if ctx.files is not None and await run_in_thread(_client_may_read, path):
+                text = await ctx.files.read_text(path)  # ACP: the editor's buffer, unsaved changes included
+                return self._text_result(io.BytesIO(text.encode("utf-8", "surrogatepass")), raw_path, offset, limit)
             return await run_in_thread(self._read, raw_path, path, offset, limit, ctx)
 
     def _read(

@@ -48,18 +48,27 @@ class WriteTool:
         path = resolve_to_cwd(display_path, ctx.cwd)
         with names_failures(self.name, display_path):
             async with file_mutation_lock(path):
-                written = await run_in_thread(_write_file, path, content)
+                if ctx.files is not None:  # the client's copy (ACP: the editor's buffer)
+                    await run_in_thread(_make_parents, path)
+                    await ctx.files.write_text(path, content)
+                    written = len(content.encode("utf-8", "surrogatepass"))
+                else:
+                    written = await run_in_thread(_write_file, path, content)
         return ToolResult(
             content=[{"type": "text", "text": f"Successfully wrote {written} bytes to {display_path}"}]
         )
 
 
-def _write_file(path: Path, content: str) -> int:
-    data = content.encode("utf-8", "surrogatepass")
+def _make_parents(path: Path) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise node_style_error(error, "mkdir", path.parent) from None
+
+
+def _write_file(path: Path, content: str) -> int:
+    data = content.encode("utf-8", "surrogatepass")
+    _make_parents(path)
     try:
         with open_regular_for_write(path) as fh:
             fh.write(data)
