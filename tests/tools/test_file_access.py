@@ -66,7 +66,7 @@ async def test_read_edit_write_use_the_buffer_not_the_disk(tmp_path: Path) -> No
 
 async def test_a_client_failure_names_the_file(tmp_path: Path) -> None:
     ctx = ToolContext(cwd=tmp_path, files=Buffers())
-    with pytest.raises(ToolError, match="Could not edit file: gone.py. Resource not found"):
+    with pytest.raises(ToolError, match=r"Could not edit file: gone\.py\. Resource not found"):
         await EditTool().execute("1", {"path": "gone.py", "edits": [{"oldText": "a", "newText": "b"}]}, ctx)
     with pytest.raises(Exception, match="Resource not found"):
         await ReadTool().execute("2", {"path": "gone.py"}, ctx)
