@@ -1,8 +1,8 @@
 """Benchmark: open a 100,000-entry session and project its context.
 
 Each run is a fresh interpreter (so caches and an already-grown heap don't flatter the result),
-which opens the file with ``SessionManager.open`` (read, parse, index, lock) and calls
-``build_session_context()`` from the leaf. Reports the median over the runs and the peak RSS
+which opens the file with ``SessionManager.open`` (read, parse, check every entry, index, lock)
+and calls ``build_session_context()`` from the leaf. Reports the median over the runs and the peak RSS
 of the child process (``VmHWM``), next to the RSS of an interpreter that only imported the
 modules.
 
@@ -41,6 +41,21 @@ def peak_kb():
 
 baseline = peak_kb()
 path = Path(sys.argv[1])
+import pi_tui.core.session.loading as loading
+
+checks_cpu = [0.0]
+_check_entries = loading.check_entries
+
+
+def timed_check_entries(*args, **kwargs):  # the share of the open spent checking entries
+    start = time.process_time()
+    try:
+        return _check_entries(*args, **kwargs)
+    finally:
+        checks_cpu[0] += time.process_time() - start
+
+
+loading.check_entries = timed_check_entries
 if sys.argv[2] == "run":
     c0, t0 = time.process_time(), time.perf_counter()
     manager = SessionManager.open(path, cwd=path.parent)
@@ -48,7 +63,8 @@ if sys.argv[2] == "run":
     context = manager.build_session_context()
     c2, t2 = time.process_time(), time.perf_counter()
     manager.close()
-    print(json.dumps({"load": t1 - t0, "project": t2 - t1, "cpu": c2 - c0, "entries": len(manager.get_entries()),
+    print(json.dumps({"load": t1 - t0, "project": t2 - t1, "cpu": c2 - c0, "checks_cpu": checks_cpu[0],
+                      "entries": len(manager.get_entries()),
                       "messages": len(context.messages),
                       "rss_kb": peak_kb()}))
 else:
@@ -89,7 +105,9 @@ def main() -> None:
         f"open {load:.2f} s, project {project:.3f} s, {int(runs[0]['messages'])} messages in context)"
     )
     cpu = statistics.median(r["cpu"] for r in runs)
-    print(f"session_load: CPU time median {cpu:.2f} s (wall time suffers when the machine is busy)")
+    checks = statistics.median(r["checks_cpu"] for r in runs)
+    print(f"session_load: CPU time median {cpu:.2f} s (wall time suffers when the machine is busy), of which "
+          f"{checks:.2f} s checking every entry (core/session/validation.py)")
     print(f"session_load: peak RSS {peak_mb:.0f} MB (interpreter with the modules imported: {base_mb:.0f} MB)")
 
 
