@@ -17,10 +17,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import signal
 import sys
 
 from pi_tui.core.errors import PiError
 from pi_tui.core.messages import assistant_text
+from pi_tui.modes.shutdown import SignalShutdown, exit_status
+from pi_tui.tools.shell import kill_running_process_groups
 
 EXIT_FAILURE = 1
 
@@ -29,9 +32,11 @@ def run_print_mode(args: argparse.Namespace, *, hard_exit: bool | None = None) -
     """Run and return the exit code (or end the process when ``hard_exit``; by default only
     outside tests)."""
     try:
-        code = asyncio.run(_run(args))
+        code = asyncio.run(_run_handling_signals(args))
     except KeyboardInterrupt:
         code = 130
+    finally:
+        kill_running_process_groups()  # however the run ended, no command it started runs on
     if hard_exit is None:
         hard_exit = "PYTEST_CURRENT_TEST" not in os.environ
     if hard_exit:
@@ -44,7 +49,25 @@ def run_print_mode(args: argparse.Namespace, *, hard_exit: bool | None = None) -
     return code
 
 
-async def _run(args: argparse.Namespace) -> int:
+async def _run_handling_signals(args: argparse.Namespace) -> int:
+    """``_run`` with SIGTERM/SIGHUP/SIGINT handled (modes/shutdown.py): the run is aborted and
+    recorded, the session shut down, and the status is 143/129/130."""
+    shutdown = SignalShutdown()
+    shutdown.install()
+    try:
+        code = await _run(args, shutdown)
+    except asyncio.CancelledError:
+        if shutdown.signum is None:
+            raise
+    finally:
+        shutdown.remove()
+    if shutdown.signum is None:
+        return code
+    print(f"pi-tui: {signal.Signals(shutdown.signum).name}: run aborted, session saved", file=sys.stderr)
+    return exit_status(shutdown.signum)
+
+
+async def _run(args: argparse.Namespace, shutdown: SignalShutdown | None = None) -> int:
     from pi_tui.modes.cli_session import initial_prompts, read_piped_stdin, session_from_args
 
     json_mode = getattr(args, "mode", None) == "json"
@@ -63,10 +86,14 @@ async def _run(args: argparse.Namespace) -> int:
         attach_json_output(session)
     else:
         session.subscribe(say_on_stderr)
+    if shutdown is not None:
+        shutdown.on_signal = session.abort
     try:
         await session.start()  # session_start + resources_discover before the first prompt
         show_diagnostics(session, json_mode=json_mode)
         for index, text in enumerate(prompts):
+            if shutdown is not None and shutdown.signum is not None:
+                break  # a signal arrived: no further prompt starts
             await session.prompt(text, images=images if index == 0 else ())
     except PiError as err:
         print(f"pi-tui: {err}", file=sys.stderr)

@@ -73,6 +73,23 @@ def kill_process_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
+_RUNNING_GROUPS: set[int] = set()
+"""Process groups of the shells running right now (``bash`` calls and ``!cmd``), for
+``kill_running_process_groups``."""
+
+
+def kill_running_process_groups() -> int:
+    """SIGKILL every running command's whole process group; returns how many there were.
+
+    For the way out of the process (SIGTERM, SIGHUP, a terminal gone, an exception): the usual
+    path, cancelling the tool's task, runs only while the event loop still runs. Safe from any
+    thread and from a signal handler (no locks: a copy of a set and ``killpg``)."""
+    groups = list(_RUNNING_GROUPS)
+    for pgid in groups:
+        kill_process_group(pgid)
+    return len(groups)
+
+
 @dataclass(slots=True)
 class ShellOutcome:
     exit_code: int | None
@@ -139,6 +156,7 @@ async def run_shell(
     except OSError as error:
         raise ToolError(f"Failed to start shell {shell}: {error.strerror or error} (command: {command})") from None
     pid = transport.get_pid()
+    _RUNNING_GROUPS.add(pid)  # start_new_session: the shell's pid is its group id
     _widen_pipe(transport)
 
     async def pump() -> None:
@@ -189,6 +207,9 @@ async def run_shell(
             kill_process_group(pid)
             with contextlib.suppress(BaseException):
                 await asyncio.wait_for(asyncio.shield(protocol.exited), 5)
+        # A job the command left running in the background (`server &`) outlives the call, as
+        # in pi; only the groups of commands still running are killed on the way out.
+        _RUNNING_GROUPS.discard(pid)
         transport.close()
 
 

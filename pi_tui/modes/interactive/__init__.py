@@ -136,7 +136,12 @@ def run_interactive(args: argparse.Namespace) -> int:
     agent = default_agent_dir()
     app = PiApp(None, cwd=cwd, agent_dir=agent, initial_messages=list(args.messages or []),
                 session_loader=lambda: load_session(args, cwd, agent, ask_trust=app.ask_project_trust))
-    code = app.run()
+    try:
+        code = app.run()
+    finally:
+        from pi_tui.tools.shell import kill_running_process_groups
+
+        kill_running_process_groups()  # however the app ended, no command it started runs on
     # A litellm import still running in its thread would hold interpreter exit for seconds.
     sys.stdout.flush()
     sys.stderr.flush()

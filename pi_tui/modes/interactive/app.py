@@ -87,6 +87,7 @@ class PiApp(App[int]):
             self.theme = theme
 
     exiting = False
+    terminal_watch: Any = None
     """Set once the app starts closing: session events still arriving are no longer shown."""
 
     _control_filter: Any = None
@@ -117,6 +118,12 @@ class PiApp(App[int]):
 
     async def _after_first_frame(self) -> None:
         self.first_frame_at = time.perf_counter()
+        if not self.is_headless:
+            # SIGTERM/SIGHUP and a terminal that hangs up end the app cleanly (terminal_watch.py);
+            # imported here, after the first frame: it pulls in the tools.
+            from pi_tui.modes.interactive.terminal_watch import install
+
+            self.terminal_watch = install(self)
         if self.chat is not None:
             await self.chat.mount_secondary()
         if self.session is not None or self.session_loader is None:

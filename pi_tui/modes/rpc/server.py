@@ -38,6 +38,8 @@ from pi_tui.modes.rpc.framing import LineSplitter, encode_frame
 from pi_tui.modes.rpc.handlers_run import answer_preflight
 from pi_tui.modes.rpc.protocol import ParsedCommand, parse_record
 from pi_tui.modes.rpc.ui import RpcExtensionUI, UiBridge
+from pi_tui.modes.shutdown import SignalShutdown
+from pi_tui.tools.shell import kill_running_process_groups
 
 if TYPE_CHECKING:
     from pi_tui.session.agent_session import AgentSession
@@ -234,6 +236,7 @@ def run_rpc_mode(args: argparse.Namespace, *, hard_exit: bool | None = None) -> 
         code = 130
     finally:
         sys.stdout = real_stdout
+        kill_running_process_groups()  # however serving ended, no command it started runs on
     if hard_exit is None:
         hard_exit = "PYTEST_CURRENT_TEST" not in os.environ
     if hard_exit:
@@ -260,8 +263,17 @@ async def _serve_process(args: argparse.Namespace, writer: FrameWriter) -> int:
         return EXIT_FAILURE
     scoped = resolve_scoped_models(getattr(args, "models", None), session.model_registry)
     server = RpcServer(session, writer, scoped_models=scoped)
+    # SIGTERM/SIGHUP/SIGINT: abort what runs (recorded), shut down, exit 143/129/130 as pi does.
+    shutdown = SignalShutdown()
+    shutdown.on_signal = session.abort
+    shutdown.install()
     try:
         await server.serve(stdin_chunks(sys.stdin.buffer if sys.stdin is not None else None))
+    except asyncio.CancelledError:
+        if shutdown.signum is None:
+            raise
     finally:
+        shutdown.remove()
+        session.abort_user_bash()
         await server.close()
-    return 0
+    return shutdown.exit_code or 0
