@@ -1,5 +1,6 @@
 """Benchmark: ``pi-tui -p "say hi"`` on a litellm-carried model (Gemini) against the local Gemini
-fake, beside pi 0.73.1 on the same fake.
+fake, beside pi 0.73.1 on the same fake; and the same on OpenAI's Responses API (our own client,
+no litellm) against the local Responses fake, beside pi.
 
 The agent dir's models.json declares a ``google-generative-ai`` provider whose ``baseUrl`` is
 ``pi_tui.providers.gemini_fake``: pi-tui sends it through litellm (whose import dominates the
@@ -30,6 +31,7 @@ REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 
 from pi_tui.providers.gemini_fake import GeminiFakeServer  # noqa: E402
+from pi_tui.providers.responses_fake import ResponsesFakeServer  # noqa: E402
 
 TURN = {"text": "Hello! How can I help you today?", "usage": {"prompt_tokens": 1200, "completion_tokens": 9}}
 MODEL = "google/gemini-2.5-flash"
@@ -54,6 +56,26 @@ def _models(base_url: str) -> dict[str, object]:
                                                  "maxTokens": 65536}]}}}
 
 
+def _responses_models(base_url: str) -> dict[str, object]:
+    return {"providers": {"openai": {"baseUrl": base_url, "api": "openai-responses", "apiKey": "sk",
+                                     "models": [{"id": "o4-mini", "reasoning": True, "contextWindow": 200000, "maxTokens": 100000}]}}}
+
+
+def report(results: dict[str, list[tuple[float, float, int]]]) -> None:
+    for name, runs in results.items():
+        walls = [r[0] for r in runs]
+        print(f"{name:<34} median {statistics.median(walls):.2f} s (min {min(walls):.2f}, max {max(walls):.2f}, n={len(runs)})  "
+              f"CPU {statistics.median(r[1] for r in runs):.2f} s  peak RSS {max(r[2] for r in runs)} MB", flush=True)
+
+
+def run_interleaved(variants: dict[str, tuple[list[str], dict[str, str]]], cwd: Path, runs: int) -> dict[str, list[tuple[float, float, int]]]:
+    results: dict[str, list[tuple[float, float, int]]] = {name: [] for name in variants}
+    for _ in range(runs):
+        for name, (command, variant_env) in variants.items():
+            results[name].append(one_run(command, variant_env, cwd))
+    return results
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=7)
@@ -75,17 +97,16 @@ def main() -> int:
         }
         if not options.no_pi and PI.exists() and shutil.which("node"):
             variants["pi 0.73.1 -p"] = ([str(PI), "-p", "say hi", "--model", MODEL], env)
-        results: dict[str, list[tuple[float, float, int]]] = {name: [] for name in variants}
         with GeminiFakeServer([TURN] * (options.runs * len(variants) + 2)) as server:
             (agent / "models.json").write_text(json.dumps(_models(server.base_url)))
             one_run(variants["pi-tui -p (early litellm import)"][0], env, cwd)  # warm bytecode and page cache
-            for _ in range(options.runs):
-                for name, (command, variant_env) in variants.items():
-                    results[name].append(one_run(command, variant_env, cwd))
-        for name, runs in results.items():
-            walls = [r[0] for r in runs]
-            print(f"{name:<34} median {statistics.median(walls):.2f} s (min {min(walls):.2f}, max {max(walls):.2f}, n={len(runs)})  "
-                  f"CPU {statistics.median(r[1] for r in runs):.2f} s  peak RSS {max(r[2] for r in runs)} MB", flush=True)
+            report(run_interleaved(variants, cwd, options.runs))
+        responses = {"pi-tui -p openai-responses": ([sys.executable, "-m", "pi_tui", "-p", "say hi", "--model", "openai/o4-mini"], env)}
+        if "pi 0.73.1 -p" in variants:
+            responses["pi 0.73.1 -p openai-responses"] = ([str(PI), "-p", "say hi", "--model", "openai/o4-mini"], env)
+        with ResponsesFakeServer([TURN] * (options.runs * len(responses) + 2)) as server:
+            (agent / "models.json").write_text(json.dumps(_responses_models(server.base_url)))
+            report(run_interleaved(responses, cwd, options.runs))
     print(f"load average {os.getloadavg()[0]:.1f} / {os.cpu_count()} cores")
     return 0
 

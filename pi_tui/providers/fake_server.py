@@ -26,7 +26,6 @@ dropped mid-chunk), a stall, garbage, an HTML page, a slow drip, an error quotin
 
 from __future__ import annotations
 
-import argparse
 import json
 import socket
 import sys
@@ -346,24 +345,10 @@ class FakeServer:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m pi_tui.providers.fake_server", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--script", required=True, type=Path, help="script file (JSON or YAML)")
-    parser.add_argument("--port", type=int, default=0, help="port to listen on (0 = any free port)")
-    parser.add_argument("--log", type=Path, help="append every request body to this file, one JSON line each")
-    args = parser.parse_args(argv)
-    try:
-        server = FakeServer(args.script, args.log, port=args.port)
-    except Exception as err:  # a bad script or a busy port: one clear line, no traceback
-        print(f"fake_server: {err}", file=sys.stderr)
-        return 2
-    print(f"PORT {server.port}", flush=True)
-    try:
-        server._server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server._server.server_close()
-    return 0
+    from pi_tui.providers.fake_cli import serve_from_command_line
+
+    return serve_from_command_line(argv, prog="pi_tui.providers.fake_server", description=__doc__.split("\n\n")[0],
+                                   make_server=lambda args: FakeServer(args.script, args.log, port=args.port))
 
 
 if __name__ == "__main__":

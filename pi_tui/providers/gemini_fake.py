@@ -35,7 +35,6 @@ Command line (for pi and benchmarks)::
 
 from __future__ import annotations
 
-import argparse
 import base64
 import itertools
 import json
@@ -46,6 +45,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from pi_tui.providers.fake_cli import serve_from_command_line
 from pi_tui.providers.fake_server import (
     STALL_SECONDS,
     FakeServer,
@@ -286,25 +286,8 @@ class GeminiFakeServer(FakeServer):
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m pi_tui.providers.gemini_fake", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--script", required=True, type=Path, help="script file (JSON or YAML)")
-    parser.add_argument("--port", type=int, default=0, help="port to listen on (0 = any free port)")
-    parser.add_argument("--log", type=Path, help="append every request body to this file, one JSON line each")
-    args = parser.parse_args(argv)
-    try:
-        server = GeminiFakeServer(args.script, args.log, port=args.port)
-    except Exception as err:  # a bad script or a busy port: one clear line, no traceback
-        sys.stderr.write(f"gemini_fake: {err}\n")
-        return 2
-    sys.stdout.write(f"PORT {server.port}\n")
-    sys.stdout.flush()
-    try:
-        server._server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server._server.server_close()
-    return 0
+    return serve_from_command_line(argv, prog="pi_tui.providers.gemini_fake", description=__doc__.split("\n\n")[0],
+                                   make_server=lambda args: GeminiFakeServer(args.script, args.log, port=args.port))
 
 
 if __name__ == "__main__":

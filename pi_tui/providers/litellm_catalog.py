@@ -141,11 +141,11 @@ def all_models() -> list[CatalogModel]:
 def known_providers() -> set[str]:
     """Provider prefixes litellm understands (from the catalog, plus a few catalog-less ones)."""
     providers = {m.provider for m in all_models()}
-    providers.update(_EXTRA_PROVIDERS)
+    providers.update(COMMON_PROVIDERS)
     return providers
 
 
-_EXTRA_PROVIDERS = (
+COMMON_PROVIDERS = (
     "openai",
     "anthropic",
     "ollama",

@@ -27,7 +27,6 @@ Command line (for pi and benchmarks): ``python -m pi_tui.providers.responses_fak
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
 import math
@@ -36,6 +35,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from pi_tui.providers.fake_cli import serve_from_command_line
 from pi_tui.providers.fake_server import (
     STALL_SECONDS,
     FakeServer,
@@ -292,24 +292,8 @@ class ResponsesFakeServer(FakeServer):
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m pi_tui.providers.responses_fake", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--script", required=True, type=Path, help="script file (JSON or YAML)")
-    parser.add_argument("--port", type=int, default=0, help="port to listen on (0 = any free port)")
-    args = parser.parse_args(argv)
-    try:
-        server = ResponsesFakeServer(args.script, port=args.port)
-    except Exception as err:  # a bad script or a busy port: one clear line, no traceback
-        sys.stderr.write(f"responses_fake: {err}\n")
-        return 2
-    sys.stdout.write(f"PORT {server.port}\n")
-    sys.stdout.flush()
-    try:
-        server._server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server._server.server_close()
-    return 0
+    return serve_from_command_line(argv, prog="pi_tui.providers.responses_fake", description=__doc__.split("\n\n")[0],
+                                   make_server=lambda args: ResponsesFakeServer(args.script, args.log, port=args.port))
 
 
 if __name__ == "__main__":

@@ -21,22 +21,12 @@ from pi_tui.providers.gemini_fake import GeminiFakeServer
 from pi_tui.resources.settings import SettingsManager
 from pi_tui.sdk import create_agent_session
 from pi_tui.session.agent_session import AgentSession
+from tests.session.conftest import FakeClock
 
 PRO3, FLASH = "gemini-3-pro-preview", "gemini-2.5-flash"
 TOOL_TURN = {"thinking": "The user wants echo.", "tool_calls": [{"name": "bash", "arguments": {"command": "echo hi"}}],
              "when": {"last_user_contains": "echo"}}
 SUMMARY_PROMPT = "summarize conversations"
-
-
-class InstantClock:
-    def __init__(self) -> None:
-        self.sleeps: list[float] = []
-
-    def now(self) -> float:
-        return 0.0
-
-    async def sleep(self, seconds: float) -> None:
-        self.sleeps.append(seconds)
 
 
 def _models_json(agent: Path, base_url: str, *, window: int = 1_048_576) -> None:
@@ -56,7 +46,7 @@ def fake(request: pytest.FixtureRequest, agent_dir: Path) -> Iterator[GeminiFake
 
 def _session(project: Path, agent: Path, **kwargs: Any) -> tuple[AgentSession, list[dict[str, Any]]]:
     kwargs.setdefault("model", f"google/{PRO3}")
-    session = create_agent_session(cwd=project, agent_dir=agent, load_extensions=False, clock=InstantClock(), **kwargs)
+    session = create_agent_session(cwd=project, agent_dir=agent, load_extensions=False, clock=FakeClock(), **kwargs)
     events: list[dict[str, Any]] = []
     session.subscribe(events.append)
     return session, events
@@ -175,7 +165,7 @@ async def test_overflow_compacts_and_retries(project: Path, agent_dir: Path, fak
 @pytest.mark.parametrize("fake", [[{"error": {"status": 429, "message": "Resource has been exhausted (e.g. check quota).", "retry_after": 7}},
                                    {"text": "after the wait"}]], indirect=True)
 async def test_rate_limit_retries_after_the_servers_delay(project: Path, agent_dir: Path, fake: GeminiFakeServer) -> None:
-    clock = InstantClock()
+    clock = FakeClock()
     session = create_agent_session(cwd=project, agent_dir=agent_dir, model=f"google/{PRO3}", load_extensions=False, clock=clock)
     events: list[dict[str, Any]] = []
     session.subscribe(events.append)

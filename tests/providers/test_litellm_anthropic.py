@@ -12,14 +12,13 @@ from typing import Any
 import pytest
 
 from pi_tui.core.messages import user_message
-from pi_tui.core.provider import CompletionRequest, ModelCost, ModelInfo, ToolSpec
+from pi_tui.core.provider import CompletionRequest, ModelCost, ModelInfo
 from pi_tui.providers.fake_anthropic_server import FakeAnthropicServer
 from pi_tui.providers.litellm_provider import LiteLLMProvider
 from pi_tui.sdk import create_agent_session
+from tests.providers.wire_helpers import BASH, final_message, tool_result
 
 KEY = "sk-ant-test"
-BASH = ToolSpec(name="bash", description="Run a command",
-                parameters={"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]})
 SONNET = ModelInfo(provider="claude-proxy", id="claude-sonnet-4-5", api="anthropic-messages", litellm_model="anthropic/claude-sonnet-4-5",
                    reasoning=True, max_tokens=64000, context_window=200_000, cost=ModelCost(input=3, output=15, cache_read=0.3, cache_write=3.75))
 SYSTEM = "You are a careful coding assistant. " * 300  # above the 1024-token minimum for a cache entry
@@ -32,15 +31,8 @@ async def _final(server: FakeAnthropicServer, messages: list[Any], *, model: Mod
                  system: str = SYSTEM) -> dict[str, Any]:
     request = CompletionRequest(model=replace(model, base_url=server.base_url), system_prompt=system, messages=messages,
                                 tools=[BASH], api_key=KEY, reasoning=reasoning)  # type: ignore[arg-type]
-    events = [event async for event in LiteLLMProvider(timeout=5).stream(request)]
-    last = events[-1]
-    final: dict[str, Any] = last["message"] if last["type"] == "done" else last["error"]
-    return final
+    return await final_message(LiteLLMProvider(timeout=5), request)
 
-
-def _result(call_id: str, text: str, *, error: bool = False) -> dict[str, Any]:
-    return {"role": "toolResult", "toolCallId": call_id, "toolName": "bash", "content": [{"type": "text", "text": text}],
-            "isError": error, "timestamp": 3}
 
 
 async def test_signed_and_redacted_thinking_round_trip_with_pis_markers_and_budget() -> None:
@@ -48,7 +40,7 @@ async def test_signed_and_redacted_thinking_round_trip_with_pis_markers_and_budg
     with FakeAnthropicServer([TOOL_TURN, {"text": "It failed."}], api_key=KEY) as server:
         first = await _final(server, [question])
         call = first["content"][-1]
-        second = await _final(server, [question, first, _result(call["id"], "boom", error=True)])
+        second = await _final(server, [question, first, tool_result(call["id"], "boom", error=True)])
         body, headers = server.requests[1], server.recorded[1].headers
     redacted, thinking = first["content"][0], first["content"][1]
     assert redacted["redacted"] is True and redacted["thinking"] == "[Reasoning redacted]" and redacted["thinkingSignature"]
@@ -80,7 +72,7 @@ async def test_usage_keeps_anthropics_uncached_input_and_cache_counts_apart() ->
     question = user_message("run echo hi", timestamp=1)
     with FakeAnthropicServer([TOOL_TURN, {"text": "Done."}], api_key=KEY) as server:
         first = await _final(server, [question])
-        second = await _final(server, [question, first, _result(first["content"][-1]["id"], "hi\n")])
+        second = await _final(server, [question, first, tool_result(first["content"][-1]["id"], "hi\n")])
         billed = server.usages
     for message, bill in zip((first, second), billed, strict=True):
         usage = message["usage"]

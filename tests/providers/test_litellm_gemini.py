@@ -9,12 +9,11 @@ from typing import Any
 import pytest
 
 from pi_tui.core.messages import user_message
-from pi_tui.core.provider import CompletionRequest, ModelCost, ModelInfo, ToolSpec
+from pi_tui.core.provider import CompletionRequest, ModelCost, ModelInfo
 from pi_tui.providers.gemini_fake import GeminiFakeServer
 from pi_tui.providers.litellm_provider import LiteLLMProvider
+from tests.providers.wire_helpers import BASH, final_message, tool_result
 
-BASH = ToolSpec(name="bash", description="Run a command",
-                parameters={"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]})
 PRO3 = ModelInfo(provider="google", id="gemini-3-pro-preview", api="google-generative-ai", litellm_model="gemini/gemini-3-pro-preview",
                  reasoning=True, max_tokens=65536, cost=ModelCost(input=2, output=12, cache_read=0.2))
 TOOL_TURN = {"thinking": "I should run it.", "text": "Running.", "tool_calls": [{"name": "bash", "arguments": {"command": "echo hi"}}],
@@ -25,15 +24,8 @@ async def _final(server: GeminiFakeServer, messages: list[Any], *, model: ModelI
                  read_timeout: float = 5) -> dict[str, Any]:
     request = CompletionRequest(model=replace(model, base_url=server.base_url), system_prompt="You are terse.", messages=messages,
                                 tools=[BASH], api_key="gk", reasoning=reasoning)  # type: ignore[arg-type]
-    events = [event async for event in LiteLLMProvider(timeout=read_timeout).stream(request)]
-    last = events[-1]
-    final: dict[str, Any] = last["message"] if last["type"] == "done" else last["error"]
-    return final
+    return await final_message(LiteLLMProvider(timeout=read_timeout), request)
 
-
-def _result(call_id: str, text: str, *, error: bool = False) -> dict[str, Any]:
-    return {"role": "toolResult", "toolCallId": call_id, "toolName": "bash", "content": [{"type": "text", "text": text}],
-            "isError": error, "timestamp": 3}
 
 
 async def test_a_tool_turn_round_trips_its_signature_and_the_exact_body() -> None:
@@ -42,7 +34,7 @@ async def test_a_tool_turn_round_trips_its_signature_and_the_exact_body() -> Non
         first = await _final(server, [question])
         signature = server.issued_signatures[0]
         call = first["content"][2]
-        second = await _final(server, [question, first, _result(call["id"], "boom", error=True)])
+        second = await _final(server, [question, first, tool_result(call["id"], "boom", error=True)])
         body = server.requests[1]
         path = server.recorded[1].path
     assert [b["type"] for b in first["content"]] == ["thinking", "text", "toolCall"]
@@ -100,7 +92,7 @@ async def test_another_models_turns_lose_their_signatures_and_thinking() -> None
     with GeminiFakeServer([TOOL_TURN, {"text": "ok"}]) as server:
         first = await _final(server, [user_message("run", timestamp=1)])
         call = first["content"][2]
-        await _final(server, [user_message("run", timestamp=1), first, _result(call["id"], "hi\n")], model=flash)
+        await _final(server, [user_message("run", timestamp=1), first, tool_result(call["id"], "hi\n")], model=flash)
         replayed = server.requests[1]["contents"][1:]
     assert replayed == [
         {"role": "model", "parts": [{"text": "I should run it."}, {"text": "Running."},

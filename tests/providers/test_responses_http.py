@@ -11,14 +11,13 @@ from typing import Any
 import pytest
 
 from pi_tui.core.messages import user_message
-from pi_tui.core.provider import CompletionRequest, ModelCost, ModelInfo, ToolSpec
+from pi_tui.core.provider import CompletionRequest, ModelCost, ModelInfo
 from pi_tui.providers.models import ModelRegistry
 from pi_tui.providers.responses_fake import OVERFLOW_MESSAGE, ResponsesFakeServer
 from pi_tui.providers.responses_http import ResponsesHttpProvider
 from pi_tui.sdk import create_agent_session, default_provider_for
+from tests.providers.wire_helpers import BASH, final_message, tool_result
 
-BASH = ToolSpec(name="bash", description="Run a command",
-                parameters={"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]})
 O4 = ModelInfo(provider="openai", id="o4-mini", api="openai-responses", reasoning=True, max_tokens=100_000,
                cost=ModelCost(input=1.1, output=4.4, cache_read=0.275))
 TOOL_TURN = {"thinking": "The user wants echo.", "text": "Running it.", "tool_calls": [{"name": "bash", "arguments": {"command": "echo hi"}}],
@@ -29,15 +28,8 @@ async def _final(server: ResponsesFakeServer, messages: list[Any], *, model: Mod
                  read_timeout: float = 5) -> dict[str, Any]:
     request = CompletionRequest(model=replace(model, base_url=server.base_url), system_prompt="Be terse.", messages=messages,
                                 tools=[BASH], api_key="sk", reasoning=reasoning, session_id="sess-1")  # type: ignore[arg-type]
-    events = [event async for event in ResponsesHttpProvider(timeout=read_timeout).stream(request)]
-    last = events[-1]
-    final: dict[str, Any] = last["message"] if last["type"] == "done" else last["error"]
-    return final
+    return await final_message(ResponsesHttpProvider(timeout=read_timeout), request)
 
-
-def _result(call_id: str, text: str, *, error: bool = False) -> dict[str, Any]:
-    return {"role": "toolResult", "toolCallId": call_id, "toolName": "bash", "content": [{"type": "text", "text": text}],
-            "isError": error, "timestamp": 3}
 
 
 async def test_reasoning_items_are_stored_whole_and_replayed_in_pis_exact_body() -> None:
@@ -45,7 +37,7 @@ async def test_reasoning_items_are_stored_whole_and_replayed_in_pis_exact_body()
     with ResponsesFakeServer([TOOL_TURN, {"text": "It printed hi."}], api_key="sk") as server:
         first = await _final(server, [question])
         call = first["content"][2]
-        second = await _final(server, [question, first, _result(call["id"], "hi\n")])
+        second = await _final(server, [question, first, tool_result(call["id"], "hi\n")])
         body, headers = server.requests[1], server.recorded[1].headers
     reasoning = json.loads(first["content"][0]["thinkingSignature"])
     assert reasoning["id"] == "rs_fake1" and reasoning["encrypted_content"] == "gAAAAB-fake-1-rs_fake1"
@@ -90,7 +82,7 @@ async def test_another_models_reasoning_goes_back_as_text_and_calls_lose_their_i
     with ResponsesFakeServer([TOOL_TURN, {"text": "ok"}]) as server:
         first = await _final(server, [user_message("run", timestamp=1)])
         call = first["content"][2]
-        final = await _final(server, [user_message("run", timestamp=1), first, _result(call["id"], "hi\n")], model=gpt5)
+        final = await _final(server, [user_message("run", timestamp=1), first, tool_result(call["id"], "hi\n")], model=gpt5)
         items = server.requests[1]["input"][2:]
     assert final["stopReason"] == "stop", final.get("errorMessage")
     assert [i.get("type") for i in items] == ["message", "message", "function_call", "function_call_output"]
