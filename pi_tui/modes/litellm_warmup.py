@@ -51,11 +51,6 @@ def _import_if_needed(args: argparse.Namespace) -> None:
         load_litellm()
 
 
-NATIVE_APIS = ("openai-responses",)
-"""Wires our own clients carry whatever the ``baseUrl`` (``providers/routing.native_api``);
-``openai-completions`` is ours only with a ``baseUrl``."""
-
-
 def _quick_answer(args: argparse.Namespace) -> bool | None:
     """For ``--model provider/id``, the routing rule read straight off models.json: no imports of
     our own, so the import starts ~0.3 s sooner than after resolving the model properly. None
@@ -79,25 +74,22 @@ def _quick_answer(args: argparse.Namespace) -> bool | None:
         providers = json.loads(path.read_text(encoding="utf-8")).get("providers") or {} if path.exists() else {}
     except (OSError, ValueError, AttributeError):
         return None
+    from pi_tui.providers.routing import BUILTIN_APIS, native_api_for
+
     config = providers.get(provider) if isinstance(providers, dict) else None
     if config is None:
         from pi_tui.providers.litellm_catalog import COMMON_PROVIDERS
 
         if provider not in COMMON_PROVIDERS:
             return None  # perhaps a provider of litellm's catalog, perhaps a typo: resolve properly
-        return provider != "openai"  # litellm's providers, but OpenAI's own takes our Responses client
+        return native_api_for(BUILTIN_APIS.get(provider, "openai-completions"), None) is None
     if not isinstance(config, dict):
         return None
     model_id = ref[len(provider) + 1:] if ref.startswith(provider + "/") else ref
     models = [m for m in config.get("models") or [] if isinstance(m, dict) and m.get("id") == model_id]
     entry: dict[str, Any] = models[0] if models else {}
-    api = entry.get("api") or config.get("api") or ("openai-completions" if models else None)
-    if api is None:  # an override of a built-in provider: its default wire
-        return provider != "openai"
-    base_url = entry.get("baseUrl") or config.get("baseUrl")
-    if api in NATIVE_APIS or (api == "openai-completions" and base_url):
-        return api == "openai-completions" and bool(os.environ.get("PI_TUI_FORCE_LITELLM"))
-    return True
+    api = entry.get("api") or config.get("api") or ("openai-completions" if models else BUILTIN_APIS.get(provider, "openai-completions"))
+    return native_api_for(str(api), entry.get("baseUrl") or config.get("baseUrl")) is None
 
 
 def _chosen_model(args: argparse.Namespace) -> Any:

@@ -39,6 +39,7 @@ from pi_tui.providers.models_json import (
     resolve_config_value,
 )
 from pi_tui.providers.openai_compat import merge_compat
+from pi_tui.providers.routing import BUILTIN_APIS
 
 ENV_KEYS: dict[str, tuple[str, ...]] = {
     "openai": ("OPENAI_API_KEY",),
@@ -87,8 +88,6 @@ SETUP_HELP = (
 LITELLM_PREFIX_FOR_API = {"anthropic-messages": "anthropic", "google-generative-ai": "gemini"}
 """How litellm is told the wire of a models.json provider (with its ``baseUrl`` as ``api_base``)."""
 
-BUILTIN_APIS = {"anthropic": "anthropic-messages", "gemini": "google-generative-ai", "openai": "openai-responses"}
-"""pi's ``api`` for litellm's providers (stored on each assistant message; §14.6 "same model")."""
 
 
 def parse_model_ref(ref: str) -> tuple[str, ThinkingLevel | None]:

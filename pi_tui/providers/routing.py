@@ -10,10 +10,15 @@ same condition. Adding a native client means adding its ``api`` here (and its pr
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
-from pi_tui.core.provider import ModelInfo
+if TYPE_CHECKING:  # imported by modes/litellm_warmup before anything else: stay import-free
+    from pi_tui.core.provider import ModelInfo
 
 FORCE_LITELLM_ENV = "PI_TUI_FORCE_LITELLM"
+
+BUILTIN_APIS = {"anthropic": "anthropic-messages", "gemini": "google-generative-ai", "openai": "openai-responses"}
+"""pi's ``api`` for litellm's providers of those names (other ones: ``openai-completions``)."""
 
 
 def native_api(model: ModelInfo) -> str | None:
@@ -26,13 +31,18 @@ def native_api(model: ModelInfo) -> str | None:
     ``PI_TUI_FORCE_LITELLM=1`` sends the ``openai-completions`` and ``anthropic-messages`` ones
     through litellm (the Responses wire has no litellm twin here).
     """
-    if model.api == "openai-responses":
+    return native_api_for(model.api, model.base_url)
+
+
+def native_api_for(api: str, base_url: str | None) -> str | None:
+    """``native_api`` from a model's ``api`` and ``baseUrl`` alone."""
+    if api == "openai-responses":
         return "openai-responses"
     if os.environ.get(FORCE_LITELLM_ENV):
         return None
-    if model.api == "openai-completions" and model.base_url:
+    if api == "openai-completions" and base_url:
         return "openai-completions"
-    if model.api == "anthropic-messages":
+    if api == "anthropic-messages":
         return "anthropic-messages"
     return None
 
