@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import json
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -205,3 +207,14 @@ def test_a_fault_the_fakes_cannot_place_is_refused_with_a_clear_message() -> Non
 async def test_a_place_the_turn_does_not_have_is_refused() -> None:
     with pytest.raises(ConfigError, match="no such place"):
         await _through("scripted", {"text": "only text", "fault": {"kind": "cut", "at": "tool_args"}})
+
+
+async def test_the_fault_example_in_docs_models_md_runs() -> None:
+    text = (Path(__file__).parents[2] / "docs" / "models.md").read_text()
+    example = json.loads(text.split("A turn's `fault` breaks the reply")[1].split("```json")[1].split("```")[0])
+    outcomes = []
+    for turn in example["turns"]:
+        kinds, final = await _final(ScriptedProvider([turn]), _request("http://127.0.0.1:9/v1"))
+        outcomes.append((kinds[-1], final.get("errorKind")))
+    assert outcomes == [("error", "transient"), ("error", "transient"), ("error", "unknown"), ("error", "transient"),
+                        ("done", None), ("error", "auth")]

@@ -36,11 +36,12 @@ from tests.reliability.broken_streams import (
     stream_faults,
     write_agent_dir,
 )
+from tests.reliability.record import FaultRecord
 
 FAULT_CLASS = "broken streams"
 
-CASES = [pytest.param(wire, fault, id=f"sdk-{wire}-{fault.name}")
-         for wire in (*WIRES, "scripted") for fault in stream_faults(wire)]
+CASES = [pytest.param(wire, broken, id=f"sdk-{wire}-{broken.name}")
+         for wire in (*WIRES, "scripted") for broken in stream_faults(wire)]
 
 
 async def _run(wire: str, turns: list[dict[str, Any]], project: Path, agent: Path,
@@ -63,21 +64,24 @@ async def _run(wire: str, turns: list[dict[str, Any]], project: Path, agent: Pat
         return session, server.requests
 
 
-@pytest.mark.parametrize(("wire", "fault"), CASES)
+@pytest.mark.parametrize(("wire", "broken"), CASES)
 async def test_a_broken_stream_ends_the_run_in_an_error_and_runs_nothing(
-    wire: str, fault: Fault, project: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch,
+    wire: str, broken: Fault, project: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch, fault: FaultRecord,
 ) -> None:
-    broken = answer_turn(fault=fault.fault)
-    session, requests = await _run(wire, [broken, copy.deepcopy(broken)], project, agent_dir, monkeypatch)
-    final = session.messages[-1]
-    assert final["role"] == "assistant" and final["stopReason"] == "error"
-    assert final["errorMessage"].startswith(fault.cause), final["errorMessage"]
-    assert expected_place(wire, fault.where) in final["errorMessage"], final["errorMessage"]
-    assert "\n" not in final["errorMessage"] and "<body" not in final["errorMessage"]
-    if any(b["type"] == "toolCall" for b in final["content"]) and fault.cause == CUT and wire != "anthropic":
-        assert NOT_RUN in final["errorMessage"]
-    assert len(requests) == (2 if fault.retried else 1)  # one retry (retry.maxRetries: 1), or none
-    assert_no_answer_and_nothing_ran(session_messages(session.session_manager.session_file), project)
+    turn = answer_turn(fault=broken.fault)
+    with fault.case(f"SDK session, {wire} wire, {broken.name}") as case:
+        session, requests = await _run(wire, [turn, copy.deepcopy(turn)], project, agent_dir, monkeypatch)
+        messages = session_messages(session.session_manager.session_file)
+        case.kept(messages[0]["content"] == [{"type": "text", "text": "run both commands"}], "the prompt in the session file")
+        final = session.messages[-1]
+        assert final["role"] == "assistant" and final["stopReason"] == "error"
+        assert final["errorMessage"].startswith(broken.cause), final["errorMessage"]
+        assert expected_place(wire, broken.where) in final["errorMessage"], final["errorMessage"]
+        assert "\n" not in final["errorMessage"] and "<body" not in final["errorMessage"]
+        if any(b["type"] == "toolCall" for b in final["content"]) and broken.cause == CUT and wire != "anthropic":
+            assert NOT_RUN in final["errorMessage"]
+        assert len(requests) == (2 if broken.retried else 1)  # one retry (retry.maxRetries: 1), or none
+        assert_no_answer_and_nothing_ran(messages, project)
 
 
 @pytest.mark.parametrize("wire", [*WIRES, "scripted"])

@@ -28,6 +28,7 @@ from tests.reliability.broken_streams import (
     stream_faults,
     write_agent_dir,
 )
+from tests.reliability.record import FaultRecord
 
 FAULT_CLASS = "broken streams"
 
@@ -38,31 +39,34 @@ CASES += [pytest.param(wire, fault, id=f"print-{wire}-{fault.name}")
           for wire in ("openai-litellm", "anthropic-litellm") for fault in stream_faults(wire) if fault.name in SAMPLED]
 
 
-@pytest.mark.parametrize(("wire", "fault"), CASES)
-def test_print_mode_exits_1_with_the_error_on_stderr_and_runs_nothing(wire: str, fault: Fault, tmp_path: Path,
-                                                                     project: Path) -> None:
-    broken = answer_turn(fault=fault.fault)
+@pytest.mark.parametrize(("wire", "broken"), CASES)
+def test_print_mode_exits_1_with_the_error_on_stderr_and_runs_nothing(wire: str, broken: Fault, tmp_path: Path,
+                                                                     project: Path, fault: FaultRecord) -> None:
+    turn = answer_turn(fault=broken.fault)
     agent = tmp_path / "agent"
     env = {**os.environ, "PI_CODING_AGENT_DIR": str(agent)}
     env.pop("PYTEST_CURRENT_TEST", None)
     if wire.endswith("litellm"):
         env["PI_TUI_FORCE_LITELLM"] = "1"
-    with fake_for(wire, [broken, copy.deepcopy(broken)]) as server:
+    with fake_for(wire, [turn, copy.deepcopy(turn)]) as server:
         ref = write_agent_dir(agent, wire, server.base_url)
         result = subprocess.run([sys.executable, "-m", "pi_tui", "-p", "--model", ref, "--thinking", "medium",
                                  "run both commands"], cwd=project, env=env, capture_output=True, text=True,
                                 stdin=subprocess.DEVNULL, timeout=120)
         requests = len(server.requests)
-    assert result.returncode == 1, result.stderr
-    assert result.stdout == ""
-    lines = result.stderr.splitlines()
-    error = lines[-1]
-    assert error.startswith(fault.cause) and expected_place(wire, fault.where) in error, result.stderr
-    if fault.cause == CUT and fault.where in ("tool_args", "between_tool_calls") and wire != "anthropic":
-        assert NOT_RUN in error
-    retries = [line for line in lines if line.startswith("pi-tui: retrying in ")]
-    assert len(retries) == (1 if fault.retried else 0) == requests - 1, result.stderr
-    (path,) = sorted((agent / "sessions").rglob("*.jsonl"))
-    messages = session_messages(path)
-    assert messages[-1]["errorMessage"] == error
-    assert_no_answer_and_nothing_ran(messages, project)
+    with fault.case(f"pi-tui -p, {wire} wire, {broken.name}") as case:
+        case.no_traceback(result.stdout, result.stderr)
+        (path,) = sorted((agent / "sessions").rglob("*.jsonl"))
+        messages = session_messages(path)
+        case.kept(messages[0]["content"] == [{"type": "text", "text": "run both commands"}], "the prompt in the session file")
+        assert result.returncode == 1, result.stderr
+        assert result.stdout == ""
+        lines = result.stderr.splitlines()
+        error = lines[-1]
+        assert error.startswith(broken.cause) and expected_place(wire, broken.where) in error, result.stderr
+        if broken.cause == CUT and broken.where in ("tool_args", "between_tool_calls") and wire != "anthropic":
+            assert NOT_RUN in error
+        retries = [line for line in lines if line.startswith("pi-tui: retrying in ")]
+        assert len(retries) == (1 if broken.retried else 0) == requests - 1, result.stderr
+        assert messages[-1]["errorMessage"] == error
+        assert_no_answer_and_nothing_ran(messages, project)
