@@ -64,6 +64,8 @@ class ToolContext:
     model_supports_images: bool = True
     files: FileAccess | None = None
     """Text files through the client (ACP mode) instead of the disk; None = the disk."""
+    secret_values: frozenset[str] = frozenset()
+    """The session's known keys: shell commands run without any variable holding one."""
 
 
 class Tool(Protocol):

@@ -11,7 +11,8 @@ Failure policy — the program always starts:
 Project trust (``trust.py``): until ``set_project_trusted(True)``, the project file's code keys
 (``extensions``, ``shellPath``, ``shellCommandPrefix``) are left out of the merged view, so a
 cloned repository cannot make ``bash`` run its program (``file_settings("project")`` still shows
-them, for the trust dialog).
+them, for the trust dialog). ``GLOBAL_ONLY_KEYS`` (``trustedProjects``, ``shellEnvPassthrough``)
+count only in the global file: a project cannot trust itself nor hand secrets to commands.
 
 Writes touch only the keys changed in this process: the file is re-read under a lock file
 (10 tries × 20 ms, like pi's proper-lockfile) and just those keys are replaced, so edits made
@@ -43,7 +44,7 @@ from pi_tui.resources.settings_schema import (
     PipelineSettings,
     RetrySettings,
 )
-from pi_tui.resources.trust import PROJECT_CODE_KEYS
+from pi_tui.resources.trust import GLOBAL_ONLY_KEYS, PROJECT_CODE_KEYS
 
 SETTINGS_FILE = "settings.json"
 _MERGE_ORDER: tuple[Scope, ...] = ("global", "project")
@@ -99,9 +100,8 @@ class SettingsManager:
         self._rebuild()
 
     def _project_view(self, file: SettingsFile) -> JsonDict:
-        if self.project_trusted:
-            return file.effective
-        return {k: v for k, v in file.effective.items() if k not in PROJECT_CODE_KEYS}
+        hidden = GLOBAL_ONLY_KEYS if self.project_trusted else (*GLOBAL_ONLY_KEYS, *PROJECT_CODE_KEYS)
+        return {k: v for k, v in file.effective.items() if k not in hidden}
 
     def _rebuild(self) -> None:
         merged: JsonDict = {}

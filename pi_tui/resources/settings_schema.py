@@ -106,6 +106,7 @@ EXPECTED_TYPES: dict[str, str] = {
     "enabledModels": _LIST,
     "extensions": _LIST,
     "trustedProjects": _LIST,
+    "shellEnvPassthrough": _LIST,
     "context.strategy": _STR,
     "context.pipeline.variant": _STR,
     "extensionHandlerTimeoutMs": _INT,

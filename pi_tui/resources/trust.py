@@ -43,6 +43,10 @@ TRUSTED_PROJECTS_SETTING = "trustedProjects"
 PROJECT_CODE_KEYS = ("extensions", "shellPath", "shellCommandPrefix")
 """Project settings keys that make pi-tui run something: ignored until the project is trusted."""
 
+GLOBAL_ONLY_KEYS = (TRUSTED_PROJECTS_SETTING, "shellEnvPassthrough")
+"""Keys a project file may not set, trusted or not: trust itself, and which secret environment
+variables reach shell commands (``tools/shell.py``)."""
+
 CodeKind = Literal["extension", "settings extension", "shellPath", "shellCommandPrefix"]
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -41,11 +42,13 @@ from pi_tui.core.messages import (
     user_message,
 )
 from pi_tui.core.provider import CompletionRequest, ModelInfo, Provider
+from pi_tui.core.redact import SECRET_HEADER, Redactor
 from pi_tui.core.session.manager import SessionManager
 from pi_tui.core.tool import Tool
 from pi_tui.session.lifecycle import LifecycleMixin
 from pi_tui.session.persistence import save_message
 from pi_tui.session.prompting import expand_prompt_text
+from pi_tui.session.provider_redaction import RedactingProvider, known_secrets
 from pi_tui.session.provider_timeout import ProviderWithTimeout, settings_timeout_ms
 from pi_tui.session.queue_mirror import QueueMirror
 from pi_tui.session.retry import Clock, RetryState, SystemClock
@@ -99,6 +102,9 @@ class AgentSession(RunConfigMixin, LifecycleMixin, SessionControlMixin, UserBash
         self._model = model
         self._thinking_level: ThinkingLevel = thinking_level
         self._api_key_override = api_key
+        self.redactor = Redactor(known_secrets(model_registry, api_key, os.environ))
+        """Every key this session knows; model calls' error texts pass through it (see
+        ``provider_redaction.py``), and the shell tools' environment drops variables holding them."""
         self._check_keys = check_credentials
         self._all_tools: dict[str, Tool] = {t.name: t for t in tools}
         self._active_tool_names = list(active_tools) if active_tools is not None else list(self._all_tools)
@@ -168,14 +174,16 @@ class AgentSession(RunConfigMixin, LifecycleMixin, SessionControlMixin, UserBash
     def provider_for(self, model: ModelInfo) -> Provider:
         key = (model.provider, model.id, model.api)
         if key not in self._providers:
-            self._providers[key] = ProviderWithTimeout(self._provider_factory(model),
-                                                       lambda: settings_timeout_ms(self.settings))
+            self.redactor.add(*(v for name, v in model.headers.items() if SECRET_HEADER.search(name)))
+            timed = ProviderWithTimeout(self._provider_factory(model), lambda: settings_timeout_ms(self.settings))
+            self._providers[key] = RedactingProvider(timed, self.redactor)
         return self._providers[key]
 
     def api_key_for(self, model: ModelInfo) -> str | None:
         if self.model_registry is None:
             return self._api_key_override
         key: str | None = self.model_registry.api_key_for(model, self._api_key_override)
+        self.redactor.add(key)  # a models.json literal, env name or !command: known from now on
         return key
 
     def current_model(self) -> ModelInfo | None:

@@ -145,4 +145,5 @@ class RunConfigMixin(SessionBase):
             settings=settings,
             model_supports_images=model.supports_images if model is not None else True,
             files=self.file_access,
+            secret_values=self.redactor.values,
         )

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pi_tui.agent.types import AfterToolCall, BeforeToolCall, PrepareRequest, TransformContext
 from pi_tui.core.messages import AgentMessage, ImageContent, ThinkingLevel
 from pi_tui.core.provider import CompletionRequest, ModelInfo, Provider
+from pi_tui.core.redact import Redactor
 from pi_tui.core.session.manager import SessionManager
 from pi_tui.core.tool import Tool
 from pi_tui.session.queue_mirror import QueueMirror
@@ -67,6 +68,7 @@ class SessionBase:
     fresh_start: Callable[[], tuple[ModelInfo | None, str | None]] | None
     project_trust: Any
     file_access: Any
+    redactor: Redactor
 
     # Implemented by AgentSession.
     def emit(self, event: dict[str, Any]) -> None:

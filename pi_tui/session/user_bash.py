@@ -63,7 +63,8 @@ class UserBashMixin(SessionBase):
         # Full outputs go beside the session file, so they survive a restart (in-memory: temp).
         artifact_dir = self.session_manager.artifact_dir if self.session_manager.session_file is not None else None
         return await run_user_bash(command, cwd=self.cwd, settings=self.settings, artifact_dir=artifact_dir,
-                                   abort=self._bash_abort, exclude_from_context=exclude, executor=executor)
+                                   abort=self._bash_abort, exclude_from_context=exclude, executor=executor,
+                                   secret_values=self.redactor.values)
 
 
 def _from_result(command: str, result: dict[str, Any], exclude: bool) -> BashExecutionMessage:

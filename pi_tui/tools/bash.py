@@ -125,7 +125,8 @@ class BashTool:
         ctx.on_update(ToolResult(content=[], details=None))
         try:
             outcome = await run_shell(
-                command, cwd=ctx.cwd, settings=ctx.settings, on_output=on_output, timeout_seconds=timeout
+                command, cwd=ctx.cwd, settings=ctx.settings, on_output=on_output, timeout_seconds=timeout,
+                secret_values=ctx.secret_values,
             )
         except asyncio.CancelledError:
             acc.finish()

@@ -13,15 +13,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import fnmatch
 import os
 import shutil
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pi_tui.core.errors import ToolError
 from pi_tui.core.messages import JsonValue
+from pi_tui.core.redact import is_secret_name
 
 _PIPE_SIZE_BYTES = 1 << 20
 AFTER_EXIT_GRACE_SECONDS = 1.0
@@ -50,9 +53,21 @@ def _agent_bin_dir() -> str:
     return os.path.join(base, "bin")
 
 
-def shell_env() -> dict[str, str]:
-    """The process env with ``<agentDir>/bin`` first on PATH (where pi installs helper tools)."""
-    env = dict(os.environ)
+def shell_env(settings: Mapping[str, Any] | None = None, *, secret_values: Collection[str] = (),
+              base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment a command runs with: the process env (or ``base``) with ``<agentDir>/bin``
+    first on PATH (where pi installs helper tools), without the secrets a command could print
+    into the conversation: variables named like ``*_API_KEY``/``*_TOKEN``/``*_SECRET``
+    (``core.redact.is_secret_name``) and any variable holding one of ``secret_values`` (the
+    session's known keys). The ``shellEnvPassthrough`` setting (names or globs) keeps named ones."""
+    passthrough = [p.upper() for p in (settings or {}).get("shellEnvPassthrough") or () if isinstance(p, str)]
+    secrets = set(secret_values)
+    env = {
+        name: value
+        for name, value in (os.environ if base is None else base).items()
+        if any(fnmatch.fnmatchcase(name.upper(), p) for p in passthrough)
+        or not (is_secret_name(name) or value in secrets)
+    }
     bin_dir = _agent_bin_dir()
     parts = env.get("PATH", "").split(os.pathsep) if env.get("PATH") else []
     if bin_dir not in parts:
@@ -135,9 +150,11 @@ async def run_shell(
     on_output: Callable[[bytes], None],
     timeout_seconds: float | None = None,
     abort: asyncio.Event | None = None,
+    secret_values: Collection[str] = (),
 ) -> ShellOutcome:
     """Run ``command`` and feed every output chunk to ``on_output``, in arrival order.
 
+    The command's environment is ``shell_env`` (no secrets, ``secret_values`` included).
     Timeout kills the group and reports ``timed_out``; ``abort`` being set kills it and returns
     ``exit_code=None``; cancellation of the calling task kills it and re-raises. An exception
     raised by ``on_output`` stops the command and is re-raised.
@@ -149,7 +166,7 @@ async def run_shell(
         transport, protocol = await loop.subprocess_exec(
             lambda: _ShellProtocol(on_output, loop),
             shell, "-c", with_prefix(command, settings),
-            cwd=cwd, env=shell_env(), stdin=asyncio.subprocess.DEVNULL,
+            cwd=cwd, env=shell_env(settings, secret_values=secret_values), stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,
         )

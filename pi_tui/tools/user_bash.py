@@ -10,7 +10,7 @@ re-raises.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,7 @@ async def run_user_bash(
     on_chunk: Callable[[str], None] | None = None,
     exclude_from_context: bool = False,
     executor: ShellExecutor | None = None,
+    secret_values: Collection[str] = (),
 ) -> BashExecutionMessage:
     """Run ``command`` for the user and return the ``bashExecution`` message (pi's fields:
     output, exitCode, cancelled, truncated, fullOutputPath when the output was saved).
@@ -44,6 +45,8 @@ async def run_user_bash(
     (an extension's ``user_bash`` ``operations``): it gets the command, the cwd, a byte sink and
     ``abort``, and returns the exit code; the output still goes through truncation and the
     full-output file. With an executor the result is ``cancelled`` when ``abort`` was set.
+    The command's environment drops secrets as the ``bash`` tool's does (``shell.shell_env``:
+    the user's own command, but its output goes into the conversation and the session file).
     """
     acc = OutputAccumulator(output_dir(artifact_dir))
     settings_dict = _settings_dict(settings)
@@ -56,7 +59,7 @@ async def run_user_bash(
     try:
         if executor is None:
             exit_code = (await run_shell(command, cwd=cwd, settings=settings_dict, on_output=on_output,
-                                         abort=abort)).exit_code
+                                         abort=abort, secret_values=secret_values)).exit_code
             cancelled = exit_code is None
         else:
             exit_code = await executor(command, cwd, on_output, abort)

@@ -1,0 +1,230 @@
+"""Secrets: planted keys never reach a file pi-tui writes nor any of its output streams.
+
+Keys are planted everywhere a user keeps them — provider env vars, ``--api-key``, a models.json
+``apiKey`` literal, an ``apiKey`` naming an unusual env var, a credential header — and other
+secrets sit in the environment (``GITHUB_TOKEN``, ``*_SECRET``). A proxy then echoes the key it
+received in its 401 (and in a retried 503), and the model runs ``env`` through ``bash`` and the
+user through ``!env``. Afterwards every file under the agent dir and the project (sessions,
+artifacts, the HTML export) and every stream (stdout, stderr, JSON, RPC, the TUI's screen) is
+grepped for every planted value.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pi_tui.core.redact import REDACTED, Redactor, is_secret_name
+from pi_tui.providers.fake_anthropic_server import FakeAnthropicServer
+from pi_tui.providers.fake_server import FakeServer
+from tests.reliability.hostile_repo import run_cli
+
+FAULT_CLASS = "secrets"
+
+FLAG_KEY = "sk-flag-PLANTED-0001-abcdefgh"
+MODELS_KEY = "sk-models-PLANTED-0002-abcdefgh"
+ENV_NAME_KEY = "sk-envname-PLANTED-0003-abcdefgh"
+HEADER_TOKEN = "hdr-PLANTED-0004-abcdefgh"
+ENV_SECRETS = {
+    "OPENAI_API_KEY": "sk-openai-PLANTED-0005-abcdefgh",
+    "ANTHROPIC_API_KEY": "sk-ant-PLANTED-0006-abcdefgh",
+    "GITHUB_TOKEN": "ghp_PLANTED-0007-abcdefgh",
+    "MY_SERVICE_SECRET": "svc-PLANTED-0008-abcdefgh",
+    "PROXY_CRED": ENV_NAME_KEY,  # not a secret name: secret because models.json uses it as a key
+}
+PLANTED = [FLAG_KEY, MODELS_KEY, ENV_NAME_KEY, HEADER_TOKEN, *ENV_SECRETS.values()]
+CONFIG_FILES = {"models.json", "settings.json"}
+"""The user's own configuration holds keys by design; everything else must not."""
+
+
+def _agent(base: Path, base_url: str, *, api: str = "openai-completions", api_key: str = MODELS_KEY,
+           settings: dict[str, Any] | None = None) -> Path:
+    agent = base / "agent"
+    agent.mkdir(exist_ok=True)
+    provider: dict[str, Any] = {
+        "baseUrl": base_url, "api": api, "apiKey": api_key, "headers": {"x-proxy-token": HEADER_TOKEN},
+        "models": [{"id": "fake-model", "contextWindow": 128000, "maxTokens": 1000}],
+    }
+    if api == "openai-completions":
+        provider["compat"] = {"supportsDeveloperRole": False, "supportsReasoningEffort": False}
+    (agent / "models.json").write_text(json.dumps({"providers": {"fake": provider}}))
+    (agent / "settings.json").write_text(json.dumps({"retry": {"baseDelayMs": 1}, **(settings or {})}))
+    return agent
+
+
+def _leaks(*texts: str) -> list[str]:
+    return [secret for secret in PLANTED if any(secret in text for text in texts)]
+
+
+def _files_leaking(*roots: Path) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for root in roots:
+        for path in root.rglob("*"):
+            if path.is_file() and path.name not in CONFIG_FILES:
+                leaked = _leaks(path.read_text("utf-8", "replace"))
+                if leaked:
+                    found[str(path)] = leaked
+    return found
+
+
+def _session_file(agent: Path) -> Path:
+    (path,) = sorted((agent / "sessions").rglob("*.jsonl"))
+    return path
+
+
+# --------------------------------------------------------------------------- the redactor
+
+
+def test_the_redactor_replaces_every_known_secret_longest_first() -> None:
+    redactor = Redactor(["sk-short-12", "sk-short-12-and-longer", None, "tiny"])
+    text = "a sk-short-12-and-longer b sk-short-12 c tiny"
+    assert redactor.redact(text) == f"a {REDACTED} b {REDACTED} c tiny"
+
+
+@pytest.mark.parametrize(("name", "secret"), [
+    ("OPENAI_API_KEY", True), ("github_token", True), ("AWS_SECRET_ACCESS_KEY", True), ("DB_PASSWORD", True),
+    ("MY_SERVICE_SECRET", True), ("PATH", False), ("HOME", False), ("TOKENIZERS_PARALLELISM", False),
+])
+def test_secret_names(name: str, secret: bool) -> None:
+    assert is_secret_name(name) is secret
+
+
+# --------------------------------------------------------------------------- an echoing proxy
+
+
+@pytest.mark.parametrize("mode", ["text", "json", "rpc"])
+def test_an_echoed_key_reaches_no_file_and_no_stream(tmp_path: Path, project: Path, mode: str) -> None:
+    turns = [{"text": "x", "fault": {"kind": "echo_auth", "status": 503}},  # retried: notices quote it
+             {"text": "x", "fault": {"kind": "echo_auth", "status": 401}}]
+    with FakeServer(turns) as server:
+        agent = _agent(tmp_path, server.base_url)
+        if mode == "rpc":
+            stdin = json.dumps({"id": "1", "type": "prompt", "message": "hi"}) + "\n"
+            result = run_cli(["--mode", "rpc", "--api-key", FLAG_KEY], agent, project, stdin=stdin, env=ENV_SECRETS)
+        else:
+            extra = ["--mode", "json"] if mode == "json" else []
+            result = run_cli([*extra, "-p", "hi", "--api-key", FLAG_KEY], agent, project, env=ENV_SECRETS)
+        sent = [r.headers.get("authorization", "") for r in server.recorded]
+    assert sent == [f"Bearer {FLAG_KEY}"] * 2  # the proxy really got (and echoed) the key
+    assert _leaks(result.stdout, result.stderr) == []
+    assert REDACTED in (result.stderr if mode == "text" else result.stdout)
+    session = _session_file(agent)
+    export = tmp_path / "export.html"
+    exported = run_cli(["--export", str(session), str(export)], agent, project)
+    assert exported.returncode == 0, exported.stderr
+    assert _files_leaking(agent, project, export.parent) == {}
+
+
+def test_a_models_json_key_echoed_on_the_anthropic_wire_is_redacted_too(tmp_path: Path, project: Path) -> None:
+    with FakeAnthropicServer([{"error": {"status": 401, "echo_api_key": True}}]) as server:
+        agent = _agent(tmp_path, server.base_url, api="anthropic-messages")
+        result = run_cli(["-p", "hi"], agent, project, env=ENV_SECRETS)
+    assert result.returncode == 1
+    assert _leaks(result.stdout, result.stderr) == [] and REDACTED in result.stderr
+    assert _files_leaking(agent, project) == {}
+
+
+def test_an_api_key_from_an_env_name_in_models_json_is_redacted(tmp_path: Path, project: Path) -> None:
+    with FakeServer([{"text": "x", "fault": {"kind": "echo_auth"}}]) as server:
+        agent = _agent(tmp_path, server.base_url, api_key="PROXY_CRED")
+        result = run_cli(["-p", "hi"], agent, project, env=ENV_SECRETS)
+    assert result.returncode == 1
+    assert ENV_NAME_KEY not in result.stderr and REDACTED in result.stderr
+    assert _files_leaking(agent, project) == {}
+
+
+# --------------------------------------------------------------------------- the shell's environment
+
+BASH_ENV = [
+    {"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": "env; echo END-OF-ENV"}}]},
+    {"text": "listed"},
+]
+
+
+def test_bash_gets_no_secret_from_the_environment(tmp_path: Path, project: Path) -> None:
+    with FakeServer(BASH_ENV) as server:
+        agent = _agent(tmp_path, server.base_url, api_key="PROXY_CRED")
+        result = run_cli(["-p", "list env"], agent, project, env=ENV_SECRETS)
+        tool_output = server.requests[1]["messages"][-1]["content"]
+    assert result.returncode == 0, result.stderr
+    assert "END-OF-ENV" in tool_output and "PATH=" in tool_output  # the rest of the env is there
+    assert _leaks(tool_output) == []
+    assert _files_leaking(agent, project) == {}
+
+
+def test_a_variable_passed_through_by_the_setting_reaches_bash(tmp_path: Path, project: Path) -> None:
+    with FakeServer(BASH_ENV) as server:
+        agent = _agent(tmp_path, server.base_url, api_key="PROXY_CRED",
+                       settings={"shellEnvPassthrough": ["GITHUB_TOKEN"]})
+        result = run_cli(["-p", "list env"], agent, project, env=ENV_SECRETS)
+        tool_output = server.requests[1]["messages"][-1]["content"]
+    assert result.returncode == 0, result.stderr
+    assert f"GITHUB_TOKEN={ENV_SECRETS['GITHUB_TOKEN']}" in tool_output
+    assert _leaks(tool_output) == [ENV_SECRETS["GITHUB_TOKEN"]]
+
+
+def test_a_project_cannot_pass_secrets_through_to_bash(tmp_path: Path, project: Path) -> None:
+    (project / ".pi").mkdir()
+    (project / ".pi" / "settings.json").write_text(json.dumps({"shellEnvPassthrough": ["*"]}))
+    with FakeServer(BASH_ENV) as server:
+        agent = _agent(tmp_path, server.base_url, api_key="PROXY_CRED")
+        result = run_cli(["-p", "list env", "--trust-project"], agent, project, env=ENV_SECRETS)
+        tool_output = server.requests[1]["messages"][-1]["content"]
+    assert result.returncode == 0, result.stderr
+    assert _leaks(tool_output) == []
+
+
+def test_the_users_bang_command_gets_no_secret_either(tmp_path: Path, project: Path) -> None:
+    commands = json.dumps({"id": "1", "type": "bash", "command": "env"}) + "\n"
+    with FakeServer([]) as server:
+        agent = _agent(tmp_path, server.base_url, api_key="PROXY_CRED")  # known before any request
+        result = run_cli(["--mode", "rpc"], agent, project, stdin=commands, env=ENV_SECRETS)
+    frames = [json.loads(line) for line in result.stdout.splitlines()]
+    reply = next(f for f in frames if f.get("type") == "response" and f.get("command") == "bash")
+    assert reply["success"], reply
+    assert "PATH=" in reply["data"]["output"]
+    assert _leaks(result.stdout, result.stderr) == []
+
+
+# --------------------------------------------------------------------------- the TUI
+
+
+async def test_the_tui_shows_an_echoed_key_redacted(tmp_path: Path, project: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    from pi_tui.modes.interactive.app import PiApp
+    from pi_tui.modes.interactive.widgets.editor import PromptEditor
+    from pi_tui.sdk import create_agent_session
+    from tests.reliability.test_terminal_escapes import screen_bytes
+
+    for name, value in ENV_SECRETS.items():
+        monkeypatch.setenv(name, value)
+    with FakeServer([{"text": "x", "fault": {"kind": "echo_auth"}}]) as server:
+        agent = _agent(tmp_path, server.base_url)
+        session = create_agent_session(cwd=project, agent_dir=agent, model="fake/fake-model", settings={},
+                                       load_extensions=False)
+        app = PiApp(session, cwd=project, agent_dir=agent)
+        async with app.run_test(size=(140, 50)) as pilot:
+            while not (app.chat is not None and app.chat.history_loaded.is_set()):
+                await pilot.pause(0.05)
+            app.screen.query_one(PromptEditor).insert("hi")
+            await pilot.press("enter")
+            for _ in range(100):
+                if not session.is_streaming and "Invalid credentials" in screen_bytes(app):
+                    break
+                await pilot.pause(0.05)
+            shown = screen_bytes(app)
+    assert "Invalid credentials" in shown
+    assert _leaks(shown) == []
+    assert _files_leaking(agent, project) == {}
+
+
+def test_the_shell_environment_drops_secret_names_and_known_values_only() -> None:
+    from pi_tui.tools.shell import shell_env
+
+    base = {"PATH": "/usr/bin", "HOME": "/home/u", **ENV_SECRETS}
+    assert set(shell_env({}, secret_values=[ENV_NAME_KEY], base=base)) == {"PATH", "HOME"}
+    passed = shell_env({"shellEnvPassthrough": ["GITHUB_*"]}, secret_values=[ENV_NAME_KEY], base=base)
+    assert set(passed) == {"PATH", "HOME", "GITHUB_TOKEN"}
