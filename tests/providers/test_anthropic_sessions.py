@@ -239,3 +239,19 @@ def test_print_mode_round_trip_never_imports_litellm(project: Path, agent_dir: P
         result = subprocess.run([sys.executable, "-c", code], cwd=project, env=env, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == ["Hello from the fake.", "NO-LITELLM"]
+
+
+async def test_a_models_json_anthropic_messages_provider_uses_the_native_client(project: Path, agent_dir: Path) -> None:
+    """An Anthropic-compatible endpoint declared in models.json: our client, its key and headers."""
+    with FakeAnthropicServer([{"text": "proxied"}], api_key="proxy-key-123") as server:
+        providers = {"proxy": {"baseUrl": server.base_url, "api": "anthropic-messages", "apiKey": "proxy-key-123",
+                               "headers": {"x-team": "core"}, "models": [{"id": "glm-4.6", "contextWindow": 128000}]}}
+        (agent_dir / "models.json").write_text(json.dumps({"providers": providers}))
+        session, _ = _session(project, agent_dir, model="proxy/glm-4.6")
+        await session.prompt("hi")
+        sent = server.recorded[-1]
+    assert sent.path == "/v1/messages" and sent.headers["x-team"] == "core"
+    assert sent.headers["user-agent"].startswith("pi-tui/")  # our client, not litellm's
+    assert "thinking" not in sent.body and sent.body["max_tokens"] == 16384  # not a reasoning model; pi's default maxTokens
+    stored = _assistants(session)[-1]
+    assert (stored["api"], stored["provider"], stored["model"], stored["stopReason"]) == ("anthropic-messages", "proxy", "glm-4.6", "stop")
