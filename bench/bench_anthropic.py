@@ -98,6 +98,12 @@ def billed_cost(server: FakeAnthropicServer) -> float:
     return sum(PRICES[k] * usage[k] / 1e6 for usage in server.usages for k in PRICES)
 
 
+def unmarked_cost(server: FakeAnthropicServer) -> float:
+    """The same requests without cache markers: every prompt token billed as fresh input."""
+    prompt = sum(u["input_tokens"] + u["cache_read_input_tokens"] + u["cache_creation_input_tokens"] for u in server.usages)
+    return (PRICES["input_tokens"] * prompt + PRICES["output_tokens"] * sum(u["output_tokens"] for u in server.usages)) / 1e6
+
+
 def time_python(python: str, code: str, runs: int) -> float:
     times = []
     for _ in range(runs):
@@ -180,6 +186,7 @@ def bench_cost(steps: int, pi: Path | None, root: Path) -> None:
         _, server, agent = run_agent(command, f"do {steps - 1} steps", session_turns(steps), root / label)
         totals = {k: sum(u[k] for u in server.usages) for k in PRICES}
         print(f"{label:<7} recorded ${recorded_cost(agent):.5f}   billed ${billed_cost(server):.5f}   "
+              f"(no markers: ${unmarked_cost(server):.5f})   "
               f"input {totals['input_tokens']}  cache read {totals['cache_read_input_tokens']}  "
               f"cache write {totals['cache_creation_input_tokens']}  output {totals['output_tokens']}  "
               f"({len(server.usages)} requests)")
@@ -191,15 +198,19 @@ def main() -> int:
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--pi", type=Path, default=DEFAULT_PI if DEFAULT_PI.exists() else None)
     parser.add_argument("--sdk-python", help="a Python interpreter with the anthropic SDK installed")
+    parser.add_argument("--only", choices=("transport", "print", "cost"), help="run one part")
     options = parser.parse_args()
     pi = options.pi if options.pi and options.pi.exists() else None
     if pi is None:
         print("pi not found: pi-tui only (pass --pi PATH)")
     with tempfile.TemporaryDirectory(prefix="pi-tui-bench-anthropic-") as tmp:
         root = Path(tmp)
-        bench_transport(options.runs, options.sdk_python)
-        bench_print(options.runs, pi, root)
-        bench_cost(options.steps, pi, root)
+        if options.only in (None, "transport"):
+            bench_transport(options.runs, options.sdk_python)
+        if options.only in (None, "print"):
+            bench_print(options.runs, pi, root)
+        if options.only in (None, "cost"):
+            bench_cost(options.steps, pi, root)
     return 0
 
 
