@@ -22,6 +22,7 @@ Usage:
   pi-tui -p "prompt" ["prompt 2" ...]            print mode: final answer on stdout
   pi-tui --mode json -p "prompt"                 every event as one JSON line
   pi-tui --mode rpc                              JSON commands on stdin, events on stdout
+  pi-tui --mode acp                              Agent Client Protocol agent (Zed, Toad, ...)
   pi-tui sessions [--all] [--json]               list sessions of this directory
   pi-tui tree FILE                               print a session's tree
   pi-tui context FILE [--leaf ID] [--json]       what the model would receive next
@@ -54,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     prompt.add_argument("--append-system-prompt", dest="append_system_prompt", action="append",
                         metavar="TEXT|FILE", help="repeatable")
     mode = p.add_argument_group("mode")
-    mode.add_argument("--mode", choices=["text", "json", "rpc"], default=None)
+    mode.add_argument("--mode", choices=["text", "json", "rpc", "acp"], default=None)
     mode.add_argument("-p", "--print", dest="print_mode", action="store_true",
                       help="run the prompts, print the final answer, exit")
     session = p.add_argument_group("session")
@@ -144,6 +145,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         from pi_tui.modes.rpc.server import run_rpc_mode
 
         return run_rpc_mode(args)
+    if args.mode == "acp":
+        from pi_tui.modes.litellm_warmup import start_early_litellm_import
+
+        start_early_litellm_import(args)
+        from pi_tui.modes.acp.server import run_acp_mode
+
+        return run_acp_mode(args)
     if args.print_mode or args.mode in ("text", "json") or not sys.stdin.isatty():
         from pi_tui.modes.litellm_warmup import start_early_litellm_import
 

@@ -17,13 +17,14 @@ from pi_tui.session.agent_session import AgentSession
 IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp"}
 
 
-def session_from_args(args: argparse.Namespace, **overrides: Any) -> AgentSession:
-    """The session the CLI flags describe (``--model``, ``--session``, ``--tools``, …)."""
+def session_from_args(args: argparse.Namespace, *, cwd: Path | None = None, **overrides: Any) -> AgentSession:
+    """The session the CLI flags describe (``--model``, ``--session``, ``--tools``, …), for
+    ``cwd`` (default: the process's; ACP mode: the folder the editor names)."""
     from pi_tui.resources.loader import ResourceOptions
     from pi_tui.resources.locations import agent_dir
     from pi_tui.resources.settings import load_settings
 
-    cwd = Path.cwd()
+    cwd = cwd if cwd is not None else Path.cwd()
     settings = load_settings(cwd, agent_dir())
     active: list[str] | None = None
     if getattr(args, "no_tools", False):

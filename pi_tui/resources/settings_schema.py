@@ -110,6 +110,7 @@ EXPECTED_TYPES: dict[str, str] = {
     "context.strategy": _STR,
     "context.pipeline.variant": _STR,
     "extensionHandlerTimeoutMs": _INT,
+    "acp.askPermission": _BOOL,
 }
 for _knob in DEFAULT_SETTINGS["context"]["pipeline"]:
     if _knob != "variant":

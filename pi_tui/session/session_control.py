@@ -25,6 +25,7 @@ from pi_tui.session.session_base import SessionBase
 from pi_tui.session.state import ContextUsage, RequestPreview, SessionState, usage_totals
 
 if TYPE_CHECKING:
+    from pi_tui.core.tool import Tool
     from pi_tui.extensions.ui import ExtensionUI
 
 
@@ -126,6 +127,12 @@ class SessionControlMixin(SessionBase):
         self._active_tool_names = [n for n in names if n in self._all_tools]
         self.agent.context.tools = self.active_tools
         self.rebuild_system_prompt()
+
+    def replace_tool(self, tool: Tool) -> None:
+        """Put ``tool`` in place of the tool of the same name, keeping whether it is active (ACP
+        mode: ``bash`` run in the editor's terminal)."""
+        self._all_tools[tool.name] = tool
+        self.agent.context.tools = self.active_tools
 
     # ------------------------------------------------------------------ messages for extensions
 

@@ -1,0 +1,146 @@
+"""``session/request_permission`` before the tools that change things (edit, write, bash).
+
+The session's ``before_tool_call`` hook (after the extensions' ``tool_call`` handlers):
+
+1. for ``edit`` and ``write``, the change as a whole-file diff (read through the client's
+   buffers when it offers ``fs/read_text_file``), shown in the question and kept in the call;
+2. unless ``acp.askPermission`` is false, or an earlier "always" answer for this tool in this
+   session decides, the client is asked with four options: allow once, always allow, reject,
+   always reject. "Always" is remembered per session and per tool;
+3. allowed: the call becomes ``in_progress``; rejected, or the turn cancelled meanwhile
+   (``cancelled`` outcome), or the client unable to answer: the call is blocked, and the model
+   gets a result saying so (never a silent run).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pi_tui.agent.types import BeforeToolCallResult, ToolCallInfo
+from pi_tui.core.tool import FileAccess
+from pi_tui.modes.acp.jsonrpc import ConnectionClosed, Peer, RpcError
+from pi_tui.modes.acp.tool_calls import (
+    CHANGING_TOOLS,
+    fragment_diffs,
+    tool_kind,
+    tool_locations,
+    tool_title,
+)
+from pi_tui.modes.acp.updates import EventMapper
+from pi_tui.tools.edit_match import EditSpec
+from pi_tui.tools.paths import resolve_to_cwd
+
+PREVIEW_LIMIT = 1_000_000
+"""Above this many characters a diff shows the edited pieces instead of the whole file."""
+OPTIONS = (("allow_once", "Allow"), ("allow_always", "Always allow {tool}"),
+           ("reject_once", "Reject"), ("reject_always", "Always reject {tool}"))
+REJECTED = "The user rejected this {tool} call; it did not run."
+CANCELLED = "The user cancelled the turn before this {tool} call ran."
+
+
+class PermissionGate:
+    def __init__(self, peer: Peer, session_id: str, mapper: EventMapper, cwd: Path, *,
+                 ask: Callable[[], bool], files: FileAccess | None, cancelled: Callable[[], bool]) -> None:
+        self.peer = peer
+        self.session_id = session_id
+        self.mapper = mapper
+        self.cwd = cwd
+        self.ask = ask
+        self.files = files
+        self.cancelled = cancelled
+        self.always: dict[str, bool] = {}
+        """Tool name → True (always allow) / False (always reject), for this session."""
+
+    async def __call__(self, info: ToolCallInfo) -> BeforeToolCallResult | None:
+        call_id, name, args = str(info.tool_call["id"]), str(info.tool_call["name"]), dict(info.args)
+        diffs = await self.preview(name, args) if name in ("edit", "write") else None
+        state = self.mapper.calls.get(call_id)
+        if state is not None:
+            state.diffs = diffs
+        if self.cancelled():
+            return BeforeToolCallResult(block=True, reason=CANCELLED.format(tool=name))
+        if name in CHANGING_TOOLS and self.ask():
+            allowed = self.always.get(name)
+            if allowed is None:
+                answer = await self._question(call_id, name, args, diffs)
+                if answer == "cancelled" or self.cancelled():
+                    return BeforeToolCallResult(block=True, reason=CANCELLED.format(tool=name))
+                allowed = answer.startswith("allow")
+                if answer.endswith("always"):
+                    self.always[name] = allowed
+            if not allowed:
+                return BeforeToolCallResult(block=True, reason=REJECTED.format(tool=name))
+        update: dict[str, Any] = {"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": "in_progress"}
+        if diffs:
+            update["content"] = diffs
+        self.mapper.send(update)
+        return None
+
+    async def _question(self, call_id: str, name: str, args: dict[str, Any], diffs: list[dict[str, Any]] | None) -> str:
+        """The option the user chose (``allow_once`` …) or ``cancelled``."""
+        tool_call: dict[str, Any] = {"toolCallId": call_id, "title": tool_title(name, args), "kind": tool_kind(name),
+                                     "status": "pending", "locations": tool_locations(name, args, self.cwd),
+                                     "rawInput": args}
+        if diffs:
+            tool_call["content"] = diffs
+        options = [{"optionId": option, "name": label.format(tool=name), "kind": option} for option, label in OPTIONS]
+        try:
+            answer = await self.peer.request("session/request_permission", {
+                "sessionId": self.session_id, "toolCall": tool_call, "options": options})
+        except (RpcError, ConnectionClosed) as err:
+            print(f"pi-tui: permission request for {name} failed ({err}); treated as rejected", file=sys.stderr)
+            return "reject_once"
+        outcome = answer.get("outcome") if isinstance(answer, dict) else None
+        if isinstance(outcome, dict) and outcome.get("outcome") == "cancelled":
+            return "cancelled"
+        chosen = outcome.get("optionId") if isinstance(outcome, dict) and outcome.get("outcome") == "selected" else None
+        if chosen not in {option for option, _ in OPTIONS}:
+            print(f"pi-tui: permission answer {answer!r} is not one of the options; treated as rejected", file=sys.stderr)
+            return "reject_once"
+        return str(chosen)
+
+    async def preview(self, name: str, args: dict[str, Any]) -> list[dict[str, Any]]:
+        """The change as whole-file text before and after; the edited pieces when the file cannot
+        be read or the edit does not apply (the tool will then say why)."""
+        fallback = fragment_diffs(name, args, self.cwd)
+        raw = args.get("path")
+        if not isinstance(raw, str) or not raw:
+            return fallback
+        path = resolve_to_cwd(raw, self.cwd)
+        old = await self._current_text(path)
+        if name == "write":
+            new = args.get("content")
+            if not isinstance(new, str) or len(new) + len(old or "") > PREVIEW_LIMIT:
+                return fallback
+            return [{"type": "diff", "path": str(path), "oldText": old, "newText": new}]
+        if old is None or len(old) > PREVIEW_LIMIT:
+            return fallback
+        from pi_tui.core.errors import ToolError
+        from pi_tui.tools.edit_diff import plan_edit
+
+        raw_edits = args.get("edits")
+        edits: list[Any] = raw_edits if isinstance(raw_edits, list) else []
+        specs = [EditSpec(str(e.get("oldText", "")), str(e.get("newText", ""))) for e in edits if isinstance(e, dict)]
+        try:
+            planned = plan_edit(old.encode("utf-8", "surrogatepass"), specs, raw)
+        except ToolError:
+            return fallback
+        return [{"type": "diff", "path": str(path), "oldText": planned.original, "newText": planned.new_original}]
+
+    async def _current_text(self, path: Path) -> str | None:
+        try:
+            if self.files is not None:
+                return await self.files.read_text(path)
+            return await asyncio.to_thread(_disk_text, path)
+        except (OSError, ValueError, RpcError):
+            return None
+
+
+def _disk_text(path: Path) -> str | None:
+    if not path.is_file() or path.stat().st_size > PREVIEW_LIMIT:
+        return None
+    return path.read_text(encoding="utf-8")

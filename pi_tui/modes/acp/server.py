@@ -1,0 +1,55 @@
+"""``pi-tui --mode acp``: pi-tui as an Agent Client Protocol agent on stdin/stdout (docs/acp.md).
+
+stdout carries protocol frames only: while the mode runs ``sys.stdout`` points at stderr, so a
+stray ``print`` from any part (an extension, a library) cannot corrupt the stream; diagnostics go
+to stderr, which editors keep as the agent's log. At end of input every session is cancelled and
+closed (extensions get ``session_shutdown``), and the process exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+
+from pi_tui.modes.acp.agent import AcpAgent
+from pi_tui.modes.acp.jsonrpc import Peer
+from pi_tui.modes.rpc.server import FrameWriter, stdin_chunks
+
+
+def run_acp_mode(args: argparse.Namespace, *, hard_exit: bool | None = None) -> int:
+    frames_out = sys.stdout.buffer
+    real_stdout = sys.stdout
+    sys.stdout = sys.stderr  # only frames may reach the real stdout
+    try:
+        code = asyncio.run(_serve(args, FrameWriter(frames_out)))
+    except KeyboardInterrupt:
+        code = 130
+    finally:
+        sys.stdout = real_stdout
+    if hard_exit is None:
+        hard_exit = "PYTEST_CURRENT_TEST" not in os.environ
+    if hard_exit:
+        sys.stderr.flush()
+        os._exit(code)
+    return code
+
+
+async def _serve(args: argparse.Namespace, writer: FrameWriter) -> int:
+    if getattr(args, "messages", None):
+        print("pi-tui: ACP mode ignores message arguments; the editor sends the prompts", file=sys.stderr)
+    peer = Peer(writer)
+    agent = AcpAgent(peer, args)
+    try:
+        async for chunk in stdin_chunks(sys.stdin.buffer if sys.stdin is not None else None):
+            peer.feed(chunk)
+        peer.finish_input()
+        for session in list(agent.sessions.values()):
+            if session.running:
+                session.cancel_requested = True
+                await session.session.abort()
+        await peer.drain()
+    finally:
+        await agent.close()
+    return 0

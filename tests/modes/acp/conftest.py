@@ -1,0 +1,143 @@
+"""``pi-tui --mode acp`` as a real subprocess, driven by the official ACP SDK's client side
+(``acp.spawn_agent_process``) against the fake OpenAI-compatible server.
+
+``EditorClient`` plays the editor: it records every ``session/update``, answers permission
+questions from a queue of choices, serves ``fs/*`` from in-memory buffers (when it offers them)
+and records every raw frame it receives. At the end of each test every frame the agent sent is
+checked against the SDK's pydantic schema (``acp.schema``): the agent speaks the protocol
+exactly, not just enough for this client.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp import schema, spawn_agent_process
+from acp.connection import StreamDirection, StreamEvent
+from acp.exceptions import RequestError
+
+FAKE_MODEL = {
+    "baseUrl": "", "api": "openai-completions", "apiKey": "fake-key",
+    "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
+    "models": [{"id": "fake-model", "contextWindow": 128000, "maxTokens": 1000, "reasoning": True}],
+}
+
+
+def write_models(agent_dir: Path, base_url: str) -> None:
+    provider = dict(FAKE_MODEL, baseUrl=base_url)
+    (agent_dir / "models.json").write_text(json.dumps({"providers": {"fake": provider}}))
+
+
+@dataclass
+class EditorClient:
+    """The SDK ``Client`` protocol, as an editor would answer it."""
+
+    buffers: dict[str, str] | None = None
+    """Open buffers by absolute path; None = the client offers no ``fs`` capability."""
+    choices: list[str] = field(default_factory=list)
+    """Option ids to answer permission questions with, in order (``"cancelled"`` = the outcome)."""
+    updates: list[tuple[str, Any]] = field(default_factory=list)
+    permission_requests: list[Any] = field(default_factory=list)
+    fs_calls: list[tuple[str, str]] = field(default_factory=list)
+    frames: list[dict[str, Any]] = field(default_factory=list)
+    on_permission: Callable[[], Any] | None = None
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        self.updates.append((session_id, update))
+
+    async def request_permission(self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any) -> Any:
+        self.permission_requests.append((tool_call, options))
+        if self.on_permission is not None:
+            await self.on_permission()
+        choice = self.choices.pop(0) if self.choices else "reject_once"
+        if choice == "cancelled":
+            return schema.RequestPermissionResponse(outcome=schema.DeniedOutcome(outcome="cancelled"))
+        return schema.RequestPermissionResponse(outcome=schema.AllowedOutcome(outcome="selected", option_id=choice))
+
+    async def read_text_file(self, session_id: str, path: str, line: int | None = None, limit: int | None = None,
+                             **kwargs: Any) -> Any:
+        self.fs_calls.append(("read", path))
+        assert self.buffers is not None
+        if path not in self.buffers:
+            raise RequestError.resource_not_found(path)
+        return schema.ReadTextFileResponse(content=self.buffers[path])
+
+    async def write_text_file(self, session_id: str, path: str, content: str, **kwargs: Any) -> Any:
+        self.fs_calls.append(("write", path))
+        assert self.buffers is not None
+        self.buffers[path] = content
+        return schema.WriteTextFileResponse()
+
+    def on_connect(self, conn: Any) -> None:
+        pass
+
+    def observe(self, event: StreamEvent) -> None:
+        if event.direction == StreamDirection.INCOMING:
+            self.frames.append(event.message)
+
+    # ------------------------------------------------------------------ views
+
+    def kinds(self) -> list[str]:
+        return [u.session_update for _, u in self.updates]
+
+    def of_kind(self, kind: str) -> list[Any]:
+        return [u for _, u in self.updates if u.session_update == kind]
+
+    def message_text(self, kind: str = "agent_message_chunk") -> str:
+        return "".join(u.content.text for u in self.of_kind(kind) if u.content.type == "text")
+
+    def capabilities(self) -> schema.ClientCapabilities:
+        fs = schema.FileSystemCapabilities(read_text_file=self.buffers is not None,
+                                           write_text_file=self.buffers is not None)
+        return schema.ClientCapabilities(fs=fs, terminal=False)
+
+
+def check_frames(frames: list[dict[str, Any]]) -> None:
+    """Every frame the agent sent, against the protocol schema."""
+    for frame in frames:
+        assert frame.get("jsonrpc") == "2.0", frame
+        method = frame.get("method")
+        if method == "session/update":
+            schema.SessionNotification.model_validate(frame["params"])
+        elif method == "session/request_permission":
+            schema.RequestPermissionRequest.model_validate(frame["params"])
+        elif method == "fs/read_text_file":
+            schema.ReadTextFileRequest.model_validate(frame["params"])
+        elif method == "fs/write_text_file":
+            schema.WriteTextFileRequest.model_validate(frame["params"])
+        elif method is not None:
+            raise AssertionError(f"unexpected method from the agent: {method}")
+
+
+def agent_env(agent_dir: Path) -> dict[str, str]:
+    env = {**os.environ, "PI_CODING_AGENT_DIR": str(agent_dir)}
+    env.pop("PYTEST_CURRENT_TEST", None)
+    return env
+
+
+@asynccontextmanager
+async def acp_agent(client: EditorClient, agent_dir: Path, cwd: Path, *args: str) -> AsyncIterator[Any]:
+    """The connection to a running ``pi-tui --mode acp``, initialized with ``client``'s capabilities."""
+    log = agent_dir / "acp-stderr.log"
+    with log.open("ab") as stderr:
+        async with spawn_agent_process(client, sys.executable, "-m", "pi_tui", "--mode", "acp", *args,
+                                       env=agent_env(agent_dir), cwd=cwd, observers=[client.observe],
+                                       transport_kwargs={"limit": 16 * 1024 * 1024, "stderr": stderr}) as (conn, process):
+            conn.process = process
+            conn.stderr_log = log
+            conn.init = await conn.initialize(protocol_version=1, client_capabilities=client.capabilities())
+            yield conn
+    check_frames(client.frames)
+
+
+@pytest.fixture
+def editor() -> EditorClient:
+    return EditorClient()

@@ -1,0 +1,184 @@
+"""Prompt turns over ACP against a real ``pi-tui --mode acp``: streamed thoughts and text, tool
+calls with their permission question (each answer), edits shown as diffs, the client's buffers
+as the file system, cancel mid-stream, ``/compact``."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from acp import text_block
+
+from pi_tui.providers.fake_server import FakeServer
+from tests.modes.acp.conftest import EditorClient, acp_agent, write_models
+
+
+def _bash(call_id: str, command: str) -> dict[str, Any]:
+    return {"tool_calls": [{"id": call_id, "name": "bash", "arguments": {"command": command}}]}
+
+
+def _last_tool_result(request: dict[str, Any]) -> str:
+    return str([m for m in request["messages"] if m["role"] == "tool"][-1]["content"])
+
+
+async def test_a_tool_call_asks_first_and_streams_its_progress(tmp_path: Path, project: Path, agent_dir: Path) -> None:
+    script = [{"thinking": "Let me look.", **_bash("call_1", "echo hello")}, {"text": "It printed hello."}]
+    editor = EditorClient(choices=["allow_once"])
+    with FakeServer(script) as server:
+        write_models(agent_dir, server.base_url)
+        async with acp_agent(editor, agent_dir, project) as conn:
+            assert conn.init.protocol_version == 1
+            caps = conn.init.agent_capabilities
+            assert caps.load_session and caps.prompt_capabilities.image and caps.prompt_capabilities.embedded_context
+            assert conn.init.auth_methods == []
+            session = await conn.new_session(cwd=str(project), mcp_servers=[])
+            answer = await conn.prompt(session_id=session.session_id, prompt=[text_block("run echo")])
+    assert answer.stop_reason == "end_turn"
+    assert editor.message_text("agent_thought_chunk") == "Let me look."
+    assert editor.message_text() == "It printed hello."
+    (tool_call, options), = editor.permission_requests
+    assert tool_call.tool_call_id == "call_1" and tool_call.kind == "execute" and tool_call.title == "`echo hello`"
+    assert [o.kind for o in options] == ["allow_once", "allow_always", "reject_once", "reject_always"]
+    calls = [u for u in editor.of_kind("tool_call") + editor.of_kind("tool_call_update") if u.tool_call_id == "call_1"]
+    assert [u.status for u in calls if u.status] == ["pending", "in_progress", "completed"]
+    assert calls[-1].content[0].content.text == "hello\n"
+    assert "hello" in _last_tool_result(server.requests[1])
+    kinds = editor.kinds()
+    assert kinds[0] == "available_commands_update"
+    assert kinds.index("tool_call") < kinds.index("agent_message_chunk")
+    files = list((agent_dir / "sessions").rglob(f"*_{session.session_id}.jsonl"))
+    assert len(files) == 1  # the ACP session id is pi's session id
+
+
+async def test_allow_always_is_remembered_for_the_session(tmp_path: Path, project: Path, agent_dir: Path) -> None:
+    script = [_bash("c1", "echo one"), {"text": "one"}, _bash("c2", "echo two"), {"text": "two"},
+              _bash("c3", "echo three"), {"text": "three"}]
+    editor = EditorClient(choices=["allow_always", "allow_once"])
+    with FakeServer(script) as server:
+        write_models(agent_dir, server.base_url)
+        async with acp_agent(editor, agent_dir, project) as conn:
+            session = await conn.new_session(cwd=str(project), mcp_servers=[])
+            await conn.prompt(session_id=session.session_id, prompt=[text_block("first")])
+            await conn.prompt(session_id=session.session_id, prompt=[text_block("second")])
+            assert len(editor.permission_requests) == 1
+            other = await conn.new_session(cwd=str(project), mcp_servers=[])  # another session asks again
+            await conn.prompt(session_id=other.session_id, prompt=[text_block("third")])
+    assert len(editor.permission_requests) == 2
+    assert "two" in _last_tool_result(server.requests[3]) and "three" in _last_tool_result(server.requests[5])
+
+
+async def test_reject_once_and_reject_always(tmp_path: Path, project: Path, agent_dir: Path) -> None:
+    script = [_bash("c1", "touch one"), {"text": "ok"}, _bash("c2", "touch two"), {"text": "ok"},
+              _bash("c3", "touch three"), {"text": "ok"}, _bash("c4", "touch four"), {"text": "ok"}]
+    editor = EditorClient(choices=["reject_once", "reject_always"])
+    with FakeServer(script) as server:
+        write_models(agent_dir, server.base_url)
+        async with acp_agent(editor, agent_dir, project) as conn:
+            session = await conn.new_session(cwd=str(project), mcp_servers=[])
+            for text in ("1", "2", "3", "4"):
+                answer = await conn.prompt(session_id=session.session_id, prompt=[text_block(text)])
+                assert answer.stop_reason == "end_turn"
+    assert len(editor.permission_requests) == 2  # the third and fourth were rejected by "always"
+    assert not any((project / name).exists() for name in ("one", "two", "three", "four"))
+    failed = [u for u in editor.of_kind("tool_call_update") if u.status == "failed"]
+    assert [u.tool_call_id for u in failed] == ["c1", "c2", "c3", "c4"]
+    for index in (1, 3, 5, 7):
+        assert "The user rejected this bash call; it did not run." in _last_tool_result(server.requests[index])
+
+
+async def test_an_edit_is_asked_and_shown_as_a_whole_file_diff(tmp_path: Path, project: Path, agent_dir: Path) -> None:
+    target = project / "app.py"
+    target.write_text("def main():\n    return 1\n")
+    edit = {"tool_calls": [{"id": "e1", "name": "edit", "arguments": {
+        "path": "app.py", "edits": [{"oldText": "return 1", "newText": "return 2"}]}}]}
+    editor = EditorClient(choices=["allow_once"])
+    with FakeServer([edit, {"text": "Changed."}]) as server:
+        write_models(agent_dir, server.base_url)
+        async with acp_agent(editor, agent_dir, project) as conn:
+            session = await conn.new_session(cwd=str(project), mcp_servers=[])
+            await conn.prompt(session_id=session.session_id, prompt=[text_block("change it")])
+    (tool_call, _options), = editor.permission_requests
+    assert tool_call.kind == "edit"
+    diff = tool_call.content[0]
+    assert diff.type == "diff" and diff.path == str(target)
+    assert diff.old_text == "def main():\n    return 1\n" and diff.new_text == "def main():\n    return 2\n"
+    assert target.read_text() == "def main():\n    return 2\n"
+    done = [u for u in editor.of_kind("tool_call_update") if u.status == "completed"][0]
+    assert done.locations[0].path == str(target) and done.locations[0].line == 2
+
+
+async def test_files_go_through_the_editors_buffers(tmp_path: Path, project: Path, agent_dir: Path) -> None:
+    target = project / "notes.md"
+    target.write_text("saved text\n")
+    buffers = {str(target): "unsaved text\n"}
+    turns = [
+        {"tool_calls": [{"id": "r1", "name": "read", "arguments": {"path": "notes.md"}}]},
+        {"tool_calls": [{"id": "e1", "name": "edit", "arguments": {
+            "path": "notes.md", "edits": [{"oldText": "unsaved", "newText": "edited"}]}}]},
+        {"tool_calls": [{"id": "w1", "name": "write", "arguments": {"path": "new.md", "content": "fresh\n"}}]},
+        {"text": "Done."},
+    ]
+    editor = EditorClient(buffers=buffers, choices=["allow_always", "allow_always"])
+    with FakeServer(turns) as server:
+        write_models(agent_dir, server.base_url)
+        async with acp_agent(editor, agent_dir, project) as conn:
+            session = await conn.new_session(cwd=str(project), mcp_servers=[])
+            await conn.prompt(session_id=session.session_id, prompt=[text_block("edit notes")])
+    assert "unsaved text" in _last_tool_result(server.requests[1])  # the model read the buffer
+    assert buffers[str(target)] == "edited text\n"
+    assert buffers[str(project / "new.md")] == "fresh\n"
+    assert target.read_text() == "saved text\n" and not (project / "new.md").exists()  # the disk is the editor's job
+    assert ("write", str(target)) in editor.fs_calls and ("read", str(target)) in editor.fs_calls
+    edit_question = editor.permission_requests[0][0]
+    assert edit_question.content[0].old_text == "unsaved text\n"  # the diff is against the buffer
+
+
+async def test_cancel_stops_the_stream_within_a_second(tmp_path: Path, project: Path, agent_dir: Path) -> None:
+    slow = {"text": "word " * 200, "chunk_size": 5, "chunk_delay_ms": 100}
+    editor = EditorClient()
+    with FakeServer([slow]) as server:
+        write_models(agent_dir, server.base_url)
+        async with acp_agent(editor, agent_dir, project) as conn:
+            session = await conn.new_session(cwd=str(project), mcp_servers=[])
+            turn = asyncio.ensure_future(conn.prompt(session_id=session.session_id, prompt=[text_block("talk")]))
+            deadline = time.monotonic() + 30
+            while not editor.of_kind("agent_message_chunk"):
+                assert time.monotonic() < deadline and not turn.done()
+                await asyncio.sleep(0.01)
+            started = time.monotonic()
+            await conn.cancel(session_id=session.session_id)
+            answer = await asyncio.wait_for(turn, 10)
+            elapsed = time.monotonic() - started
+            streamed = len(editor.message_text())
+            await asyncio.sleep(0.5)
+            assert len(editor.message_text()) == streamed  # nothing after the answer
+    assert answer.stop_reason == "cancelled"
+    assert elapsed < 1.0, f"cancel took {elapsed:.2f} s"
+    assert streamed < len(slow["text"])
+
+
+async def test_compact_runs_from_the_prompt_with_its_events(tmp_path: Path, project: Path, agent_dir: Path) -> None:
+    turns = [{"text": "First answer. " * 50}, {"text": "Second answer. " * 50}, {"text": "## Goal\nSummary of the talk."},
+             {"text": "## Goal\nSummary of the turn prefix."}]
+    editor = EditorClient()
+    (agent_dir / "settings.json").write_text(json.dumps({"compaction": {"keepRecentTokens": 50}}))
+    with FakeServer(turns) as server:
+        write_models(agent_dir, server.base_url)
+        async with acp_agent(editor, agent_dir, project) as conn:
+            session = await conn.new_session(cwd=str(project), mcp_servers=[])
+            await conn.prompt(session_id=session.session_id, prompt=[text_block("one")])
+            await conn.prompt(session_id=session.session_id, prompt=[text_block("two")])
+            answer = await conn.prompt(session_id=session.session_id, prompt=[text_block("/compact keep the goal")])
+    assert answer.stop_reason == "end_turn"
+    text = editor.message_text()
+    assert "> Compacting the context…" in text
+    assert "> Context compacted:" in text
+    assert "keep the goal" in json.dumps(server.requests[2])  # the instructions reached the summary call
+    names = [c.name for c in editor.of_kind("available_commands_update")[0].available_commands]
+    assert names[:2] == ["compact", "template"]
+    session_file, = (agent_dir / "sessions").rglob(f"*_{session.session_id}.jsonl")
+    entries = [json.loads(line) for line in session_file.read_text().splitlines()]
+    assert any(e["type"] == "compaction" and "Summary of the talk" in e["summary"] for e in entries)
