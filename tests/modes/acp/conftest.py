@@ -10,8 +10,10 @@ exactly, not just enough for this client.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import signal
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -49,6 +51,9 @@ class EditorClient:
     fs_calls: list[tuple[str, str]] = field(default_factory=list)
     frames: list[dict[str, Any]] = field(default_factory=list)
     on_permission: Callable[[], Any] | None = None
+    terminals: dict[str, Any] | None = None
+    """Running commands by terminal id; None = the client offers no ``terminal`` capability."""
+    terminal_calls: list[str] = field(default_factory=list)
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         self.updates.append((session_id, update))
@@ -76,6 +81,39 @@ class EditorClient:
         self.buffers[path] = content
         return schema.WriteTextFileResponse()
 
+    async def create_terminal(self, session_id: str, command: str, args: list[str] | None = None, env: Any = None,
+                              cwd: str | None = None, output_byte_limit: int | None = None, **kwargs: Any) -> Any:
+        assert self.terminals is not None
+        self.terminal_calls.append("create")
+        process = await asyncio.create_subprocess_exec(command, *(args or []), cwd=cwd, stdout=asyncio.subprocess.PIPE,
+                                                       stderr=asyncio.subprocess.STDOUT, start_new_session=True)
+        terminal_id = f"term-{len(self.terminals) + 1}"
+        self.terminals[terminal_id] = process
+        return schema.CreateTerminalResponse(terminal_id=terminal_id)
+
+    async def wait_for_terminal_exit(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
+        self.terminal_calls.append("wait")
+        code = await self.terminals[terminal_id].wait()  # type: ignore[index]
+        if code < 0:
+            return schema.WaitForTerminalExitResponse(signal=signal.Signals(-code).name)
+        return schema.WaitForTerminalExitResponse(exit_code=code)
+
+    async def terminal_output(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
+        self.terminal_calls.append("output")
+        process = self.terminals[terminal_id]  # type: ignore[index]
+        data = await process.stdout.read() if process.returncode is not None else b""
+        return schema.TerminalOutputResponse(output=data.decode(), truncated=False)
+
+    async def kill_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
+        self.terminal_calls.append("kill")
+        os.killpg(self.terminals[terminal_id].pid, signal.SIGKILL)  # type: ignore[index]
+        await self.terminals[terminal_id].wait()  # type: ignore[index]
+        return schema.KillTerminalResponse()
+
+    async def release_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
+        self.terminal_calls.append("release")
+        return schema.ReleaseTerminalResponse()
+
     def on_connect(self, conn: Any) -> None:
         pass
 
@@ -97,7 +135,7 @@ class EditorClient:
     def capabilities(self) -> schema.ClientCapabilities:
         fs = schema.FileSystemCapabilities(read_text_file=self.buffers is not None,
                                            write_text_file=self.buffers is not None)
-        return schema.ClientCapabilities(fs=fs, terminal=False)
+        return schema.ClientCapabilities(fs=fs, terminal=self.terminals is not None)
 
 
 def check_frames(frames: list[dict[str, Any]]) -> None:
@@ -113,6 +151,8 @@ def check_frames(frames: list[dict[str, Any]]) -> None:
             schema.ReadTextFileRequest.model_validate(frame["params"])
         elif method == "fs/write_text_file":
             schema.WriteTextFileRequest.model_validate(frame["params"])
+        elif method is not None and method.startswith("terminal/"):
+            pass  # the SDK's client router validated these when it dispatched them
         elif method is not None:
             raise AssertionError(f"unexpected method from the agent: {method}")
 

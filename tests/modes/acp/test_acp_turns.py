@@ -106,7 +106,7 @@ async def test_an_edit_is_asked_and_shown_as_a_whole_file_diff(tmp_path: Path, p
     assert diff.type == "diff" and diff.path == str(target)
     assert diff.old_text == "def main():\n    return 1\n" and diff.new_text == "def main():\n    return 2\n"
     assert target.read_text() == "def main():\n    return 2\n"
-    done = [u for u in editor.of_kind("tool_call_update") if u.status == "completed"][0]
+    done = next(u for u in editor.of_kind("tool_call_update") if u.status == "completed")
     assert done.locations[0].path == str(target) and done.locations[0].line == 2
 
 
@@ -182,3 +182,25 @@ async def test_compact_runs_from_the_prompt_with_its_events(tmp_path: Path, proj
     session_file, = (agent_dir / "sessions").rglob(f"*_{session.session_id}.jsonl")
     entries = [json.loads(line) for line in session_file.read_text().splitlines()]
     assert any(e["type"] == "compaction" and "Summary of the talk" in e["summary"] for e in entries)
+
+
+async def test_bash_runs_in_the_editors_terminal(tmp_path: Path, project: Path, agent_dir: Path) -> None:
+    script = [_bash("t1", "echo in-terminal; exit 3"), {"text": "It failed."},
+              {"tool_calls": [{"id": "t2", "name": "bash", "arguments": {"command": "sleep 30", "timeout": 1}}]},
+              {"text": "It timed out."}]
+    editor = EditorClient(terminals={}, choices=["allow_always"])
+    with FakeServer(script) as server:
+        write_models(agent_dir, server.base_url)
+        async with acp_agent(editor, agent_dir, project) as conn:
+            session = await conn.new_session(cwd=str(project), mcp_servers=[])
+            await conn.prompt(session_id=session.session_id, prompt=[text_block("run it")])
+            started = time.monotonic()
+            await conn.prompt(session_id=session.session_id, prompt=[text_block("wait")])
+            waited = time.monotonic() - started
+    assert _last_tool_result(server.requests[1]) == "in-terminal\n\n\nCommand exited with code 3"
+    assert "Command timed out after 1 seconds" in _last_tool_result(server.requests[3]) and waited < 15
+    embedded = [u for u in editor.of_kind("tool_call_update") if u.content and u.content[0].type == "terminal"]
+    assert [u.tool_call_id for u in embedded] == ["t1", "t2"]
+    final = [u for u in editor.of_kind("tool_call_update") if u.status == "failed"]
+    assert [u.tool_call_id for u in final] == ["t1", "t2"] and all(u.content is None for u in final)  # the terminal stays
+    assert editor.terminal_calls == ["create", "wait", "output", "release", "create", "wait", "kill", "output", "release"]

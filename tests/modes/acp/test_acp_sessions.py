@@ -1,0 +1,125 @@
+"""Sessions over ACP: a conversation started with ``pi-tui -p`` loaded in the editor (replayed)
+and continued, then continued again with ``-p``; the configuration problems the editor is told
+about (authentication), MCP servers declined politely, the permission setting, the session list."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp import text_block
+from acp.exceptions import RequestError
+
+from pi_tui.providers.fake_server import FakeServer
+from tests.modes.acp.conftest import EditorClient, acp_agent, agent_env, write_models
+
+
+def _print_mode(agent_dir: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pi_tui", *args], cwd=cwd, env=agent_env(agent_dir),
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+
+
+def _user_texts(request: dict[str, Any]) -> list[str]:
+    texts = []
+    for message in request["messages"]:
+        if message["role"] == "user":
+            content = message["content"]
+            texts.append(content if isinstance(content, str) else "".join(b.get("text", "") for b in content))
+    return texts
+
+
+async def test_a_print_mode_session_continues_in_the_editor_and_back(project: Path, agent_dir: Path) -> None:
+    turns = [
+        {"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": "echo from-print"}}]},
+        {"text": "Printed it."},
+        {"text": "Continued in the editor."},
+        {"text": "Back in print mode."},
+    ]
+    editor = EditorClient()
+    with FakeServer(turns) as server:
+        write_models(agent_dir, server.base_url)
+        first = _print_mode(agent_dir, project, "-p", "run echo")
+        assert first.returncode == 0, first.stderr
+        session_file, = (agent_dir / "sessions").rglob("*.jsonl")
+        session_id = session_file.stem.split("_", 1)[1]
+        async with acp_agent(editor, agent_dir, project) as conn:
+            await conn.load_session(session_id=session_id, cwd=str(project), mcp_servers=[])
+            answer = await conn.prompt(session_id=session_id, prompt=[text_block("and now?")])
+        back = _print_mode(agent_dir, project, "--session", session_id, "-p", "and back?")
+        assert back.returncode == 0, back.stderr
+    assert answer.stop_reason == "end_turn"
+    # the replay comes before the answer to session/load, the commands after it
+    order = [f["params"]["update"]["sessionUpdate"] if f.get("method") == "session/update" else "ANSWER"
+             for f in editor.frames]
+    assert order[1:6] == ["user_message_chunk", "tool_call", "tool_call_update", "agent_message_chunk", "ANSWER"]
+    assert order[6] == "available_commands_update"
+    assert editor.of_kind("user_message_chunk")[0].content.text == "run echo"
+    replayed_call = editor.of_kind("tool_call_update")[0]
+    assert replayed_call.status == "completed" and "from-print" in replayed_call.content[0].content.text
+    assert editor.message_text().startswith("Printed it.")
+    assert _user_texts(server.requests[2]) == ["run echo", "and now?"]  # the editor continued the -p session
+    assert _user_texts(server.requests[3]) == ["run echo", "and now?", "and back?"]
+    assert back.stdout.strip() == "Back in print mode."
+
+
+async def test_loading_an_unknown_session_is_resource_not_found(project: Path, agent_dir: Path) -> None:
+    editor = EditorClient()
+    with FakeServer([]) as server:
+        write_models(agent_dir, server.base_url)
+        async with acp_agent(editor, agent_dir, project) as conn:
+            with pytest.raises(RequestError) as raised:
+                await conn.load_session(session_id="0000-nope", cwd=str(project), mcp_servers=[])
+            listed = await conn.list_sessions(cwd=str(project))
+    assert raised.value.code == -32002
+    assert "No session matching '0000-nope'" in raised.value.data["details"]
+    assert listed.sessions == []
+
+
+async def test_without_a_model_the_editor_is_told_what_to_set(project: Path, agent_dir: Path) -> None:
+    editor = EditorClient()
+    async with acp_agent(editor, agent_dir, project) as conn:
+        methods = conn.init.auth_methods
+        with pytest.raises(RequestError) as new:
+            await conn.new_session(cwd=str(project), mcp_servers=[])
+        with pytest.raises(RequestError) as auth:
+            await conn.authenticate(method_id=methods[0].id)
+    assert len(methods) == 1 and "No model selected" in (methods[0].description or "")
+    assert new.value.code == -32000 and "No model selected" in new.value.data["details"]
+    assert auth.value.code == -32000 and "models.json" in auth.value.data["details"]
+
+
+async def test_mcp_servers_are_declined_politely_and_the_setting_skips_questions(project: Path, agent_dir: Path) -> None:
+    (agent_dir / "settings.json").write_text(json.dumps({"acp": {"askPermission": False}}))
+    (project / ".pi").mkdir()  # a repository cannot switch the questions back off for the user...
+    (project / ".pi" / "settings.json").write_text(json.dumps({"acp": {"askPermission": True}}))
+    turns = [{"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": "touch made"}}]}, {"text": "ok"}]
+    editor = EditorClient()
+    with FakeServer(turns) as server:
+        write_models(agent_dir, server.base_url)
+        async with acp_agent(editor, agent_dir, project) as conn:
+            servers = [{"name": "github", "command": "gh-mcp", "args": [], "env": []}]
+            session = await conn.new_session(cwd=str(project), mcp_servers=servers)
+            await conn.prompt(session_id=session.session_id, prompt=[text_block("make it")])
+            listed = await conn.list_sessions(cwd=str(project))
+    assert editor.permission_requests == []
+    assert (project / "made").exists()
+    assert "MCP servers are not supported by pi-tui" in editor.message_text() and "github" in editor.message_text()
+    assert [s.session_id for s in listed.sessions] == [session.session_id]
+
+
+async def test_a_project_setting_cannot_switch_the_questions_off(project: Path, agent_dir: Path) -> None:
+    (project / ".pi").mkdir()
+    (project / ".pi" / "settings.json").write_text(json.dumps({"acp": {"askPermission": False}}))
+    turns = [{"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": "touch made"}}]}, {"text": "ok"}]
+    editor = EditorClient(choices=["reject_once"])
+    with FakeServer(turns) as server:
+        write_models(agent_dir, server.base_url)
+        async with acp_agent(editor, agent_dir, project) as conn:
+            session = await conn.new_session(cwd=str(project), mcp_servers=[])
+            await conn.prompt(session_id=session.session_id, prompt=[text_block("make it")])
+    assert len(editor.permission_requests) == 1
+    assert not (project / "made").exists()
