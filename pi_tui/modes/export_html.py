@@ -1,7 +1,7 @@
 """``/export`` and ``pi-tui --export``: the current branch of a session as one HTML file.
 
 The file is self-contained on purpose: inline CSS, no script, no font or image fetched from
-anywhere, so it can be mailed, attached to an issue or opened offline years later. Every text
+anywhere (its Content-Security-Policy forbids both, in case text ever escaped its escaping), so it can be mailed, attached to an issue or opened offline years later. Every text
 from the session is HTML-escaped; Markdown stays as preformatted text (rendering it would need a
 Markdown library in this layer, and the raw text is what the model saw anyway). Long tool output
 and thinking are folded in ``<details>`` so the page stays readable.
@@ -23,6 +23,11 @@ from pi_tui.core.errors import PiError
 FOLD_LINES = 20
 """Tool output longer than this many lines (or ``FOLD_CHARS``) is folded in ``<details>``."""
 FOLD_CHARS = 2000
+
+CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
+"""Defence in depth behind the escaping: should a session's text ever reach the page as markup,
+the browser still runs no script and fetches nothing (no frames, images, styles or refreshes
+from anywhere); only the inline stylesheet applies."""
 
 CSS = """
 :root { color-scheme: light dark; --bg: #fdfdfc; --fg: #1f2328; --muted: #6b7280; --line: #d8dce1;
@@ -139,6 +144,7 @@ def render_session_html(header: Mapping[str, Any], branch: Sequence[Mapping[str,
     rows = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in meta)
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f"<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
         f"<title>{escape(title)} · pi-tui</title><style>{CSS}</style></head><body>\n"
         f"<header><h1>{escape(title)}</h1><dl class=\"meta\">{rows}</dl></header>\n<main>\n"
