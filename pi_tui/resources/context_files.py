@@ -4,22 +4,57 @@ First the agent dir's file, then one file per directory from the filesystem root
 cwd (root first, so the most specific instructions come last and win in the model's reading).
 In each directory the first existing name of ``CONTEXT_FILE_NAMES`` is used. They are read from
 disk every time the system prompt is rebuilt, so a compaction can never summarize them away.
+
+Bounds (pi has none: a 30 MB ``AGENTS.md`` went whole into every request of an 8k-window model):
+
+* each file: at most ``CONTEXT_FILE_MAX_BYTES`` (64 KB, ~16k tokens) is read and sent; a longer
+  file is cut at a line end, with a marker telling the model the file's size and to read the rest;
+* all files together: at most ``context_budget_bytes(window)`` — a fifth of the model's context
+  window (at ~4 bytes a token) and never more than ``CONTEXT_FILES_MAX_BYTES`` (128 KB). When over,
+  the most specific files (the cwd's, last) keep their text and the more general ones are cut
+  first (``fit_context_files``);
+* a binary file (a NUL byte, or not UTF-8), a FIFO or a device is reported, never sent.
+
+Every cut and every refusal is a warning diagnostic naming the file, shown at startup (TUI,
+stderr in print mode).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from pi_tui.core.regular_files import NotRegularFileError, read_regular_bytes
+from pi_tui.core.sizes import format_size
 from pi_tui.resources.diagnostics import ResourceDiagnostic
 
 CONTEXT_FILE_NAMES = ("AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD")
+CONTEXT_FILE_MAX_BYTES = 64 * 1024
+CONTEXT_FILES_MAX_BYTES = 128 * 1024
+CONTEXT_WINDOW_SHARE = 0.2
+"""The share of the model's window all context files together may take."""
+BYTES_PER_TOKEN = 4
+MIN_CONTEXT_BUDGET_BYTES = 2 * 1024
+"""Even a tiny window gets the start of the instructions."""
 
 
 @dataclass(frozen=True, slots=True)
 class ContextFile:
     path: Path
     content: str
+    size: int | None = None
+    """The file's size on disk in bytes (None when built by hand)."""
+    sent_bytes: int | None = None
+    """How many of its bytes ``content`` holds when it was cut (None: the whole file)."""
+
+
+def context_budget_bytes(context_window: int | None) -> int:
+    """How many bytes of context files a model with this window gets (None: the fixed cap)."""
+    if not context_window or context_window <= 0:
+        return CONTEXT_FILES_MAX_BYTES
+    share = int(context_window * BYTES_PER_TOKEN * CONTEXT_WINDOW_SHARE)
+    return max(MIN_CONTEXT_BUDGET_BYTES, min(CONTEXT_FILES_MAX_BYTES, share))
 
 
 def _first_in(directory: Path) -> Path | None:
@@ -29,9 +64,96 @@ def _first_in(directory: Path) -> Path | None:
         return None
     # Compare exact names: on a case-insensitive filesystem `exists()` would match every spelling.
     for name in CONTEXT_FILE_NAMES:
-        if name in names and (directory / name).is_file():
+        if name in names and (directory / name).exists():
             return directory / name
     return None
+
+
+def _cut_notice(path: Path, size: int, kept: int, why: str) -> str:
+    return (f"\n\n[pi-tui: {path.name} is {format_size(size)}; only its first {format_size(kept)} "
+            f"are included here ({why}). Use the read tool for the rest.]")
+
+
+def _cut(file: ContextFile, limit: int, why: str) -> ContextFile:
+    """``file`` with its text cut to at most ``limit`` bytes at a line end, plus the marker."""
+    data = file.content.encode("utf-8")
+    size = file.size if file.size is not None else len(data)
+    head = data[:limit]
+    if b"\n" in head and len(data) > limit:
+        head = head[: head.rindex(b"\n")]
+    text = head.decode("utf-8", "ignore")
+    return replace(file, content=text + _cut_notice(file.path, size, len(head), why), size=size, sent_bytes=len(head))
+
+
+def read_context_file(path: Path, diagnostics: list[ResourceDiagnostic] | None) -> ContextFile | None:
+    """One context file, bounded; None (with a diagnostic) for a binary or unreadable one."""
+
+    def warn(message: str) -> None:
+        if diagnostics is not None:
+            diagnostics.append(ResourceDiagnostic("warning", message, path))
+
+    try:
+        data, size = read_regular_bytes(path, CONTEXT_FILE_MAX_BYTES + 1)
+    except NotRegularFileError as error:
+        warn(f"context file not included: it is {error.kind}, not a regular file")
+        return None
+    except OSError as error:
+        warn(f"cannot read context file: {error.strerror or error}")
+        return None
+    if b"\x00" in data:
+        warn(f"context file not included: it is a binary file ({format_size(size)}), not text")
+        return None
+    truncated = size > CONTEXT_FILE_MAX_BYTES
+    if not _is_utf8(data, cut=truncated):
+        warn(f"context file not included: it is not UTF-8 text ({format_size(size)}; a binary file?)")
+        return None
+    text = data.decode("utf-8", "ignore")  # (only a character split by the cut can be dropped)
+    file = ContextFile(path, text, size=size)
+    if truncated:
+        file = _cut(file, CONTEXT_FILE_MAX_BYTES, f"context files are limited to {format_size(CONTEXT_FILE_MAX_BYTES)} each")
+        warn(f"context file is {format_size(size)}: only its first {format_size(file.sent_bytes or 0)} "
+             f"are sent to the model (limit {format_size(CONTEXT_FILE_MAX_BYTES)} per file)")
+    return file
+
+
+def _is_utf8(data: bytes, *, cut: bool) -> bool:
+    """Valid UTF-8; when ``cut``, one character may be incomplete at the very end."""
+    try:
+        data.decode("utf-8")
+        return True
+    except UnicodeDecodeError as error:
+        return cut and error.reason == "unexpected end of data" and error.start >= len(data) - 3
+
+
+def fit_context_files(
+    files: Sequence[ContextFile], budget: int
+) -> tuple[list[ContextFile], list[ResourceDiagnostic]]:
+    """Keep the files' total text within ``budget`` bytes. The most specific files (last) keep
+    their text first; the budget left over goes to the earlier ones, which are cut or reduced to
+    their marker. Returns the files and a warning for each one that was cut."""
+    sizes = [len(f.content.encode("utf-8")) for f in files]
+    if sum(sizes) <= budget:
+        return list(files), []
+    fitted: list[ContextFile] = list(files)
+    notes: list[ResourceDiagnostic] = []
+    left = budget
+    for index in range(len(files) - 1, -1, -1):
+        file = files[index]
+        if sizes[index] <= left:
+            left -= sizes[index]
+            continue
+        why = f"all context files together are limited to {format_size(budget)} for this model's window"
+        fitted[index] = _cut(file, max(0, left), why)
+        left = max(0, left - (fitted[index].sent_bytes or 0))
+        kept = fitted[index].sent_bytes or 0
+        size = fitted[index].size or sizes[index]
+        notes.append(ResourceDiagnostic(
+            "warning",
+            f"context file is {format_size(size)}: only its first {format_size(kept)} are sent to the model "
+            f"(all context files share {format_size(budget)}, a fifth of the model's context window)",
+            file.path,
+        ))
+    return fitted, notes
 
 
 def discover_context_files(
@@ -52,9 +174,7 @@ def discover_context_files(
         if path in seen:
             continue
         seen.add(path)
-        try:
-            files.append(ContextFile(path, path.read_text(encoding="utf-8")))
-        except (OSError, UnicodeDecodeError) as exc:
-            if diagnostics is not None:
-                diagnostics.append(ResourceDiagnostic("warning", f"cannot read context file: {exc}", path))
+        file = read_context_file(path, diagnostics)
+        if file is not None:
+            files.append(file)
     return files

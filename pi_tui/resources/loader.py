@@ -14,7 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pi_tui.core.tool import Tool
-from pi_tui.resources.context_files import ContextFile, discover_context_files
+from pi_tui.resources.context_files import (
+    ContextFile,
+    context_budget_bytes,
+    discover_context_files,
+    fit_context_files,
+)
 from pi_tui.resources.diagnostics import ResourceDiagnostic
 from pi_tui.resources.locations import agent_dir as default_agent_dir
 from pi_tui.resources.locations import expand_home, project_dir
@@ -91,6 +96,19 @@ class LoadedResources:
         if self.append_system_prompt_path is not None and self.append_system_prompt_path == base / APPEND_SYSTEM_FILE:
             notes.append(f"This project's {self.append_system_prompt_path} is appended to the system prompt.")
         return notes
+
+    context_budget: int | None = None
+    """The byte budget the context files were last fitted to (``apply_context_budget``)."""
+
+    def apply_context_budget(self, context_window: int | None) -> None:
+        """Fit the context files to the model's window (a fifth of it, at most 128 KB; see
+        ``context_files``). Each file cut gets a warning in ``diagnostics``, once."""
+        budget = context_budget_bytes(context_window)
+        if budget == self.context_budget:
+            return
+        self.context_budget = budget
+        self.context_files, notes = fit_context_files(self.context_files, budget)
+        self.diagnostics.extend(note for note in notes if note not in self.diagnostics)
 
     def system_prompt_options(self, tools: Sequence[Tool]) -> SystemPromptOptions:
         return options_for_tools(

@@ -10,6 +10,11 @@ and paths matched by ``.gitignore``/``.ignore``/``.fdignore`` are skipped.
 
 Validation follows pi's rules and warning texts exactly; only a missing description (or a
 frontmatter that does not parse) keeps a skill from loading.
+
+Bounds (pi has none: a 5 MB description went into every request's system prompt): a description
+longer than pi's 1,024-character limit is cut to it in the prompt (with a second warning saying
+so); a skill file over ``SKILL_FILE_MAX_BYTES`` (1 MB), a binary one, a FIFO or a device is not
+loaded (warning), and ``/skill:`` refuses one that became so.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ from pathlib import Path
 from typing import Any, Literal
 from xml.sax.saxutils import escape
 
+from pi_tui.core.regular_files import NotRegularFileError, read_regular_bytes
+from pi_tui.core.sizes import format_size
 from pi_tui.resources.builtin import builtin_skills_dir
 from pi_tui.resources.diagnostics import ResourceDiagnostic
 from pi_tui.resources.frontmatter import FrontmatterError, parse_frontmatter, strip_frontmatter
@@ -32,6 +39,7 @@ from pi_tui.resources.scan import FirstWins
 SkillSource = Literal["path", "project", "user", "settings", "extension", "builtin"]
 MAX_NAME_LENGTH = 64
 MAX_DESCRIPTION_LENGTH = 1024
+SKILL_FILE_MAX_BYTES = 1024 * 1024
 _NAME_CHARS = re.compile(r"^[a-z0-9-]+$")
 SKILL_FILE = "SKILL.md"
 
@@ -78,12 +86,31 @@ def validate_description(description: Any) -> list[str]:
     return []
 
 
+def read_skill_text(path: Path) -> str:
+    """A skill file's text, bounded; ``ValueError`` / ``OSError`` say why it cannot be used."""
+    try:
+        data, size = read_regular_bytes(path, SKILL_FILE_MAX_BYTES + 1)
+    except NotRegularFileError as error:
+        raise ValueError(f"it is {error.kind}, not a regular file") from None
+    if size > SKILL_FILE_MAX_BYTES:
+        raise ValueError(f"the file is {format_size(size)}, over the {format_size(SKILL_FILE_MAX_BYTES)} limit for skills")
+    if b"\x00" in data:
+        raise ValueError(f"it is a binary file ({format_size(size)}), not text")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"it is not UTF-8 text ({format_size(size)}; a binary file?)") from None
+
+
 def load_skill_file(path: Path, source: SkillSource, diagnostics: list[ResourceDiagnostic]) -> Skill | None:
     """One skill file, or None (with a diagnostic) when it cannot be used."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        diagnostics.append(ResourceDiagnostic("warning", f"cannot read skill: {exc}", path))
+        text = read_skill_text(path)
+    except ValueError as exc:
+        diagnostics.append(ResourceDiagnostic("warning", f"skill not loaded: {exc}", path))
+        return None
+    except OSError as exc:
+        diagnostics.append(ResourceDiagnostic("warning", f"cannot read skill: {exc.strerror or exc}", path))
         return None
     try:
         meta = parse_frontmatter(text).frontmatter
@@ -102,6 +129,11 @@ def load_skill_file(path: Path, source: SkillSource, diagnostics: list[ResourceD
     if "description is required" in problems:
         return None
     assert isinstance(description, str)
+    if len(description) > MAX_DESCRIPTION_LENGTH:
+        description = description[: MAX_DESCRIPTION_LENGTH - 1] + "…"
+        diagnostics.append(ResourceDiagnostic(
+            "warning", f"only the first {MAX_DESCRIPTION_LENGTH} characters of the description are sent to the model", path
+        ))
     return Skill(
         name=name,
         description=description,
@@ -258,8 +290,8 @@ def expand_skill_command(
     if skill is None:
         return None
     try:
-        body = strip_frontmatter(skill.file_path.read_text(encoding="utf-8")).strip()
-    except (OSError, UnicodeDecodeError) as exc:
+        body = strip_frontmatter(read_skill_text(skill.file_path)).strip()
+    except (OSError, ValueError) as exc:
         if on_error is not None:
             on_error(f"cannot read skill {name!r} at {skill.file_path}: {exc}")
         return None

@@ -16,6 +16,7 @@ from pi_tui.core.messages import THINKING_LEVELS, AgentMessage, ThinkingLevel, e
 from pi_tui.core.provider import ModelInfo, ToolSpec
 from pi_tui.core.session.manager import SessionManager
 from pi_tui.core.tokens import calculate_context_tokens, estimate_context_tokens
+from pi_tui.resources.loader import LoadedResources
 from pi_tui.session.restore import (
     DEFAULT_THINKING_LEVEL,
     clamp_thinking_level,
@@ -40,6 +41,8 @@ class SessionControlMixin(SessionBase):
                 self.resources = self._load_resources()
             except Exception as err:
                 self.emit({"type": "notify", "message": f"Reloading resources failed: {err}", "level": "warning"})
+        if isinstance(self.resources, LoadedResources):  # context files: the model's share of its window
+            self.resources.apply_context_budget(self._model.context_window if self._model is not None else None)
         if self._system_prompt_builder is not None:
             self.base_system_prompt = self._system_prompt_builder(self.resources, self.active_tools)
         elif self.resources is not None and hasattr(self.resources, "build_system_prompt"):

@@ -16,6 +16,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from pi_tui.core.messages import JsonValue
+from pi_tui.core.sizes import (
+    format_size as format_size,  # re-exported: the tools import it from here
+)
 
 DEFAULT_MAX_LINES = 2000
 DEFAULT_MAX_BYTES = 51200
@@ -61,15 +64,6 @@ class Truncation:
 def utf8_len(text: str) -> int:
     # ASCII is the common case and needs no encoding pass.
     return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
-
-
-def format_size(num_bytes: int) -> str:
-    """``512B``, ``50.0KB``, ``1.5MB`` — pi's formatSize."""
-    if num_bytes < 1024:
-        return f"{num_bytes}B"
-    if num_bytes < 1024 * 1024:
-        return f"{num_bytes / 1024:.1f}KB"
-    return f"{num_bytes / (1024 * 1024):.1f}MB"
 
 
 def _untruncated(content: str, lines: int, size: int, max_lines: int, max_bytes: int) -> Truncation:

@@ -39,7 +39,9 @@ CASES = [
     ("double--hyphen", "description: d", ["name must not contain consecutive hyphens"], True),
     ("missing-description", "name: missing-description", ["description is required"], False),
     ("blank-description", "name: blank-description\ndescription: '   '", ["description is required"], False),
-    ("long-description", "description: " + "d" * 1025, ["description exceeds 1024 characters (1025)"], True),
+    ("long-description", "description: " + "d" * 1025, [
+        "description exceeds 1024 characters (1025)",  # pi's warning; pi-tui also cuts it (bounded prompt)
+        "only the first 1024 characters of the description are sent to the model"], True),
     ("unknown-field", "name: unknown-field\ndescription: d\nauthor: someone\nversion: 2", [], True),
     ("no-frontmatter", None, ["description is required"], False),
 ]
