@@ -6,6 +6,10 @@ the session tree that leaves a branch summary behind. Then the app is yours: typ
 scripted model answers with a short note), try /tree, /context, /session, ctrl+o, ctrl+t.
 
 ``python -m pi_tui.demo --no-tour`` starts with the same project and script but plays nothing.
+``--wire anthropic`` plays the same script over real HTTP through the strict local fake of
+Anthropic's Messages API (``providers/fake_anthropic_server.py``) as ``anthropic/claude-sonnet-4-5``
+with thinking on: pi-tui's own Anthropic client, signed thinking, cache markers and cache-billed
+usage in the footer.
 """
 
 from __future__ import annotations
@@ -87,6 +91,7 @@ def demo_script() -> list[dict[str, Any]]:
                  "- **Risk:** none for ASCII files; non-UTF-8 files now fail loudly\n"},
         {"when": _SUMMARY, "text": SUMMARY_TEXT},
         {"when": _AGENT, "chunk_size": 6, "chunk_delay_ms": 12,
+         "thinking": "A round-trip test with a non-ASCII name shows the encoding is explicit.",
          "text": "I'll add `tests/test_app.py` with a round-trip test for `load()`.",
          "tool_calls": [{"name": "write", "arguments": {
              "path": "tests/test_app.py",
@@ -160,6 +165,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pi_tui.demo", description=__doc__.split("\n")[0])
     parser.add_argument("--no-tour", action="store_true", help="start without playing the tour")
     parser.add_argument("--dir", help="where to create the demo project (default: a temp folder)")
+    parser.add_argument("--wire", choices=("scripted", "anthropic"), default="scripted",
+                        help="scripted: in-process provider; anthropic: the local Anthropic fake over HTTP")
     args = parser.parse_args(argv)
     root = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="pi-tui-demo-"))
     project = make_project(root)
@@ -174,13 +181,29 @@ def main(argv: list[str] | None = None) -> int:
 
     # A small keep-recent budget so /compact has something to summarize in a short demo.
     settings = {"compaction": {"keepRecentTokens": 80}}
-    session = create_agent_session(cwd=project, agent_dir=agent_dir, provider=ScriptedProvider(demo_script()),
-                                   settings=settings, load_extensions=False)
+    server = None
+    if args.wire == "anthropic":
+        import json
+
+        from pi_tui.providers.fake_anthropic_server import FakeAnthropicServer
+
+        server = FakeAnthropicServer(demo_script(), api_key="sk-ant-demo").start()
+        models = {"providers": {"anthropic": {"baseUrl": server.base_url, "apiKey": "sk-ant-demo"}}}
+        (agent_dir / "models.json").write_text(json.dumps(models))
+        session = create_agent_session(cwd=project, agent_dir=agent_dir, model="anthropic/claude-sonnet-4-5",
+                                       settings=settings, load_extensions=False)
+    else:
+        session = create_agent_session(cwd=project, agent_dir=agent_dir, provider=ScriptedProvider(demo_script()),
+                                       settings=settings, load_extensions=False)
     app = build_app(session, cwd=project, agent_dir=agent_dir, warm=False)
     if not args.no_tour:
         tour = Tour(app, session)
         app.after_first_frame.append(tour.start)
-    code = app.run()
+    try:
+        code = app.run()
+    finally:
+        if server is not None:
+            server.stop()
     sys.stdout.flush()
     sys.stderr.write(f"demo project left in {project}\n")
     return int(code or 0)

@@ -331,20 +331,25 @@ def _check_tool_pairing(messages: list[dict[str, Any]]) -> ApiError | None:
 
 
 def _check_thinking_continuity(messages: list[dict[str, Any]]) -> ApiError | None:
-    """With thinking on, an assistant turn still in progress (tool results after it) must start
-    with its thinking block: the real API's most common rejection of agents."""
-    last_assistant = max((i for i, m in enumerate(messages) if m["role"] == "assistant"), default=None)
-    if last_assistant is None:
+    """With thinking on, an assistant turn still in progress must start with its thinking block:
+    the real API's most common rejection of agents. A turn runs from the last user message that
+    is not only tool results; its assistant → tool_result → assistant steps are one turn, and
+    only its first assistant message must open with ``thinking``/``redacted_thinking`` (later
+    steps think only with interleaved thinking)."""
+    human = max((i for i, m in enumerate(messages)
+                 if m["role"] == "user" and any(b["type"] != "tool_result" for b in _blocks(m) or [{"type": "text"}])),
+                default=-1)
+    first = next((i for i in range(human + 1, len(messages)) if messages[i]["role"] == "assistant"), None)
+    if first is None:
         return None
-    after = messages[last_assistant + 1 :]
-    if not any(b["type"] == "tool_result" for m in after for b in _blocks(m)):
+    if not any(b["type"] == "tool_result" for m in messages[first + 1 :] for b in _blocks(m)):
         return None
-    blocks = _blocks(messages[last_assistant])
-    first = blocks[0]["type"] if blocks else "text"
-    if first in ("thinking", "redacted_thinking"):
+    blocks = _blocks(messages[first])
+    kind = blocks[0]["type"] if blocks else "text"
+    if kind in ("thinking", "redacted_thinking"):
         return None
     return _invalid(
-        f"messages.{last_assistant}.content.0.type: Expected `thinking` or `redacted_thinking`, but found `{first}`. "
+        f"messages.{first}.content.0.type: Expected `thinking` or `redacted_thinking`, but found `{kind}`. "
         "When `thinking` is enabled, a final `assistant` message must start with a thinking block (preceeding the "
         "lastmost set of `tool_use` and `tool_result` blocks). We recommend you include thinking blocks from previous "
         "turns. To avoid this requirement, disable `thinking`. " + THINKING_DOCS

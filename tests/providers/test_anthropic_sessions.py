@@ -255,3 +255,18 @@ async def test_a_models_json_anthropic_messages_provider_uses_the_native_client(
     assert "thinking" not in sent.body and sent.body["max_tokens"] == 16384  # not a reasoning model; pi's default maxTokens
     stored = _assistants(session)[-1]
     assert (stored["api"], stored["provider"], stored["model"], stored["stopReason"]) == ("anthropic-messages", "proxy", "glm-4.6", "stop")
+
+
+async def test_the_demo_tour_plays_on_the_strict_anthropic_wire(tmp_path: Path, agent_dir: Path) -> None:
+    """``make demo`` with ``--wire anthropic``: every tour prompt (tool loops, /compact) is accepted."""
+    from pi_tui.demo import TOUR_PROMPTS, demo_script, make_project
+
+    project = make_project(tmp_path)
+    with FakeAnthropicServer(demo_script(), api_key=KEY) as server:
+        _models_json(agent_dir, server.base_url)
+        session, _ = _session(project, agent_dir, settings=SettingsManager.in_memory({"compaction": {"keepRecentTokens": 80}}))
+        for prompt in TOUR_PROMPTS:
+            await session.prompt(prompt)
+    stored = _assistants(session)
+    assert stored and all(m["stopReason"] in ("stop", "toolUse") for m in stored), [m.get("errorMessage") for m in stored]
+    assert "utf-8" in (project / "app.py").read_text() and (project / "tests" / "test_app.py").exists()

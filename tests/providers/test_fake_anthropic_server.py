@@ -158,6 +158,20 @@ def test_invalid_bodies_get_the_real_400(changes: dict[str, Any], text: str) -> 
     assert error_type == "invalid_request_error" and message.startswith(text), message
 
 
+def test_only_the_first_step_of_a_tool_loop_turn_must_open_with_thinking() -> None:
+    """assistant -> tool_result -> assistant is one turn: later steps think only when interleaved."""
+    messages = _tool_history({"type": "thinking", "thinking": "hm", "signature": sign_thinking("hm")})
+    messages += [{"role": "assistant", "content": [{"type": "text", "text": "Next."},
+                                                   {"type": "tool_use", "id": "toolu_2", "name": "bash", "input": {}}]},
+                 {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_2", "content": "b"}]}]
+    with FakeAnthropicServer([{"text": "done"}]) as server:
+        status, _, raw = _post(server.base_url, _body(thinking=THINKING, messages=messages))
+        assert status == 200, raw
+        messages[1]["content"].pop(0)  # the turn's first step without its thinking: rejected
+        status, _, raw = _post(server.base_url, _body(thinking=THINKING, messages=messages))
+    assert status == 400 and _error(raw)[1].startswith("messages.1.content.0.type: Expected `thinking`")
+
+
 def test_a_correctly_replayed_signed_turn_and_redacted_block_are_accepted() -> None:
     messages = _tool_history({"type": "thinking", "thinking": "hm", "signature": sign_thinking("hm")})
     messages[1]["content"].insert(0, {"type": "redacted_thinking", "data": redacted_data("x")})
