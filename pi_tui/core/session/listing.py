@@ -25,6 +25,9 @@ class SessionInfo:
     message_count: int
     first_message: str
     all_messages_text: str
+    file_mtime_ns: int = 0
+    """Breaks ties between sessions whose last message has the same millisecond: the file
+    written last is the newer one."""
 
     def to_json(self) -> dict[str, Any]:
         """pi's SessionInfo field names, dates as ISO strings."""
@@ -79,7 +82,8 @@ def session_info(path: Path) -> SessionInfo | None:
     """Read one file; None if it can't be read or is not a session."""
     try:
         parsed = read_session_file(path)
-        mtime = path.stat().st_mtime
+        stat = path.stat()
+        mtime = stat.st_mtime
     except OSError:
         return None
     if not parsed.valid:
@@ -124,7 +128,12 @@ def session_info(path: Path) -> SessionInfo | None:
         message_count=count,
         first_message=first if first is not None else "(no messages)",
         all_messages_text=" ".join(texts),
+        file_mtime_ns=stat.st_mtime_ns,
     )
+
+
+def _newest_first(info: SessionInfo) -> tuple[datetime, int]:
+    return info.modified, info.file_mtime_ns
 
 
 def list_sessions(session_dir: Path) -> list[SessionInfo]:
@@ -132,7 +141,7 @@ def list_sessions(session_dir: Path) -> list[SessionInfo]:
     if not session_dir.is_dir():
         return []
     infos = [info for path in session_dir.glob("*.jsonl") if (info := session_info(path)) is not None]
-    infos.sort(key=lambda info: info.modified, reverse=True)
+    infos.sort(key=_newest_first, reverse=True)
     return infos
 
 
@@ -143,7 +152,7 @@ def list_all_sessions(sessions_root: Path) -> list[SessionInfo]:
     infos: list[SessionInfo] = []
     for folder in sorted(p for p in sessions_root.iterdir() if p.is_dir()):
         infos.extend(list_sessions(folder))
-    infos.sort(key=lambda info: info.modified, reverse=True)
+    infos.sort(key=_newest_first, reverse=True)
     return infos
 
 

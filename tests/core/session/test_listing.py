@@ -80,3 +80,15 @@ def test_most_recent_is_the_newest_mtime_with_a_valid_header(tmp_path: Path):
     os.utime(junk, (3_000, 3_000))
     assert find_most_recent_session(tmp_path) == b
     assert find_most_recent_session(tmp_path / "missing") is None
+
+
+def test_sessions_whose_last_message_has_the_same_millisecond_list_the_file_written_last_first(tmp_path: Path):
+    paths = []
+    for name in ("a", "b", "c"):
+        with SessionManager.create(tmp_path, tmp_path / "s") as manager:
+            manager.append_message({"role": "user", "content": name, "timestamp": 5_000})
+            manager.append_message({**assistant(), "timestamp": 5_000})
+            paths.append(manager.session_file)
+    for offset, path in enumerate(paths):  # same message times; files written one after the other
+        os.utime(path, ns=(1_000_000_000 + offset, 1_000_000_000 + offset))
+    assert [info.path for info in list_sessions(tmp_path / "s")] == paths[::-1]
