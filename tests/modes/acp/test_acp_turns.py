@@ -204,3 +204,23 @@ async def test_bash_runs_in_the_editors_terminal(tmp_path: Path, project: Path, 
     final = [u for u in editor.of_kind("tool_call_update") if u.status == "failed"]
     assert [u.tool_call_id for u in final] == ["t1", "t2"] and all(u.content is None for u in final)  # the terminal stays
     assert editor.terminal_calls == ["create", "wait", "output", "release", "create", "wait", "kill", "output", "release"]
+
+
+async def test_cancel_while_a_permission_question_is_open(tmp_path: Path, project: Path, agent_dir: Path) -> None:
+    editor = EditorClient(choices=["cancelled"])
+    conn_box: list[Any] = []
+
+    async def cancel_first() -> None:  # the user presses stop while the question is shown
+        await conn_box[0].cancel(session_id=conn_box[1])
+        await asyncio.sleep(0.2)
+
+    editor.on_permission = cancel_first
+    with FakeServer([_bash("c1", "touch never"), {"text": "unused"}]) as server:
+        write_models(agent_dir, server.base_url)
+        async with acp_agent(editor, agent_dir, project) as conn:
+            session = await conn.new_session(cwd=str(project), mcp_servers=[])
+            conn_box += [conn, session.session_id]
+            answer = await asyncio.wait_for(conn.prompt(session_id=session.session_id, prompt=[text_block("go")]), 10)
+    assert answer.stop_reason == "cancelled"
+    assert not (project / "never").exists()
+    assert len(server.requests) == 1  # no model call after the cancel
