@@ -89,7 +89,7 @@ def _quick_answer(args: argparse.Namespace) -> bool | None:
     models = [m for m in config.get("models") or [] if isinstance(m, dict) and m.get("id") == model_id]
     entry: dict[str, Any] = models[0] if models else {}
     api = entry.get("api") or config.get("api") or ("openai-completions" if models else BUILTIN_APIS.get(provider, "openai-completions"))
-    return native_api_for(str(api), entry.get("baseUrl") or config.get("baseUrl")) is None
+    return native_api_for(str(api), entry.get("baseUrl") or config.get("baseUrl"), declared=bool(models)) is None
 
 
 def _chosen_model(args: argparse.Namespace) -> Any:

@@ -30,17 +30,23 @@ def native_api(model: ModelInfo) -> str | None:
     ``anthropic``, models.json providers with that api) by ``anthropic_http``.
     ``PI_TUI_FORCE_LITELLM=1`` sends the ``openai-completions`` and ``anthropic-messages`` ones
     through litellm (the Responses wire has no litellm twin here).
+
+    A model of litellm's own providers (``groq/…``, ``bedrock/…``, ``ollama/…``) stays with
+    litellm even when models.json gives its provider a ``baseUrl``: that is litellm's
+    ``api_base`` for the provider's own API, which need not be OpenAI's.
     """
-    return native_api_for(model.api, model.base_url)
+    declared = not model.litellm_model or model.litellm_model.startswith("openai/")
+    return native_api_for(model.api, model.base_url, declared=declared)
 
 
-def native_api_for(api: str, base_url: str | None) -> str | None:
-    """``native_api`` from a model's ``api`` and ``baseUrl`` alone."""
+def native_api_for(api: str, base_url: str | None, *, declared: bool = True) -> str | None:
+    """``native_api`` from a model's ``api`` and ``baseUrl``; ``declared`` is false for a model
+    of litellm's catalog (its ``openai-completions`` is a default, not a promise)."""
     if api == "openai-responses":
         return "openai-responses"
     if os.environ.get(FORCE_LITELLM_ENV):
         return None
-    if api == "openai-completions" and base_url:
+    if api == "openai-completions" and base_url and declared:
         return "openai-completions"
     if api == "anthropic-messages":
         return "anthropic-messages"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -68,3 +70,21 @@ async def test_unreachable_endpoint_is_a_transient_connection_error() -> None:
     final = events[-1]["error"]
     assert events[-1]["type"] == "error"
     assert final["errorKind"] == "transient" and final["errorMessage"].startswith("Connection error")
+
+
+def test_a_base_url_override_of_litellms_own_provider_stays_with_litellm(tmp_path: Path) -> None:
+    from pi_tui.providers.models import ModelRegistry
+    from pi_tui.sdk import default_provider_for
+
+    (tmp_path / "models.json").write_text(json.dumps({"providers": {
+        "bedrock": {"baseUrl": "https://bedrock-proxy.example"},
+        "groq": {"baseUrl": "https://groq-proxy.example/openai/v1"},
+        "local": {"baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions", "models": [{"id": "qwen"}]},
+    }}))
+    registry = ModelRegistry(tmp_path / "models.json", env={})
+    for ref in ("bedrock/anthropic.claude-3-5-sonnet-20240620-v1:0", "groq/llama-3.3-70b-versatile"):
+        model = registry.resolve(ref)
+        assert isinstance(default_provider_for(model), LiteLLMProvider), ref  # its baseUrl is litellm's api_base
+        request = CompletionRequest(model=model, system_prompt="", messages=[user_message("x", timestamp=1)], api_key="k")
+        assert completion_kwargs(request, {"messages": []}, timeout=3)["api_base"] == model.base_url
+    assert not isinstance(default_provider_for(registry.resolve("local/qwen")), LiteLLMProvider)  # a declared OpenAI server
