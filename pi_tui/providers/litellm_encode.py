@@ -220,7 +220,9 @@ def _gemini_thinking(model: ModelInfo, level: str | None) -> dict[str, Any] | No
             return {"thinkingLevel": "LOW" if kind == "pro" else "MINIMAL"}
         return {"thinkingLevel": levels.get(level, "HIGH"), "includeThoughts": True}
     if level is None:
-        return {"thinkingBudget": 0}
+        # 2.5 Pro cannot stop thinking: the API refuses a budget of 0 (pi 0.73.1 sends it and
+        # gets that 400), so "off" is its smallest budget, without thoughts in the reply
+        return {"thinkingBudget": 128} if "2.5-pro" in model_id else {"thinkingBudget": 0}
     if "2.5-pro" in model_id:
         budgets = {"minimal": 128, "low": 2048, "medium": 8192, "high": 32768}
     elif "2.5-flash-lite" in model_id:

@@ -112,6 +112,7 @@ async def test_another_models_turns_lose_their_signatures_and_thinking() -> None
         ("gemini-2.5-flash", "medium", {"includeThoughts": True, "thinkingBudget": 8192}),
         ("gemini-2.5-flash", None, {"thinkingBudget": 0}),
         ("gemini-2.5-pro", "high", {"includeThoughts": True, "thinkingBudget": 32768}),
+        ("gemini-2.5-pro", None, {"thinkingBudget": 128}),  # pi sends 0, which 2.5 Pro refuses
         ("gemini-2.5-flash-lite", "minimal", {"includeThoughts": True, "thinkingBudget": 512}),
     ],
 )
