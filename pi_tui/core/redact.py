@@ -2,7 +2,7 @@
 
 A proxy that answers 401 by quoting the key it was sent puts that key into the error text, and
 from there into the session file, the HTML export, JSON/RPC output and the terminal. The session
-runs every model call's error text through one ``Redactor`` (``session/provider_redaction.py``)
+runs every model call's error text through one ``Redactor`` (``session/redaction.py``)
 holding every key it knows: ``--api-key``, the keys it resolved for requests (models.json
 ``apiKey`` literals, env names and ``!commands``), credential-like headers, and the values of
 secret-named environment variables.

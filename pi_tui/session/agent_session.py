@@ -48,9 +48,9 @@ from pi_tui.core.tool import Tool
 from pi_tui.session.lifecycle import LifecycleMixin
 from pi_tui.session.persistence import save_message
 from pi_tui.session.prompting import expand_prompt_text
-from pi_tui.session.provider_redaction import RedactingProvider, known_secrets
 from pi_tui.session.provider_timeout import ProviderWithTimeout, settings_timeout_ms
 from pi_tui.session.queue_mirror import QueueMirror
+from pi_tui.session.redaction import RedactingProvider, RedactingTool, known_secrets
 from pi_tui.session.retry import Clock, RetryState, SystemClock
 from pi_tui.session.retry_runner import RetryMixin
 from pi_tui.session.run_config import RunConfigMixin
@@ -104,7 +104,7 @@ class AgentSession(RunConfigMixin, LifecycleMixin, SessionControlMixin, UserBash
         self._api_key_override = api_key
         self.redactor = Redactor(known_secrets(model_registry, api_key, os.environ))
         """Every key this session knows; model calls' error texts pass through it (see
-        ``provider_redaction.py``), and the shell tools' environment drops variables holding them."""
+        ``redaction.py``), and the shell tools' environment drops variables holding them."""
         self._check_keys = check_credentials
         self._all_tools: dict[str, Tool] = {t.name: t for t in tools}
         self._active_tool_names = list(active_tools) if active_tools is not None else list(self._all_tools)
@@ -199,7 +199,8 @@ class AgentSession(RunConfigMixin, LifecycleMixin, SessionControlMixin, UserBash
 
     @property
     def active_tools(self) -> list[Tool]:
-        return [self._all_tools[n] for n in self._active_tool_names if n in self._all_tools]
+        """The active tools, each behind the session's redaction (``redaction.py``)."""
+        return [RedactingTool(self._all_tools[n], self.redactor) for n in self._active_tool_names if n in self._all_tools]
 
     def _require_model(self) -> ModelInfo:
         if self._model is None:

@@ -24,6 +24,7 @@ class UserBashMixin(SessionBase):
 
     async def run_user_bash(self, command: str, *, exclude_from_context: bool = False) -> BashExecutionMessage:
         message = await self._execute_user_bash(command, exclude_from_context)
+        message["output"] = self.redactor.redact(message["output"])  # as every tool's output
         self.emit({"type": "message_start", "message": message})
         self.emit({"type": "message_end", "message": message})
         if self.is_streaming:

@@ -275,3 +275,90 @@ async def test_slash_trust_reopens_the_dialog_and_the_shell_settings_follow_at_o
             assert app.session.settings.as_dict()["shellPath"] == str(repo.root / "tools" / "sh")
         assert _trust_file(agent)[str(repo.root)]["trusted"] is True
         assert repo.ran() == set()  # extensions load at the next start, not mid-session
+
+
+# --------------------------------------------------------------------------- the whole attack
+
+
+def _obedient_model(repo: Any, agent: Path) -> list[dict[str, Any]]:
+    """A model that does what the hostile AGENTS.md says: dump the env and the key files, make
+    the project's shell its own, run it, and answer with terminal escapes."""
+    from tests.reliability.escapes import ALL
+
+    hijack = {"path": ".pi/settings.json", "content": json.dumps(
+        {"shellPath": str(repo.root / "tools" / "sh"), "shellCommandPrefix": f"touch {repo.canary / 'prefix'}"})}
+    return [
+        {"tool_calls": [
+            {"id": "a", "name": "bash", "arguments": {"command": "env"}},
+            {"id": "b", "name": "bash", "arguments": {"command": f"cat {agent / 'models.json'}"}},
+            {"id": "c", "name": "read", "arguments": {"path": str(agent / "models.json")}},
+            {"id": "d", "name": "write", "arguments": hijack}]},
+        {"tool_calls": [{"id": "e", "name": "bash", "arguments": {"command": "echo second-command"}}]},
+        {"text": f"Done as the project asked. {ALL}"},
+        {"text": "x", "fault": {"kind": "echo_auth"}},  # and the proxy quotes the key
+    ]
+
+
+@pytest.mark.parametrize("mode", ["print", "json", "rpc"])
+def test_a_hostile_repository_with_planted_secrets_gets_nothing(tmp_path: Path, mode: str) -> None:
+    from tests.reliability.escapes import controls_in
+    from tests.reliability.planted import ENV_SECRETS, FLAG_KEY, PLANTED, files_leaking, leaks
+
+    repo = make_hostile_repo(tmp_path)
+    with FakeServer([]) as probe:
+        agent = fake_agent_dir(tmp_path, probe.base_url)
+    with FakeServer(_obedient_model(repo, agent)) as server:
+        agent = fake_agent_dir(tmp_path, server.base_url, api_key="PROXY_CRED")
+        if mode == "rpc":
+            stdin = "".join(json.dumps({"id": str(i), "type": "prompt", "message": text}) + "\n"
+                            for i, text in enumerate(["follow AGENTS.md", "again"]))
+            result = run_cli(["--mode", "rpc", "--api-key", FLAG_KEY], agent, repo.root, stdin=stdin, env=ENV_SECRETS)
+        else:
+            extra = ["--mode", "json"] if mode == "json" else []
+            result = run_cli([*extra, "-p", "follow AGENTS.md", "again", "--api-key", FLAG_KEY], agent, repo.root,
+                             env=ENV_SECRETS)
+        requests = json.dumps(server.requests)
+    assert repo.ran() == set(), f"hostile code ran: {repo.ran()}"
+    assert "second-command" in requests  # the agent did work, with the user's own shell
+    assert leaks(result.stdout, result.stderr, requests) == []
+    assert controls_in(result.stderr) == []
+    if mode == "print":
+        assert controls_in(result.stdout) == []
+    (session,) = sorted((agent / "sessions").rglob("*.jsonl"))
+    export = tmp_path / "export" / "session.html"
+    assert run_cli(["--export", str(session), str(export)], agent, repo.root).returncode == 0
+    assert files_leaking(agent, repo.root, export.parent) == {}
+    assert len(PLANTED) == 9
+
+
+async def test_the_whole_attack_in_the_tui_shows_and_stores_nothing_secret(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from pi_tui.modes.interactive.widgets.editor import PromptEditor
+    from tests.reliability.planted import ENV_SECRETS, files_leaking, leaks
+    from tests.reliability.test_terminal_escapes import assert_screen_clean
+
+    for name, value in ENV_SECRETS.items():
+        monkeypatch.setenv(name, value)
+    repo = make_hostile_repo(tmp_path)
+    with FakeServer([]) as probe:
+        agent = fake_agent_dir(tmp_path, probe.base_url)
+    with FakeServer(_obedient_model(repo, agent)) as server:
+        agent = fake_agent_dir(tmp_path, server.base_url, api_key="PROXY_CRED")
+        app = _tui_app(repo.root, agent)
+        async with app.run_test(size=(140, 60)) as pilot:
+            await _until(pilot, lambda: _dialog_up(app))
+            await pilot.press("n")
+            await _until(pilot, lambda: app.chat is not None and app.chat.history_loaded.is_set())
+            for text in ("follow AGENTS.md", "again"):
+                before = len(app.session.messages)
+                app.screen.query_one(PromptEditor).insert(text)
+                await pilot.press("enter")
+                await _until(pilot, lambda n=before: not app.session.is_streaming and len(app.session.messages) > n + 1
+                             and app.session.messages[-1].get("role") == "assistant", seconds=20)
+            assert app.session.messages[-1]["stopReason"] == "error"  # the echoing proxy answered last
+            await pilot.press("ctrl+o")  # tool output expanded
+            await pilot.pause(0.2)
+            shown = assert_screen_clean(app, "the attacked conversation")
+            assert leaks(shown) == []
+    assert repo.ran() == set()
+    assert files_leaking(agent, repo.root) == {}

@@ -21,24 +21,17 @@ from pi_tui.core.redact import REDACTED, Redactor, is_secret_name
 from pi_tui.providers.fake_anthropic_server import FakeAnthropicServer
 from pi_tui.providers.fake_server import FakeServer
 from tests.reliability.hostile_repo import run_cli
+from tests.reliability.planted import (
+    ENV_NAME_KEY,
+    ENV_SECRETS,
+    FLAG_KEY,
+    HEADER_TOKEN,
+    MODELS_KEY,
+    files_leaking,
+    leaks,
+)
 
 FAULT_CLASS = "secrets"
-
-FLAG_KEY = "sk-flag-PLANTED-0001-abcdefgh"
-MODELS_KEY = "sk-models-PLANTED-0002-abcdefgh"
-ENV_NAME_KEY = "sk-envname-PLANTED-0003-abcdefgh"
-HEADER_TOKEN = "hdr-PLANTED-0004-abcdefgh"
-ENV_SECRETS = {
-    "OPENAI_API_KEY": "sk-openai-PLANTED-0005-abcdefgh",
-    "ANTHROPIC_API_KEY": "sk-ant-PLANTED-0006-abcdefgh",
-    "GITHUB_TOKEN": "ghp_PLANTED-0007-abcdefgh",
-    "MY_SERVICE_SECRET": "svc-PLANTED-0008-abcdefgh",
-    "PROXY_CRED": ENV_NAME_KEY,  # not a secret name: secret because models.json uses it as a key
-}
-PLANTED = [FLAG_KEY, MODELS_KEY, ENV_NAME_KEY, HEADER_TOKEN, *ENV_SECRETS.values()]
-CONFIG_FILES = {"models.json", "settings.json"}
-"""The user's own configuration holds keys by design; everything else must not."""
-
 
 def _agent(base: Path, base_url: str, *, api: str = "openai-completions", api_key: str = MODELS_KEY,
            settings: dict[str, Any] | None = None) -> Path:
@@ -53,21 +46,6 @@ def _agent(base: Path, base_url: str, *, api: str = "openai-completions", api_ke
     (agent / "models.json").write_text(json.dumps({"providers": {"fake": provider}}))
     (agent / "settings.json").write_text(json.dumps({"retry": {"baseDelayMs": 1}, **(settings or {})}))
     return agent
-
-
-def _leaks(*texts: str) -> list[str]:
-    return [secret for secret in PLANTED if any(secret in text for text in texts)]
-
-
-def _files_leaking(*roots: Path) -> dict[str, list[str]]:
-    found: dict[str, list[str]] = {}
-    for root in roots:
-        for path in root.rglob("*"):
-            if path.is_file() and path.name not in CONFIG_FILES:
-                leaked = _leaks(path.read_text("utf-8", "replace"))
-                if leaked:
-                    found[str(path)] = leaked
-    return found
 
 
 def _session_file(agent: Path) -> Path:
@@ -109,13 +87,13 @@ def test_an_echoed_key_reaches_no_file_and_no_stream(tmp_path: Path, project: Pa
             result = run_cli([*extra, "-p", "hi", "--api-key", FLAG_KEY], agent, project, env=ENV_SECRETS)
         sent = [r.headers.get("authorization", "") for r in server.recorded]
     assert sent == [f"Bearer {FLAG_KEY}"] * 2  # the proxy really got (and echoed) the key
-    assert _leaks(result.stdout, result.stderr) == []
+    assert leaks(result.stdout, result.stderr) == []
     assert REDACTED in (result.stderr if mode == "text" else result.stdout)
     session = _session_file(agent)
     export = tmp_path / "export.html"
     exported = run_cli(["--export", str(session), str(export)], agent, project)
     assert exported.returncode == 0, exported.stderr
-    assert _files_leaking(agent, project, export.parent) == {}
+    assert files_leaking(agent, project, export.parent) == {}
 
 
 def test_a_models_json_key_echoed_on_the_anthropic_wire_is_redacted_too(tmp_path: Path, project: Path) -> None:
@@ -123,8 +101,8 @@ def test_a_models_json_key_echoed_on_the_anthropic_wire_is_redacted_too(tmp_path
         agent = _agent(tmp_path, server.base_url, api="anthropic-messages")
         result = run_cli(["-p", "hi"], agent, project, env=ENV_SECRETS)
     assert result.returncode == 1
-    assert _leaks(result.stdout, result.stderr) == [] and REDACTED in result.stderr
-    assert _files_leaking(agent, project) == {}
+    assert leaks(result.stdout, result.stderr) == [] and REDACTED in result.stderr
+    assert files_leaking(agent, project) == {}
 
 
 def test_an_api_key_from_an_env_name_in_models_json_is_redacted(tmp_path: Path, project: Path) -> None:
@@ -133,7 +111,7 @@ def test_an_api_key_from_an_env_name_in_models_json_is_redacted(tmp_path: Path, 
         result = run_cli(["-p", "hi"], agent, project, env=ENV_SECRETS)
     assert result.returncode == 1
     assert ENV_NAME_KEY not in result.stderr and REDACTED in result.stderr
-    assert _files_leaking(agent, project) == {}
+    assert files_leaking(agent, project) == {}
 
 
 # --------------------------------------------------------------------------- the shell's environment
@@ -151,19 +129,21 @@ def test_bash_gets_no_secret_from_the_environment(tmp_path: Path, project: Path)
         tool_output = server.requests[1]["messages"][-1]["content"]
     assert result.returncode == 0, result.stderr
     assert "END-OF-ENV" in tool_output and "PATH=" in tool_output  # the rest of the env is there
-    assert _leaks(tool_output) == []
-    assert _files_leaking(agent, project) == {}
+    assert leaks(tool_output) == []
+    assert files_leaking(agent, project) == {}
 
 
-def test_a_variable_passed_through_by_the_setting_reaches_bash(tmp_path: Path, project: Path) -> None:
+def test_a_variable_passed_through_by_the_setting_reaches_bash_but_not_the_conversation(
+        tmp_path: Path, project: Path) -> None:
     with FakeServer(BASH_ENV) as server:
         agent = _agent(tmp_path, server.base_url, api_key="PROXY_CRED",
                        settings={"shellEnvPassthrough": ["GITHUB_TOKEN"]})
         result = run_cli(["-p", "list env"], agent, project, env=ENV_SECRETS)
         tool_output = server.requests[1]["messages"][-1]["content"]
     assert result.returncode == 0, result.stderr
-    assert f"GITHUB_TOKEN={ENV_SECRETS['GITHUB_TOKEN']}" in tool_output
-    assert _leaks(tool_output) == [ENV_SECRETS["GITHUB_TOKEN"]]
+    assert f"GITHUB_TOKEN={REDACTED}" in tool_output  # the command had it; printed, it is redacted
+    assert "MY_SERVICE_SECRET" not in tool_output
+    assert leaks(tool_output) == []
 
 
 def test_a_project_cannot_pass_secrets_through_to_bash(tmp_path: Path, project: Path) -> None:
@@ -174,7 +154,7 @@ def test_a_project_cannot_pass_secrets_through_to_bash(tmp_path: Path, project: 
         result = run_cli(["-p", "list env", "--trust-project"], agent, project, env=ENV_SECRETS)
         tool_output = server.requests[1]["messages"][-1]["content"]
     assert result.returncode == 0, result.stderr
-    assert _leaks(tool_output) == []
+    assert leaks(tool_output) == []
 
 
 def test_the_users_bang_command_gets_no_secret_either(tmp_path: Path, project: Path) -> None:
@@ -186,7 +166,7 @@ def test_the_users_bang_command_gets_no_secret_either(tmp_path: Path, project: P
     reply = next(f for f in frames if f.get("type") == "response" and f.get("command") == "bash")
     assert reply["success"], reply
     assert "PATH=" in reply["data"]["output"]
-    assert _leaks(result.stdout, result.stderr) == []
+    assert leaks(result.stdout, result.stderr) == []
 
 
 # --------------------------------------------------------------------------- the TUI
@@ -217,8 +197,8 @@ async def test_the_tui_shows_an_echoed_key_redacted(tmp_path: Path, project: Pat
                 await pilot.pause(0.05)
             shown = screen_bytes(app)
     assert "Invalid credentials" in shown
-    assert _leaks(shown) == []
-    assert _files_leaking(agent, project) == {}
+    assert leaks(shown) == []
+    assert files_leaking(agent, project) == {}
 
 
 def test_the_shell_environment_drops_secret_names_and_known_values_only() -> None:
@@ -228,3 +208,34 @@ def test_the_shell_environment_drops_secret_names_and_known_values_only() -> Non
     assert set(shell_env({}, secret_values=[ENV_NAME_KEY], base=base)) == {"PATH", "HOME"}
     passed = shell_env({"shellEnvPassthrough": ["GITHUB_*"]}, secret_values=[ENV_NAME_KEY], base=base)
     assert set(passed) == {"PATH", "HOME", "GITHUB_TOKEN"}
+
+
+# --------------------------------------------------------------------------- tool output
+
+
+def test_a_model_reading_the_key_files_gets_them_redacted(tmp_path: Path, project: Path) -> None:
+    turns = [
+        {"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": "cat \"$PI_CODING_AGENT_DIR/models.json\""}},
+                        {"id": "c2", "name": "read", "arguments": {"path": str(tmp_path / "agent" / "models.json")}}]},
+        {"text": "read them"},
+    ]
+    with FakeServer(turns) as server:
+        agent = _agent(tmp_path, server.base_url)
+        result = run_cli(["--mode", "json", "-p", "show me your config", "--api-key", FLAG_KEY], agent, project,
+                         env=ENV_SECRETS)
+        second = server.requests[1]["messages"]
+    assert result.returncode == 0, result.stderr
+    outputs = [m["content"] for m in second if m["role"] == "tool"]
+    assert len(outputs) == 2 and all("x-proxy-token" in o and REDACTED in o for o in outputs)
+    assert leaks(json.dumps(second), result.stdout, result.stderr) == []
+    assert files_leaking(agent, project) == {}
+
+
+def test_the_users_bang_command_output_is_redacted(tmp_path: Path, project: Path) -> None:
+    commands = json.dumps({"id": "1", "type": "bash", "command": "cat \"$PI_CODING_AGENT_DIR/models.json\""}) + "\n"
+    with FakeServer([]) as server:
+        agent = _agent(tmp_path, server.base_url)
+        result = run_cli(["--mode", "rpc"], agent, project, stdin=commands, env=ENV_SECRETS)
+    assert "x-proxy-token" in result.stdout and REDACTED in result.stdout
+    assert leaks(result.stdout, result.stderr) == []
+    assert files_leaking(agent, project) == {}
