@@ -11,9 +11,13 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+
+from tests.reliability.record import Case
+from tests.tools.helpers import live_processes_in_group as live_in_group
 
 # The shell and a grandchild both ignore SIGTERM and SIGHUP (as SIG_IGN survives exec, so do
 # their `sleep`s): only killing the whole group with SIGKILL ends them.
@@ -71,22 +75,6 @@ def read_pid(pidfile: Path) -> int | None:
         return int(pidfile.read_text().strip())
     except (OSError, ValueError):
         return None
-
-
-def live_in_group(pgid: int) -> list[int]:
-    """Pids of non-zombie processes in process group ``pgid``."""
-    alive = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(")") + 2 :].split()
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            alive.append(int(entry))
-    return alive
 
 
 def is_alive(pid: int) -> bool:
@@ -187,3 +175,53 @@ def tui_shell_command(project: Path, agent: Path, home: Path, *, tail: str = "")
     args = " ".join(shlex.quote(a) for a in pi_command())
     return (f"cd {shlex.quote(str(project))} && env HOME={shlex.quote(str(home))} "
             f"PI_CODING_AGENT_DIR={shlex.quote(str(agent))} {args}{tail}")
+
+
+def wait_for_stubborn_call(pidfile: Path, seconds: float = 30) -> int:
+    """The process group of the running ``stubborn_script`` command, once it is running."""
+    started = wait_until(lambda: (p := read_pid(pidfile)) is not None and len(live_in_group(p)) >= 2, seconds)
+    pgid = read_pid(pidfile)
+    assert started and pgid is not None, "the bash call did not start"
+    return pgid
+
+
+def assert_group_gone(pgid: int) -> None:
+    # SIGKILLed processes die asynchronously: a moment, not a benchmark.
+    assert wait_until(lambda: not live_in_group(pgid), 1.0), (
+        f"the bash call's processes outlived pi-tui: {live_in_group(pgid)}"
+    )
+
+
+def check_session_kept(case: Case, agent: Path) -> None:
+    """One session file, every line parses, the prompt and the aborted call are in it, unlocked."""
+    files = session_files(agent)
+    case.kept(len(files) == 1, "the session file")
+    text = texts_of(session_entries(files[0]))
+    case.kept(PROMPT in text, "the prompt")
+    case.kept("call_stubborn" in text, "the aborted tool call")
+    assert lock_is_free(files[0]), "the session file is still locked"
+
+
+@contextlib.contextmanager
+def tmux_session(command: str, project: Path) -> Iterator[str]:
+    """A detached 120x40 tmux session running ``command``; afterwards the session, any pi-tui
+    still running in ``project`` and the stubborn command's group are gone."""
+    name = f"pi-tui-reliability-{uuid.uuid4().hex[:8]}"
+    tmux("new-session", "-d", "-s", name, "-x", "120", "-y", "40", command)
+    try:
+        yield name
+    finally:
+        tmux("kill-session", "-t", name)
+        for pid in pids_running_in(project):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def start_stubborn_call_in_tui(name: str, project: Path, pidfile: Path) -> tuple[int, int]:
+    """Once the TUI is up: submit the prompt whose answer runs the stubborn command; returns
+    (pi-tui's pid, the command's process group)."""
+    tmux_wait_for(name, READY_TEXT)
+    (pid,) = pids_running_in(project)
+    tmux("send-keys", "-t", name, "-l", PROMPT)
+    tmux("send-keys", "-t", name, "Enter")
+    return pid, wait_for_stubborn_call(pidfile)

@@ -15,7 +15,6 @@ import shutil
 import signal
 import subprocess
 import time
-import uuid
 from pathlib import Path
 
 import pytest
@@ -23,23 +22,18 @@ import pytest
 from pi_tui.providers.fake_server import FakeServer
 from tests.reliability.pi_process import (
     PROMPT,
-    READY_TEXT,
+    assert_group_gone,
+    check_session_kept,
     child_env,
     fake_agent_dir,
     kill_group_quietly,
-    live_in_group,
-    lock_is_free,
     pi_command,
-    pids_running_in,
-    read_pid,
-    session_entries,
-    session_files,
+    start_stubborn_call_in_tui,
     stubborn_script,
-    texts_of,
-    tmux,
+    tmux_session,
     tmux_wait_for,
     tui_shell_command,
-    wait_until,
+    wait_for_stubborn_call,
 )
 from tests.reliability.record import FaultRecord
 
@@ -80,12 +74,7 @@ def test_a_signal_during_a_bash_call_kills_its_group_and_saves_the_session(
         pgid = None
         try:
             with fault.case(f"{signum.name} to pi-tui {mode} mode during bash") as case:
-                if not wait_until(lambda: (p := read_pid(pidfile)) is not None and len(live_in_group(p)) >= 2, 30):
-                    process.kill()
-                    out, err = process.communicate()
-                    raise AssertionError(f"the bash call did not start: {len(server.requests)} requests, pid {read_pid(pidfile)} {live_in_group(read_pid(pidfile) or 0)} {out.decode()[-1500:]} {err.decode()[-1500:]}")
-                pgid = read_pid(pidfile)
-                assert pgid is not None
+                pgid = wait_for_stubborn_call(pidfile)
                 process.send_signal(signum)
                 sent = time.monotonic()
                 try:
@@ -96,18 +85,10 @@ def test_a_signal_during_a_bash_call_kills_its_group_and_saves_the_session(
                     raise AssertionError(f"pi-tui did not exit after {signum.name}") from None
                 took = time.monotonic() - sent
                 case.no_traceback(stderr, stdout)
-                assert wait_until(lambda: not live_in_group(pgid), 1.0), (
-                    f"the bash call's processes outlived pi-tui: {live_in_group(pgid)}"
-                )
+                assert_group_gone(pgid)
                 assert process.returncode == EXPECTED_STATUS[signum], (process.returncode, stderr.decode()[-2000:])
                 assert took < EXITS_WITHIN, f"exit took {took:.1f} s"
-                files = session_files(agent)
-                case.kept(len(files) == 1, "the session file")
-                entries = session_entries(files[0])
-                text = texts_of(entries)
-                case.kept(PROMPT in text, "the prompt")
-                case.kept("call_stubborn" in text, "the aborted tool call")
-                assert lock_is_free(files[0]), "the session file is still locked"
+                check_session_kept(case, agent)
         finally:
             if process.poll() is None:
                 process.kill()
@@ -127,38 +108,19 @@ def test_a_signal_to_the_tui_during_a_bash_call(
     project = tmp_path / "project"
     project.mkdir()
     pidfile = tmp_path / "shell.pid"
-    name = f"pi-tui-signal-{uuid.uuid4().hex[:8]}"
     with FakeServer(stubborn_script(pidfile)) as server:
         agent = fake_agent_dir(tmp_path, server.base_url)
         command = tui_shell_command(project, agent, isolated_home, tail="; echo PI_TUI_EXITED $?; sleep 30")
-        tmux("new-session", "-d", "-s", name, "-x", "120", "-y", "40", command)
         pgid = None
-        try:
-            with fault.case(f"{signum.name} to the TUI during bash") as case:
-                tmux_wait_for(name, READY_TEXT)
-                (pid,) = pids_running_in(project)
-                tmux("send-keys", "-t", name, "-l", PROMPT)
-                tmux("send-keys", "-t", name, "Enter")
-                assert wait_until(lambda: (p := read_pid(pidfile)) is not None and len(live_in_group(p)) >= 2, 30), (
-                    "the bash call did not start"
-                )
-                pgid = read_pid(pidfile)
-                assert pgid is not None
-                os.kill(pid, signum)
-                screen = tmux_wait_for(name, "PI_TUI_EXITED", seconds=EXITS_WITHIN + 5)
-                case.no_traceback(screen)
-                assert wait_until(lambda: not live_in_group(pgid), 1.0), (
-                    f"the bash call's processes outlived pi-tui: {live_in_group(pgid)}"
-                )
-                assert f"PI_TUI_EXITED {EXPECTED_STATUS[signum]}" in screen, screen
-                files = session_files(agent)
-                case.kept(len(files) == 1, "the session file")
-                text = texts_of(session_entries(files[0]))
-                case.kept(PROMPT in text, "the prompt")
-                case.kept("call_stubborn" in text, "the aborted tool call")
-                assert lock_is_free(files[0]), "the session file is still locked"
-        finally:
-            tmux("kill-session", "-t", name)
-            for leftover in pids_running_in(project):
-                os.kill(leftover, signal.SIGKILL)
-            kill_group_quietly(pgid)
+        with tmux_session(command, project) as name:
+            try:
+                with fault.case(f"{signum.name} to the TUI during bash") as case:
+                    pid, pgid = start_stubborn_call_in_tui(name, project, pidfile)
+                    os.kill(pid, signum)
+                    screen = tmux_wait_for(name, "PI_TUI_EXITED", seconds=EXITS_WITHIN + 5)
+                    case.no_traceback(screen)
+                    assert_group_gone(pgid)
+                    assert f"PI_TUI_EXITED {EXPECTED_STATUS[signum]}" in screen, screen
+                    check_session_kept(case, agent)
+            finally:
+                kill_group_quietly(pgid)

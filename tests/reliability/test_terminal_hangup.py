@@ -13,29 +13,22 @@ import shlex
 import shutil
 import sys
 import time
-import uuid
 from pathlib import Path
 
 import pytest
 
 from pi_tui.providers.fake_server import FakeServer
 from tests.reliability.pi_process import (
-    PROMPT,
-    READY_TEXT,
+    assert_group_gone,
+    check_session_kept,
     cpu_seconds,
     fake_agent_dir,
     is_alive,
     kill_group_quietly,
-    live_in_group,
-    lock_is_free,
-    pids_running_in,
-    read_pid,
-    session_entries,
-    session_files,
+    start_stubborn_call_in_tui,
     stubborn_script,
-    texts_of,
     tmux,
-    tmux_wait_for,
+    tmux_session,
     tui_shell_command,
     wait_until,
 )
@@ -63,7 +56,6 @@ def test_killing_the_terminal_ends_pi_tui_and_its_commands(
     project = tmp_path / "project"
     project.mkdir()
     pidfile = tmp_path / "shell.pid"
-    name = f"pi-tui-hangup-{uuid.uuid4().hex[:8]}"
     with FakeServer(stubborn_script(pidfile)) as server:
         agent = fake_agent_dir(tmp_path, server.base_url)
         command = tui_shell_command(project, agent, isolated_home)
@@ -71,49 +63,27 @@ def test_killing_the_terminal_ends_pi_tui_and_its_commands(
             command = f"make -s -f {shlex.quote(str(_makefile(tmp_path, command)))} run"
         else:
             command = f"exec sh -c {shlex.quote(command.replace(' env ', ' exec env ', 1))}"
-        tmux("new-session", "-d", "-s", name, "-x", "120", "-y", "40", command)
         pgid = None
-        try:
-            with fault.case(f"tmux session killed, pi-tui started {started}") as case:
-                tmux_wait_for(name, READY_TEXT)
-                (pid,) = pids_running_in(project)
-                tmux("send-keys", "-t", name, "-l", PROMPT)
-                tmux("send-keys", "-t", name, "Enter")
-                assert wait_until(lambda: (p := read_pid(pidfile)) is not None and len(live_in_group(p)) >= 2, 30), (
-                    "the bash call did not start"
-                )
-                pgid = read_pid(pidfile)
-                assert pgid is not None
-                tmux("kill-session", "-t", name)
-                killed = time.monotonic()
-                gone = wait_until(lambda: not is_alive(pid), GONE_WITHIN + 5)
-                took = time.monotonic() - killed
-                if not gone:
-                    before = cpu_seconds(pid)
-                    time.sleep(1.0)
-                    busy = cpu_seconds(pid) - before
-                    raise AssertionError(f"pi-tui still running {took:.0f} s after its terminal went away "
-                                         f"(using {busy:.0%} of a core)")
-                assert took < GONE_WITHIN, f"pi-tui took {took:.1f} s to leave"
-                case.note(f"left {took:.2f} s after the terminal went away")
-                assert wait_until(lambda: not live_in_group(pgid), 1.0), (
-                    f"the bash call's processes outlived pi-tui: {live_in_group(pgid)}"
-                )
-                files = session_files(agent)
-                case.kept(len(files) == 1, "the session file")
-                entries = session_entries(files[0])
-                text = texts_of(entries)
-                case.kept(PROMPT in text, "the prompt")
-                case.kept("call_stubborn" in text, "the aborted tool call")
-                assert lock_is_free(files[0]), "the session file is still locked"
-        finally:
-            tmux("kill-session", "-t", name)
-            for pid in pids_running_in(project):
-                import os
-                import signal
-
-                os.kill(pid, signal.SIGKILL)
-            kill_group_quietly(pgid)
+        with tmux_session(command, project) as name:
+            try:
+                with fault.case(f"tmux session killed, pi-tui started {started}") as case:
+                    pid, pgid = start_stubborn_call_in_tui(name, project, pidfile)
+                    tmux("kill-session", "-t", name)
+                    killed = time.monotonic()
+                    gone = wait_until(lambda: not is_alive(pid), GONE_WITHIN + 5)
+                    took = time.monotonic() - killed
+                    if not gone:
+                        before = cpu_seconds(pid)
+                        time.sleep(1.0)
+                        busy = cpu_seconds(pid) - before
+                        raise AssertionError(f"pi-tui still running {took:.0f} s after its terminal went away "
+                                             f"(using {busy:.0%} of a core)")
+                    assert took < GONE_WITHIN, f"pi-tui took {took:.1f} s to leave"
+                    case.note(f"left {took:.2f} s after the terminal went away")
+                    assert_group_gone(pgid)
+                    check_session_kept(case, agent)
+            finally:
+                kill_group_quietly(pgid)
 
 
 if sys.platform != "linux":  # /proc probes
