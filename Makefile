@@ -16,7 +16,7 @@ UV_VERSION := 0.13.8
 UV_COMPILE = $(BIN)/uv pip compile --quiet --generate-hashes --universal --python-version 3.11 \
 	--custom-compile-command "make lock" $(UV_FLAGS)
 
-.PHONY: run test bench demo lint typecheck check clean lock lock-upgrade reliability
+.PHONY: run test bench demo lint typecheck check clean lock lock-upgrade reliability soak-compaction
 
 # The package itself goes in without build isolation: hatchling comes from the dev lock, so no
 # unhashed build dependency is fetched. pip check fails when pyproject.toml names a dependency
@@ -54,6 +54,11 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+# The compaction state machine (tests/session/test_compaction_state_machine.py) with many more
+# examples than `make test` runs (~10-15 min on 2 cores).
+soak-compaction: $(STAMP)
+	PI_TUI_SOAK=1 $(BIN)/python -m pytest -q tests/session/test_compaction_state_machine.py
 
 bench: $(STAMP)
 	$(BIN)/python bench/run_all.py

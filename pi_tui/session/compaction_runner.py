@@ -169,6 +169,7 @@ class CompactionRunner(CompactionSteps):
         """Session events reset the overflow guard: a new user message or a good answer."""
         if event.get("type") == "message_start" and event.get("message", {}).get("role") == "user":
             self.state.overflow_attempted = False
+            self.state.threshold_attempted = False
         elif event.get("type") == "message_end":
             message = event.get("message", {})
             if message.get("role") == "assistant" and message.get("stopReason") != "error":
@@ -282,13 +283,17 @@ class CompactionRunner(CompactionSteps):
             return await self._run_auto("overflow", will_retry=True)
         tokens = self._context_tokens(message)
         if tokens is not None and should_compact(tokens, model.context_window, enabled=True, reserve_tokens=settings.reserve_tokens):
-            if self._threshold_compaction_futile(model, settings):
+            if state.threshold_attempted or self._threshold_compaction_futile(model, settings):
                 return False
+            state.threshold_attempted = True
             await self._run_auto("threshold", will_retry=False, tokens=tokens)
         return False
 
     def _stuck_key(self, model: ModelInfo, settings: CompactionSettings) -> tuple[object, ...]:
-        return (model.provider, model.id, model.context_window, settings.reserve_tokens, settings.keep_recent_tokens)
+        """What "the same reason" means: the same model and settings, and the same latest
+        compaction on the path (a /tree move to another branch is another context)."""
+        latest = next((e.get("id") for e in reversed(self.host.session_manager.get_branch()) if e.get("type") == "compaction"), None)
+        return (model.provider, model.id, model.context_window, settings.reserve_tokens, settings.keep_recent_tokens, latest)
 
     def _threshold_compaction_futile(self, model: ModelInfo, settings: CompactionSettings) -> bool:
         """Above the threshold, but a compaction would not help: don't start one (no summarizer
@@ -435,7 +440,7 @@ class CompactionRunner(CompactionSteps):
         else:
             if preparation.nothing_to_summarize:
                 raise (_NothingToDo if automatic else PiError)("Nothing to compact (session too small)")
-            result = await self._summarize(preparation, model, api_key, custom_instructions)
+            result = await self._summarize(preparation, model, api_key, custom_instructions, automatic=automatic)
         before, after = self._check_gain(path, preparation, result, from_extension, manual=not automatic)
         self._raise_if_aborted()  # the last moment an abort can stop it: nothing is written after this
         entry_id = sm.append_compaction(

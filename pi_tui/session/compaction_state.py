@@ -42,6 +42,9 @@ class SessionCompactionState:
     """The pipeline's JSON summary step."""
     overflow_attempted: bool = False
     """One compact-and-retry per overflow; reset by a user message or a good answer."""
+    threshold_attempted: bool = False
+    """One threshold compaction per user turn (from one user message to the next): a failed one
+    is not tried again before the next prompt, only after its answer."""
     pipeline_summary_at: tuple[int, str | None] | None = None
     """The history (length, leaf) the pipeline last tried to summarize: not retried as is."""
     threshold_stuck: tuple[object, ...] | None = None

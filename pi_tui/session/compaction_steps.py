@@ -116,22 +116,29 @@ class CompactionSteps:
         return compaction if isinstance(compaction, dict) else None
 
     async def _summarize(
-        self, preparation: CompactionPreparation, model: ModelInfo, api_key: str | None, custom_instructions: str | None
+        self, preparation: CompactionPreparation, model: ModelInfo, api_key: str | None, custom_instructions: str | None,
+        *, automatic: bool = False,
     ) -> CompactionResult:
         provider = self.host.provider_for(model)
         reasoning = summary_reasoning(model.reasoning, str(self.host.thinking_level))
-        calls: list[Any] = []
+        specs: list[tuple[Any, str]] = []
         if needs_history_call(preparation):
             spec = history_request(preparation, custom_instructions=custom_instructions, reasoning=reasoning,
                                    context_window=model.context_window)
-            calls.append(self._call(provider, summary_request(model, spec, api_key), "Summarization failed"))
+            specs.append((spec, "Summarization failed"))
         if preparation.is_split_turn and preparation.turn_prefix_messages:
             spec = turn_prefix_request(preparation, reasoning=reasoning, context_window=model.context_window)
-            calls.append(self._call(provider, summary_request(model, spec, api_key), "Turn prefix summarization failed"))
+            specs.append((spec, "Turn prefix summarization failed"))
+        calls = [self._call(provider, summary_request(model, spec, api_key), prefix) for spec, prefix in specs]
         texts = await _all_or_none(calls)  # pi 0.73.1 runs the two calls in parallel
+        if automatic:
+            for (spec, prefix), text in zip(specs, texts, strict=True):
+                if len(text) > spec.input_chars:
+                    raise CompactionFailed(f"{prefix}: the summary is longer than what it summarizes "
+                                           f"({len(text)} > {spec.input_chars} characters)")
         history = texts[0] if needs_history_call(preparation) else None
-        prefix = texts[-1] if preparation.is_split_turn and preparation.turn_prefix_messages else None
-        return assemble_result(preparation, history, prefix)
+        prefix_text = texts[-1] if preparation.is_split_turn and preparation.turn_prefix_messages else None
+        return assemble_result(preparation, history, prefix_text)
 
     async def _call(self, provider: Provider, request: Any, failure_prefix: str | None, *, whole_summary: bool = True) -> str:
         message = await self._guarded(call_summarizer(provider, request))
@@ -187,7 +194,7 @@ class CompactionSteps:
 
 
 
-async def _all_or_none(calls: list[Awaitable[str]]) -> list[str]:
+async def _all_or_none(calls: Sequence[Awaitable[str]]) -> list[str]:
     """Every call's answer; the first failure cancels the others (no orphan summarizer call)."""
     tasks = [asyncio.ensure_future(call) for call in calls]
     try:

@@ -318,3 +318,37 @@ async def test_messages_queued_during_a_threshold_compaction_are_sent_after_it(m
     assert [m["content"][0]["text"] for m in last_users[-2:]] == ["steer me", "follow me"]
     assert session.state.steering == [] and session.state.follow_up == []
     assert session.agent.messages[-1]["content"][0]["text"] == "follow-up answer"
+
+
+async def test_an_automatic_summary_that_does_not_shrink_the_context_is_a_failure(tmp_path: Path) -> None:
+    """Shorter than its (serialized) input, yet not smaller than the many tiny messages it replaces."""
+    host = FakeHost(tmp_path, [{"text": "## Goal\n" + "s" * 1800}])
+    for i in range(100):
+        host.add(user_message(f"q{i:03d}"))
+        host.add(usage_assistant(f"a{i:03d}", total=100))
+    host.add(user_message("more " + "m" * 4000))
+    last = usage_assistant("big", total=18_500)
+    host.add(last)
+    await host.runner.check_after_run(last)
+    assert host.events_of("compaction_end")[-1]["errorMessage"].startswith(
+        "Auto-compaction failed: the summary did not make the context smaller")
+    assert compactions(host) == []
+
+
+async def test_a_failed_threshold_compaction_is_not_retried_before_the_next_prompt(tmp_path: Path) -> None:
+    """One threshold compaction per user turn: a failure after the answer is retried after the
+    next answer, not a second time in the same turn by the check before the next prompt."""
+    host = FakeHost(tmp_path, [{"error": {"status": 400, "message": "broken"}}, summary_turn("SECOND TRY")])
+    seed(host)
+    host.add(user_message("more " + "m" * 3000))
+    last = usage_assistant("big", total=18_500)
+    host.add(last)
+    await host.runner.check_after_run(last)
+    await host.runner.check_before_prompt(last)
+    assert len(host.provider.requests) == 1
+    host.add(user_message("next"))
+    again = usage_assistant("big again", total=18_600)
+    again["timestamp"] += 10
+    host.add(again)
+    await host.runner.check_after_run(again)
+    assert len(host.provider.requests) == 2 and compactions(host)[-1]["summary"] == "SECOND TRY"

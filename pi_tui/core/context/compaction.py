@@ -260,6 +260,9 @@ class SummaryRequestSpec:
     prompt_text: str
     max_tokens: int
     reasoning: str | None
+    input_chars: int = 0
+    """Characters of what is being summarized (the conversation and a previous summary): an
+    automatic summary longer than that is not a summary."""
 
 
 def summary_reasoning(model_supports_reasoning: bool, thinking_level: str | None) -> str | None:
@@ -317,6 +320,7 @@ def history_request(
         ),
         max_tokens=max_tokens,
         reasoning=reasoning,
+        input_chars=len(conversation) + len(preparation.previous_summary or ""),
     )
 
 
@@ -333,6 +337,7 @@ def turn_prefix_request(
         prompt_text=turn_prefix_prompt_text(conversation),
         max_tokens=max_tokens,
         reasoning=reasoning,
+        input_chars=len(conversation),
     )
 
 

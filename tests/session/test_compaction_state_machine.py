@@ -1,0 +1,296 @@
+"""A stateful property test of compaction (issue 12): Hypothesis drives a real AgentSession on the
+scripted provider through prompts with tool results of random sizes and alphabets (CJK and emoji
+included), steering and follow-ups, aborts at any await point, ``/compact [focus]``, ``/new``,
+``/tree`` moves, model switches between 8k and 1M windows, keep/reserve settings (keep above the
+threshold included), both strategies, and summarizer faults. After every step it checks:
+
+* the session file only grows, every entry ever appended is still there, and it loads;
+* a compaction entry exists only with a non-empty summary that passed validation;
+* per user turn at most one threshold and one overflow compaction, and no threshold compaction
+  repeats one that left the context above the threshold;
+* nothing queued is lost: each steer/follow-up was sent or is still visibly queued;
+* every compaction entry has its success event (an aborted or failed one wrote nothing), and the
+  session is idle with ``is_compacting`` false;
+* breaker state belongs to one session (``/new`` starts clean);
+* pipeline: the bytes it measured are the bytes of the request sent, calls and results pair up,
+  and after a summary the request is below the threshold.
+
+``make test`` runs a bounded number of examples; ``make soak-compaction`` (PI_TUI_SOAK=1) many more.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, settings
+from hypothesis import event as hypothesis_event
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+
+from pi_tui.core.context.compaction import compaction_threshold
+from pi_tui.core.errors import PiError
+from pi_tui.core.provider import ModelInfo
+from pi_tui.providers.scripted import ScriptedProvider
+from pi_tui.resources.settings import SettingsManager
+from pi_tui.sdk import create_agent_session
+from tests.session.compaction_machine_support import (
+    ALPHABETS,
+    FAULTS,
+    PIPELINE_SYSTEM_MARK,
+    TREE_MOVED,
+    EventLog,
+    Logged,
+    WindowScript,
+    check_compaction_entries,
+    check_file_grows,
+    check_request,
+    check_turn_bounds,
+    make_text,
+    summarizer_turn,
+)
+from tests.session.conftest import FakeClock
+
+SOAK = bool(os.environ.get("PI_TUI_SOAK"))
+WINDOWS = (8192, 16_384, 32_000, 128_000, 200_000, 1_000_000)
+SMALL_WINDOWS_FIRST = st.sampled_from((8192, 16_384, 32_000, 32_000, 128_000, 1_000_000))
+"""Where compaction happens within a few turns is where the edges are: drawn more often."""
+STEP_TIMEOUT = 30.0
+SLOW_HOOKS = '''
+import asyncio
+
+def register(pi):
+    @pi.on("session_before_compact")
+    async def pause(event):
+        for _ in range(3):
+            await asyncio.sleep(0)
+
+    @pi.on("session_before_tree")
+    async def pause_tree(event):
+        await asyncio.sleep(0)
+'''
+
+sizes = st.sampled_from([0, 40, 400, 3_000, 12_000, 12_000, 25_000, 40_000])
+alphabets = st.sampled_from(sorted(ALPHABETS))
+tool_results = st.lists(st.tuples(alphabets, sizes), max_size=3)
+abort_at = st.none() | st.integers(min_value=1, max_value=60)
+faults = st.sampled_from(FAULTS)
+"""How the summarizer answers during a step: drawn with each step that may summarize, so that
+every fault meets every kind of compaction within a bounded number of examples."""
+
+
+def model(window: int) -> ModelInfo:
+    return ModelInfo(provider="fake", id=f"m{window}", context_window=window, max_tokens=4096, reasoning=True)
+
+
+class CompactionMachine(RuleBasedStateMachine):
+    @initialize(window=SMALL_WINDOWS_FIRST)
+    def start(self, window: int) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.root = Path(tempfile.mkdtemp(prefix="pi-tui-machine-"))
+        self.project = self.root / "project"
+        self.project.mkdir()
+        hooks = self.root / "slow_hooks.py"
+        hooks.write_text(SLOW_HOOKS)
+        self.fault = "ok"
+        self.agent_turns: list[dict[str, Any]] = []
+        self.problems: list[str] = []
+        self.queued: set[str] = set()
+        self.sent_user_texts: set[str] = set()
+        self.files: dict[Path, tuple[bytes, set[str]]] = {}
+        self.manual_summaries: set[str] = set()
+        self.thresholds: dict[tuple[Any, ...], int] = {}
+        self.counter = 0
+        self.provider = ScriptedProvider([])
+        self.provider.script = WindowScript(self._answer, self.provider.requests)
+        self.session = create_agent_session(
+            cwd=self.project, agent_dir=self.root / "agent", provider=self.provider, model=model(window),
+            settings=SettingsManager.in_memory({}), load_extensions=False, extension_paths=[str(hooks)],
+            clock=FakeClock(),
+        )
+        self.log = EventLog()
+        self.session.subscribe(self._record)
+        self.successes = 0
+
+    def teardown(self) -> None:
+        if hasattr(self, "session"):
+            self.session.session_manager.close()
+        if hasattr(self, "loop"):
+            self.loop.close()
+        if hasattr(self, "root"):
+            shutil.rmtree(self.root, ignore_errors=True)
+
+    # ------------------------------------------------------------------ plumbing
+
+    @property
+    def runner(self) -> Any:
+        return self.session.compaction_runner
+
+    def _key(self) -> tuple[Any, ...]:
+        current = self.session.model
+        assert current is not None
+        used = self.runner.settings_for(current)
+        key = (current.id, current.context_window, used.reserve_tokens, used.keep_recent_tokens)
+        self.thresholds[key] = compaction_threshold(used, current.context_window)
+        return key
+
+    def _record(self, event: dict[str, Any]) -> None:
+        self.log.events.append(Logged(event, self._key()))
+        kind = event.get("type")
+        if kind == "message_start" and event["message"].get("role") == "user":
+            content = event["message"].get("content")
+            text = content if isinstance(content, str) else "".join(b.get("text", "") for b in content or [])
+            self.sent_user_texts.add(text)
+        if kind == "compaction_end":
+            outcome = "ok" if event.get("result") else "aborted" if event.get("aborted") else "failed"
+            hypothesis_event(f"compaction {event.get('reason')} {outcome}")
+        if kind == "context_reduced":
+            hypothesis_event(f"pipeline {event.get('step')}")
+        if kind == "compaction_end" and event.get("result"):
+            self.successes += 1
+            if event.get("reason") == "manual":
+                self.manual_summaries.add(event["result"]["summary"])
+        if kind == "context_reduced" and event.get("step") == "summary":
+            self.successes += 1
+            threshold = self.session.settings.pipeline_settings().summary_threshold_bytes
+            if event["bytesAfter"] >= threshold:
+                self.problems.append(f"after a pipeline summary the request is {event['bytesAfter']} ≥ {threshold} bytes")
+
+    def _answer(self, view: Any, request: Any) -> dict[str, Any]:
+        if view.has_tools:  # the agent
+            pipeline = self.session._context_strategy() == "pipeline"
+            threshold = self.session.settings.pipeline_settings().summary_threshold_bytes
+            self.problems.extend(check_request(request, pipeline=pipeline, measured=self.runner.last_request_bytes,
+                                               threshold_bytes=threshold))
+            return self.agent_turns.pop(0) if self.agent_turns else {"text": "Done."}
+        return summarizer_turn(self.fault, pipeline=PIPELINE_SYSTEM_MARK in view.system_prompt)
+
+    def _run(self, make: Any, abort_after: int | None, interject: str | None = None) -> Any:
+        """Run one session operation to its end; optionally abort at the n-th event after it
+        starts, and queue a steer/follow-up when the first answer or compaction starts."""
+        seen = 0
+        pending: list[asyncio.Future[Any]] = []
+
+        def listener(event: dict[str, Any]) -> None:
+            nonlocal seen, interject
+            seen += 1
+            if abort_after is not None and seen == abort_after:
+                pending.append(asyncio.ensure_future(self.session.abort()))
+            if interject and event.get("type") in ("message_update", "compaction_start", "tool_execution_start"):
+                self._queue(interject)
+                interject = None
+
+        unsubscribe = self.session.subscribe(listener)
+
+        async def go() -> Any:
+            try:
+                return await make()
+            except PiError as err:
+                return err
+            finally:
+                await asyncio.gather(*pending)
+
+        try:
+            return self.loop.run_until_complete(asyncio.wait_for(go(), STEP_TIMEOUT))
+        finally:
+            unsubscribe()
+
+    def _queue(self, kind: str) -> None:
+        self.counter += 1
+        text = f"QUEUED-{self.counter} please also check the tests"
+        (self.session.steer if kind == "steer" else self.session.follow_up)(text)
+        self.queued.add(text)
+
+    # ------------------------------------------------------------------ rules
+
+    @rule(alphabet=alphabets, size=sizes, results=tool_results, interject=st.sampled_from([None, "steer", "follow_up"]),
+          abort_after=abort_at, fault=faults)
+    def prompt(self, alphabet: str, size: int, results: list[tuple[str, int]], interject: str | None,
+               abort_after: int | None, fault: str) -> None:
+        self.fault = fault
+        self.counter += 1
+        calls = []
+        for n, (result_alphabet, result_size) in enumerate(results):
+            name = f"r{self.counter}-{n}.txt"
+            (self.project / name).write_text(make_text(result_alphabet, result_size))
+            calls.append({"id": f"c{self.counter}_{n}", "name": "read", "arguments": {"path": name}})
+        self.agent_turns = ([{"tool_calls": calls}] if calls else []) + [{"text": make_text(alphabet, min(size, 2000), "answer")}]
+        text = make_text(alphabet, size, f"prompt {self.counter}")
+        self._run(lambda: self.session.prompt(text), abort_after, interject)
+
+    @rule(focus=st.none() | st.sampled_from(["keep the file paths", "焦点: テスト"]), abort_after=abort_at, fault=faults)
+    def compact(self, focus: str | None, abort_after: int | None, fault: str) -> None:
+        self.fault = fault
+        self._run(lambda: self.session.compact(focus), abort_after)
+
+    @rule()
+    def new_session(self) -> None:
+        self.loop.run_until_complete(asyncio.wait_for(self.session.new_session(), STEP_TIMEOUT))
+        self.queued.clear()  # /new discards what was queued, as pi does
+        self.log = EventLog()
+        self.successes = 0
+        runner = self.runner
+        assert not runner.circuit_open and not runner.pipeline_circuit_open
+        assert runner.consecutive_failures == 0 and runner.state.pipeline.failures == 0
+        assert runner.state.threshold_stuck is None and not runner.state.overflow_attempted
+
+    @rule(pick=st.integers(min_value=0, max_value=10_000), summarize=st.booleans(), abort_after=abort_at, fault=faults)
+    def tree(self, pick: int, summarize: bool, abort_after: int | None, fault: str) -> None:
+        self.fault = fault
+        entries = [e for e in self.session.session_manager.get_entries() if e.get("type") == "message"]
+        if not entries:
+            return
+        target = str(entries[pick % len(entries)]["id"])
+        self._run(lambda: self.session.navigate_tree(target, summarize=summarize), abort_after)
+        self.log.events.append(Logged({"type": TREE_MOVED}, self._key()))
+
+    @rule(window=SMALL_WINDOWS_FIRST | st.sampled_from(WINDOWS))
+    def switch_model(self, window: int) -> None:
+        self.session.set_model(model(window))
+
+    @rule(keep=st.sampled_from([500, 2_000, 20_000, 60_000, 300_000]), reserve=st.sampled_from([1_000, 4_000, 16_384, 40_000]))
+    def compaction_settings(self, keep: int, reserve: int) -> None:
+        self.session.settings.set("compaction.keepRecentTokens", keep)
+        self.session.settings.set("compaction.reserveTokens", reserve)
+
+    @rule(strategy=st.sampled_from(["pi", "pipeline"]), variant=st.sampled_from(["exact", "cache-aware"]),
+          threshold=st.sampled_from([8_000, 20_000, 50_000]))
+    def strategy(self, strategy: str, variant: str, threshold: int) -> None:
+        self.session.settings.set("context.strategy", strategy)
+        self.session.settings.set("context.pipeline.variant", variant)
+        self.session.settings.set("context.pipeline.summaryThresholdBytes", threshold)
+
+    # ------------------------------------------------------------------ invariants
+
+    @invariant()
+    def holds(self) -> None:
+        if not hasattr(self, "session"):
+            return
+        session = self.session
+        assert not self.problems, self.problems
+        assert not session.is_streaming and not session.is_compacting, "not idle after the step"
+        assert not session.lock.locked()
+        path = session.session_manager.session_file
+        for known in {*self.files, *([path] if path is not None else [])}:
+            check_file_grows(known, self.files)
+        entries = session.session_manager.get_entries()
+        check_compaction_entries(entries, self.manual_summaries)
+        written = sum(1 for e in entries if e.get("type") == "compaction")
+        assert written == self.successes, f"{written} compaction entries, {self.successes} successes reported"
+        check_turn_bounds(self.log, self.thresholds)
+        visible = set(session.state.steering) | set(session.state.follow_up)
+        lost = {text for text in self.queued if text not in self.sent_user_texts and text not in visible}
+        assert not lost, f"queued messages lost: {sorted(lost)}"
+
+
+CompactionMachine.TestCase.settings = settings(
+    max_examples=400 if SOAK else 30,
+    stateful_step_count=60 if SOAK else 30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+TestCompactionMachine = CompactionMachine.TestCase
