@@ -90,3 +90,17 @@ async def test_completion_rows_stay_one_line_with_the_source_visible(make_app, p
         await pilot.press("backspace", "backspace")
         await pilot.pause()
         assert menu.virtual_size.height == len(menu.items) > 1
+
+
+def test_a_part_cut_to_nothing_is_dropped_not_left_as_a_lone_ellipsis():
+    """At some widths the description had room only for its two separating spaces and one cell:
+    it became a bare ``…`` glued to the hint's own ``…`` (``<module pa……  [template]``). A part
+    cut that far is dropped; a part that is kept shows at least one character before its ``…``."""
+    from pi_tui.modes.interactive.widgets.completion import CompletionItem, item_prompt
+
+    item = CompletionItem(label="/test", replacement="/test ", source="template",
+                          hint="<module path> [behaviour to focus on first]", description=LONG_DESCRIPTION)
+    for width in range(40, 81):
+        row = item_prompt(item, 27, width).plain
+        assert len(row) <= width and row.endswith("  [template]"), (width, row)
+        assert "……" not in row and " …" not in row, (width, row)

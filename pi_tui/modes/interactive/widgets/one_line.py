@@ -54,7 +54,10 @@ def fit_parts(parts: Sequence[Part], width: int, *, tag: Part | None = None,
             keep = max(floor[index], current - overflow)
             if keep >= current:
                 continue
-            keep = keep if keep >= 2 else 0  # a lone "…" says nothing: drop the part instead
+            # A lone "…" says nothing: drop the part instead. Its leading separator spaces do not
+            # count as content (else "  Write…" cut to 3 cells left a bare "…" after the hint's).
+            separator = cell_len(texts[index]) - cell_len(texts[index].lstrip(" "))
+            keep = keep if keep >= separator + 2 else 0
             texts[index] = cut(texts[index], keep)
             overflow -= current - cell_len(texts[index])
     pieces = [(text, style) for text, (_, style) in zip(texts, parts, strict=True) if text]
