@@ -75,6 +75,23 @@ async def test_template_name_and_args_expand_like_the_template_itself(make_app, 
         assert len(provider.requests) == 1  # the typo was not sent
 
 
+async def test_the_picker_keeps_descriptions_readable_on_a_narrow_terminal(make_app, project):
+    """The picker is for finding a template without knowing its name, so at 60 columns the
+    description keeps a readable part and the argument hint gives way first (it kept 30 cells
+    and left the description 4: '/zz-long  <module path> [behaviour to fo…  Wri…  [project]')."""
+    _templates(project)
+    app, _ = make_app([])
+    async with app.run_test(size=(60, 30)) as pilot:
+        await _send(pilot, "/template")
+        await wait_for(pilot, lambda: isinstance(app.screen, TemplatePickerScreen))
+        await pilot.pause()
+        row = app.screen.template_row(app.screen.shown.index(
+            next(t for t in app.screen.shown if t.name == "zz-long"))).plain
+        assert row.startswith("/zz-long") and row.endswith("  [project]") and len(row) <= 60
+        assert "<module" in row  # the hint is cut, not dropped
+        assert "Write focused tests" in row, row
+
+
 @pytest.mark.parametrize("width", [80, 60])
 async def test_completion_rows_stay_one_line_with_the_source_visible(make_app, project, width):
     _templates(project)

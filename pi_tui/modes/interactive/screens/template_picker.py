@@ -19,6 +19,7 @@ from pi_tui.modes.interactive.screens.row_list import (
     RowPickerActions,
     row_navigation_bindings,
 )
+from pi_tui.modes.interactive.widgets.completion import FLOORS
 from pi_tui.modes.interactive.widgets.one_line import cut, fit_parts
 from pi_tui.resources.template_command import source_label
 
@@ -76,7 +77,8 @@ class TemplatePickerScreen(RowPickerActions, ModalScreen[Any]):
 
     def template_row(self, index: int, is_cursor: bool = False) -> Content:
         """``/name  <hint>  description  [source]`` in one line: the description is cut first,
-        the source is always shown."""
+        down to a readable part (``FLOORS``, as in the completion menu), then the hint; the
+        source is always shown."""
         template = self._shown[index]
         muted = "" if is_cursor else "$foreground-muted"
         hint = cut(template.argument_hint or "", HINT_CELLS)
@@ -86,6 +88,7 @@ class TemplatePickerScreen(RowPickerActions, ModalScreen[Any]):
              (f"  {template.description}", muted)],
             max(10, self._rows.scrollable_content_region.width),
             tag=(f"  [{source_label(template)}]", muted),
+            floors=(self._name_width, *FLOORS),
         )
 
     @on(Input.Changed, "#templates-search")
