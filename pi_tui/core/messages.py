@@ -143,7 +143,7 @@ class BashExecutionMessage(TypedDict):
     role: Literal["bashExecution"]
     command: str
     output: str
-    exitCode: int | None
+    exitCode: NotRequired[int | None]
     cancelled: bool
     truncated: bool
     timestamp: int

@@ -69,20 +69,15 @@ class UserBashMixin(SessionBase):
 
 
 def _from_result(command: str, result: dict[str, Any], exclude: bool) -> BashExecutionMessage:
-    message: BashExecutionMessage = {
-        "role": "bashExecution",
-        "command": command,
-        "output": str(result.get("output", "")),
-        "exitCode": result.get("exitCode"),
-        "cancelled": bool(result.get("cancelled", False)),
-        "truncated": bool(result.get("truncated", False)),
-        "timestamp": now_ms(),
-    }
-    if result.get("fullOutputPath"):
-        message["fullOutputPath"] = str(result["fullOutputPath"])
-    if exclude:
-        message["excludeFromContext"] = True
-    return message
+    from pi_tui.tools.user_bash import bash_execution_message
+
+    code = result.get("exitCode")
+    return bash_execution_message(
+        command, output=str(result.get("output", "")),
+        exit_code=code if isinstance(code, int) and not isinstance(code, bool) else None,
+        cancelled=bool(result.get("cancelled", False)), truncated=bool(result.get("truncated", False)),
+        full_output_path=str(result["fullOutputPath"]) if result.get("fullOutputPath") else None,
+        exclude_from_context=exclude)
 
 
 def _executor_from(operations: Any) -> Any:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Collection
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pi_tui.core.messages import BashExecutionMessage, JsonValue, now_ms
 from pi_tui.core.terminal_text import printable
@@ -68,20 +68,28 @@ async def run_user_bash(
         acc.finish()
     truncation = truncate_tail(printable(acc.tail_text()))
     truncated = truncation.truncated or acc.over_limits
-    message: BashExecutionMessage = {
-        "role": "bashExecution",
-        "command": command,
-        "output": truncation.content,
-        "exitCode": None if cancelled else exit_code,
-        "cancelled": cancelled,
-        "truncated": truncated,
-        "timestamp": now_ms(),
-    }
-    if acc.full_output_path is not None:
-        message["fullOutputPath"] = str(acc.full_output_path)
+    return bash_execution_message(
+        command, output=truncation.content, exit_code=None if cancelled else exit_code, cancelled=cancelled,
+        truncated=truncated, full_output_path=str(acc.full_output_path) if acc.full_output_path else None,
+        exclude_from_context=exclude_from_context)
+
+
+def bash_execution_message(command: str, *, output: str, exit_code: int | None, cancelled: bool, truncated: bool,
+                           full_output_path: str | None = None,
+                           exclude_from_context: bool = False) -> BashExecutionMessage:
+    """The ``bashExecution`` message with pi's keys in pi's order (its ``recordBashResult``): a
+    value pi leaves undefined is left out, so a cancelled command has no ``exitCode`` and the
+    session line reads as pi's."""
+    message: dict[str, Any] = {"role": "bashExecution", "command": command, "output": output}
+    if exit_code is not None:
+        message["exitCode"] = exit_code
+    message.update({"cancelled": cancelled, "truncated": truncated})
+    if full_output_path:
+        message["fullOutputPath"] = full_output_path
+    message["timestamp"] = now_ms()
     if exclude_from_context:
         message["excludeFromContext"] = True
-    return message
+    return cast(BashExecutionMessage, message)
 
 
 def _settings_dict(settings: Any) -> dict[str, JsonValue]:

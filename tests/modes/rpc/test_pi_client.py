@@ -185,6 +185,34 @@ async def test_bash_command_sends_only_its_response(make_client: ClientFactory) 
     assert [m["role"] for m in messages] == ["bashExecution"]
 
 
+async def test_an_aborted_bash_command_keeps_pis_message_shape(make_client: ClientFactory, tmp_path: Path) -> None:
+    """``abort_bash``: the response and the ``bashExecution`` message say ``cancelled`` and keep
+    the output so far; like pi's, they carry no ``exitCode`` (pi leaves the undefined code out;
+    pi-tui wrote ``"exitCode": null`` into get_messages and the session file)."""
+    started = tmp_path / "started"
+    client = make_client([])
+    client.send({"id": "b", "type": "bash", "command": f"echo start; touch {started}; sleep 30"})
+    await client.wait_for(started.exists)
+    await client.request({"id": "a", "type": "abort_bash"})
+    await client.wait_for(lambda: client.response("b") is not None)
+    messages = (await client.request({"id": "m", "type": "get_messages"}))["data"]["messages"]
+    await client.close()
+    assert client.response("b")["data"] == {"output": "start\n", "cancelled": True, "truncated": False}
+    assert messages[0]["output"] == "start\n" and messages[0]["cancelled"] is True
+    assert list(messages[0]) == ["role", "command", "output", "cancelled", "truncated", "timestamp"]
+
+
+async def test_a_truncated_bash_command_keeps_pis_key_order(make_client: ClientFactory) -> None:
+    """pi writes ``fullOutputPath`` before ``timestamp`` (the session file's key order)."""
+    client = make_client([])
+    answer = await client.request({"id": "b", "type": "bash", "command": "seq 1 3000"})
+    messages = (await client.request({"id": "m", "type": "get_messages"}))["data"]["messages"]
+    await client.close()
+    assert answer["data"]["truncated"] is True and Path(answer["data"]["fullOutputPath"]).is_file()
+    assert list(messages[0]) == ["role", "command", "output", "exitCode", "cancelled", "truncated",
+                                 "fullOutputPath", "timestamp"]
+
+
 def _bash_turns(command: str) -> list[dict[str, Any]]:
     return [{"tool_calls": [{"id": "call_1", "name": "bash", "arguments": {"command": command}}]},
             {"text": "done"}]

@@ -5,6 +5,7 @@
 //   node drive.mjs <cliPath> <scenario> [--model provider/id]
 //
 // PI_REF (default /work/pi-ref) is where pi's package is installed.
+import fs from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 
@@ -82,6 +83,21 @@ const scenarios = {
   },
   async bash() {
     await step("bash", () => client.bash("echo hi"));
+    await step("messages", () => client.getMessages());
+  },
+  async bash_abort() {
+    // A command aborted while it runs, then one whose output is cut (saved to a file).
+    let running;
+    await step("bash", async () => {
+      running = client.bash("echo start; touch started; sleep 30");
+      const deadline = Date.now() + 20000;
+      while (!fs.existsSync("started")) {
+        if (Date.now() > deadline) throw new Error("the command did not start");
+        await sleep(10);
+      }
+    }, 0);
+    await step("abort_bash", async () => { await client.abortBash(); return await running; });
+    await step("bash_long", () => client.bash("seq 1 3000"));
     await step("messages", () => client.getMessages());
   },
   async resume() {

@@ -34,6 +34,7 @@ SCRIPTS: dict[str, list[dict[str, Any]]] = {
     "set_model": [{"text": "Noted.", "usage": USAGE}],
     "abort": [{"text": LONG_TEXT, "chunk_size": 8, "chunk_delay_ms": 100, "usage": USAGE}],
     "bash": [],
+    "bash_abort": [],
     "tool_updates": [
         {"tool_calls": [{"id": "call_1", "name": "bash", "arguments": {"command": "echo hi"}}], "usage": USAGE},
         {"text": "It printed hi.", "usage": USAGE},

@@ -144,6 +144,21 @@ def test_bash_command(side_by_side: Any) -> None:
     assert by_step(ours)["bash"]["events"] == []
 
 
+def test_bash_command_aborted_and_truncated(side_by_side: Any) -> None:
+    """``abort_bash`` keeps the output so far and, like pi, no ``exitCode``; a long output's
+    message has pi's key order (``fullOutputPath`` before ``timestamp``). Where the full output
+    is saved differs on purpose (beside the session file, docs/tools.md), so only its name is
+    compared."""
+    pi, ours, _, _ = side_by_side("bash_abort")
+
+    def saved_as_name(steps: list[dict[str, Any]]) -> str:
+        return re.sub(r'<root>[^"\]]*/(pi-bash-)[0-9a-f]+\.log', r"\1<hex>.log", json.dumps(steps))
+
+    assert saved_as_name(ours) == saved_as_name(pi)
+    aborted = by_step(ours)["abort_bash"]["data"]
+    assert aborted == {"output": "start\n", "cancelled": True, "truncated": False}
+
+
 def test_tool_updates(side_by_side: Any) -> None:
     pi, ours, _, _ = side_by_side("tool_updates")
     assert ours == pi
