@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pi_tui.core.messages import AgentMessage, BashExecutionMessage, now_ms
+from pi_tui.core.messages import AgentMessage, BashExecutionMessage
 from pi_tui.session.session_base import SessionBase
 
 

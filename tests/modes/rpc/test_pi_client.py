@@ -39,6 +39,10 @@ def _models_json(agent_dir: Path) -> None:
     (agent_dir / "models.json").write_text(json.dumps(models))
 
 
+def _is_file(path: str) -> bool:
+    return Path(path).is_file()
+
+
 def _stream_events(frames: list[dict[str, Any]]) -> list[str]:
     return [f["assistantMessageEvent"]["type"] for f in frames if f["type"] == "message_update"]
 
@@ -208,7 +212,7 @@ async def test_a_truncated_bash_command_keeps_pis_key_order(make_client: ClientF
     answer = await client.request({"id": "b", "type": "bash", "command": "seq 1 3000"})
     messages = (await client.request({"id": "m", "type": "get_messages"}))["data"]["messages"]
     await client.close()
-    assert answer["data"]["truncated"] is True and Path(answer["data"]["fullOutputPath"]).is_file()
+    assert answer["data"]["truncated"] is True and _is_file(answer["data"]["fullOutputPath"])
     assert list(messages[0]) == ["role", "command", "output", "exitCode", "cancelled", "truncated",
                                  "fullOutputPath", "timestamp"]
 
