@@ -8,6 +8,12 @@ cancelled, so its ``finally`` blocks shut the session down (extensions' ``sessio
 file lock released), and the process exits with pi's status: 143 for SIGTERM, 129 for SIGHUP,
 130 for SIGINT. A second signal cancels at once; if the way out itself hangs, ``os._exit`` ends
 the process ``HARD_EXIT_SECONDS`` after the first signal (the kernel then releases the lock).
+
+That backstop is armed by the signal itself, not by the loop: a loop blocked in a write (a JSON
+or RPC client that stopped reading stdout fills the pipe) never runs its signal callbacks, and
+pi-tui then ignored SIGTERM for good. The Python-level handler still runs (the write is
+interrupted, the handler runs, the write resumes), so it arms ``HardExitWatch``; the loop gets the
+signal through its wakeup fd as before.
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ class SignalShutdown:
         self._task: asyncio.Task[object] | None = None
         self._installed: list[int] = []
         self._leaving: asyncio.Future[None] | None = None
+        self._watch: HardExitWatch | None = None
 
     @property
     def exit_code(self) -> int | None:
@@ -51,10 +58,19 @@ class SignalShutdown:
         """Handle the signals for the current task (the mode's main task) on the running loop."""
         loop = asyncio.get_running_loop()
         self._task = asyncio.current_task()
+        self._watch = HardExitWatch(HARD_EXIT_SECONDS)
         for signum in SIGNALS:
             with contextlib.suppress(ValueError, RuntimeError, NotImplementedError):  # not the main thread
                 loop.add_signal_handler(signum, self._received, signum)
+                # Replaces asyncio's no-op Python handler (the loop still hears the signal) and
+                # lets the signal interrupt a blocked write so that this handler runs.
+                signal.signal(signum, self._arm_watch)
+                signal.siginterrupt(signum, True)
                 self._installed.append(signum)
+
+    def _arm_watch(self, signum: int, _frame: object) -> None:
+        if self._watch is not None:
+            self._watch.arm(exit_status(signum))
 
     def remove(self) -> None:
         with contextlib.suppress(Exception):
@@ -62,6 +78,8 @@ class SignalShutdown:
             for signum in self._installed:
                 loop.remove_signal_handler(signum)
         self._installed.clear()
+        if self._watch is not None and self.signum is None:  # no signal came: nothing to guard
+            self._watch.stop()
 
     def _received(self, signum: int) -> None:
         kill_running_process_groups()
@@ -69,7 +87,8 @@ class SignalShutdown:
             self._cancel_main()
             return
         self.signum = signum
-        start_hard_exit_timer(exit_status(signum), HARD_EXIT_SECONDS)
+        if self._watch is not None:
+            self._watch.arm(exit_status(signum))  # already armed by the handler, unless it was replaced
         self._leaving = asyncio.ensure_future(self._leave())
 
     async def _leave(self) -> None:
@@ -84,16 +103,46 @@ class SignalShutdown:
             self._task.cancel()
 
 
+class HardExitWatch:
+    """Ends the process ``seconds`` after it is armed, unless stopped first. Its thread is started
+    up front because ``arm`` runs inside a signal handler, which must not start a thread (the
+    interrupted code may hold the lock that takes)."""
+
+    def __init__(self, seconds: float) -> None:
+        self._seconds = seconds
+        self._code: int | None = None
+        self._armed = threading.Event()
+        self._stopped = threading.Event()
+        threading.Thread(target=self._run, name="signal-hard-exit", daemon=True).start()
+
+    def arm(self, code: int) -> None:
+        if self._code is None:  # the first signal's status; a nested handler does not set() again
+            self._code = code
+            self._armed.set()
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._armed.set()
+
+    def _run(self) -> None:
+        self._armed.wait()
+        if self._stopped.wait(self._seconds) or self._code is None:
+            return
+        hard_exit(self._code)
+
+
+def hard_exit(code: int) -> None:
+    """Kill the commands again and end the process at once."""
+    kill_running_process_groups()
+    with contextlib.suppress(Exception):
+        sys.stderr.flush()
+    os._exit(code)
+
+
 def start_hard_exit_timer(code: int, seconds: float) -> None:
     """A backstop for a way out that hangs (a handler that never returns, a blocked write):
     kill the commands again and end the process."""
 
-    def hard_exit() -> None:
-        kill_running_process_groups()
-        with contextlib.suppress(Exception):
-            sys.stderr.flush()
-        os._exit(code)
-
-    timer = threading.Timer(seconds, hard_exit)
+    timer = threading.Timer(seconds, hard_exit, args=(code,))
     timer.daemon = True
     timer.start()

@@ -9,6 +9,7 @@ longer locked.
 
 from __future__ import annotations
 
+import array
 import json
 import os
 import shutil
@@ -16,9 +17,11 @@ import signal
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from pi_tui.modes.shutdown import HARD_EXIT_SECONDS
 from pi_tui.providers.fake_server import FakeServer
 from tests.reliability.pi_process import (
     PROMPT,
@@ -27,9 +30,13 @@ from tests.reliability.pi_process import (
     child_env,
     fake_agent_dir,
     kill_group_quietly,
+    lock_is_free,
     pi_command,
+    session_entries,
+    session_files,
     start_stubborn_call_in_tui,
     stubborn_script,
+    texts_of,
     tmux_session,
     tmux_wait_for,
     tui_shell_command,
@@ -94,6 +101,67 @@ def test_a_signal_during_a_bash_call_kills_its_group_and_saves_the_session(
                 process.kill()
                 process.wait()
             kill_group_quietly(pgid)
+
+
+def _unread_bytes(pipe: Any) -> int:
+    import fcntl
+    import termios
+
+    buffer = array.array("i", [0])
+    fcntl.ioctl(pipe.fileno(), termios.FIONREAD, buffer)
+    return buffer[0]
+
+
+def _pipe_fills(pipe: Any, seconds: float) -> bool:
+    """The unread bytes stop growing (the writer is blocked) within ``seconds``."""
+    deadline = time.monotonic() + seconds
+    before = -1
+    while time.monotonic() < deadline:
+        now = _unread_bytes(pipe)
+        if now == before and now > 32_000:
+            return True
+        before = now
+        time.sleep(1.0)
+    return False
+
+
+def test_sigterm_ends_rpc_mode_whose_client_stopped_reading(fault: FaultRecord, tmp_path: Path) -> None:
+    """A client that stops reading stdout while a reply streams (hung, suspended, or busy): the
+    pipe fills and pi-tui's write blocks its loop. SIGTERM must still end it with 143 (pi, whose
+    writes never block, exits at once); pi-tui stayed alive until SIGKILL. What was recorded
+    before stays: the first exchange, read in full by the client."""
+    project = tmp_path / "project"
+    project.mkdir()
+    turns = [{"text": "A short first answer."}, {"text": "a long reply " * 20_000, "chunk_size": 8}]
+    with FakeServer(turns) as server:
+        agent = fake_agent_dir(tmp_path, server.base_url)
+        process = _start("rpc", agent, project)
+        assert process.stdin is not None and process.stdout is not None
+        try:
+            with fault.case("SIGTERM to pi-tui rpc mode blocked on a full stdout") as case:
+                while json.loads(process.stdout.readline() or "{}").get("type", "agent_end") != "agent_end":
+                    pass
+                process.stdin.write(b'{"id": "2", "type": "prompt", "message": "now the long one"}\n')
+                process.stdin.flush()  # and nobody reads stdout from here on
+                assert _pipe_fills(process.stdout, 30), "the pipe did not fill (pi-tui still writes)"
+                process.send_signal(signal.SIGTERM)
+                sent = time.monotonic()
+                try:
+                    process.wait(timeout=EXITS_WITHIN + 5)
+                except subprocess.TimeoutExpired:
+                    raise AssertionError("pi-tui did not exit after SIGTERM with its stdout full") from None
+                took = time.monotonic() - sent
+                assert process.returncode == 143, process.returncode
+                assert took < HARD_EXIT_SECONDS + 2.0, f"exit took {took:.1f} s"  # the backstop, with slack
+                files = session_files(agent)
+                case.kept(len(files) == 1, "the session file")
+                text = texts_of(session_entries(files[0]))
+                case.kept(PROMPT in text and "A short first answer." in text, "the first exchange")
+                assert lock_is_free(files[0]), "the session file is still locked"
+        finally:
+            if process.poll() is None:
+                process.kill()
+            process.communicate()
 
 
 @pytest.mark.tmux
