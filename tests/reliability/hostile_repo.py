@@ -80,4 +80,4 @@ def run_cli(args: list[str], agent: Path, cwd: Path, *, stdin: str = "", env: di
     full_env = {**os.environ, "PI_CODING_AGENT_DIR": str(agent), **(env or {})}
     full_env.pop("PYTEST_CURRENT_TEST", None)
     return subprocess.run([sys.executable, "-m", "pi_tui", *args], cwd=cwd, env=full_env, capture_output=True,
-                          text=True, input=stdin, timeout=60)
+                          encoding="utf-8", input=stdin, timeout=60)

@@ -156,6 +156,18 @@ async def _until(pilot: Any, condition: Any, seconds: float = 10.0) -> None:
         await pilot.pause(0.05)
 
 
+async def _answer(pilot: Any, key: str) -> None:
+    """Wait for the trust dialog, answer it with ``key``, wait for the chat to be loaded."""
+    app = pilot.app
+    await _until(pilot, lambda: _dialog_up(app))
+    await pilot.press(key)
+    await _chat_ready(pilot)
+
+
+async def _chat_ready(pilot: Any) -> None:
+    await _until(pilot, lambda: pilot.app.chat is not None and pilot.app.chat.history_loaded.is_set())
+
+
 def _dialog_up(app: Any) -> bool:
     """The trust dialog is on screen with its text (pushed and composed)."""
     from pi_tui.modes.interactive.screens.trust import ProjectTrustScreen
@@ -193,7 +205,7 @@ async def test_tui_asks_once_naming_what_would_run_and_not_now_runs_nothing(tmp_
             await pilot.pause(0.1)
             assert isinstance(app.screen, ProjectTrustScreen)
             await pilot.press(answer)
-            await _until(pilot, lambda: app.chat is not None and app.chat.history_loaded.is_set())
+            await _chat_ready(pilot)
             await _until(pilot, lambda: "Project code NOT loaded" in _notices(app))
             assert "system prompt is replaced by this project's" in _notices(app)
             assert app.session.project_trust.trusted is False
@@ -203,21 +215,18 @@ async def test_tui_asks_once_naming_what_would_run_and_not_now_runs_nothing(tmp_
         # Once per project: the next start does not ask again.
         app = _tui_app(repo.root, agent)
         async with app.run_test(size=(120, 45)) as pilot:
-            await _until(pilot, lambda: app.chat is not None and app.chat.history_loaded.is_set())
+            await _chat_ready(pilot)
             assert not isinstance(app.screen, ProjectTrustScreen)
         assert repo.ran() == set()
 
 
 async def test_tui_trust_runs_the_code_remembers_it_and_asks_again_for_new_code(tmp_path: Path) -> None:
-
     repo = make_hostile_repo(tmp_path)
     with FakeServer([]) as server:
         agent = fake_agent_dir(tmp_path, server.base_url)
         app = _tui_app(repo.root, agent)
         async with app.run_test(size=(120, 45)) as pilot:
-            await _until(pilot, lambda: _dialog_up(app))
-            await pilot.press("t")
-            await _until(pilot, lambda: app.chat is not None and app.chat.history_loaded.is_set())
+            await _answer(pilot, "t")
             await _until(pilot, lambda: "Project code loaded" in _notices(app))
             assert app.session.settings.as_dict()["shellPath"] == str(repo.root / "tools" / "sh")
         assert repo.ran() == {"extension", "settings-extension"}  # the shell ones run with bash
@@ -228,8 +237,7 @@ async def test_tui_trust_runs_the_code_remembers_it_and_asks_again_for_new_code(
         async with app.run_test(size=(120, 45)) as pilot:
             await _until(pilot, lambda: _dialog_up(app))
             assert "(new) .pi/extensions/new_one.py" in _dialog_text(app)
-            await pilot.press("n")
-            await _until(pilot, lambda: app.chat is not None and app.chat.history_loaded.is_set())
+            await _answer(pilot, "n")
         # Print mode does not run the uncovered code either.
         with FakeServer([{"text": "ok"}]) as again:
             agent_json = json.loads((agent / "models.json").read_text())
@@ -242,7 +250,6 @@ async def test_tui_trust_runs_the_code_remembers_it_and_asks_again_for_new_code(
 
 
 async def test_tui_trust_is_keyed_by_the_real_path(tmp_path: Path) -> None:
-
     repo = make_hostile_repo(tmp_path)
     link = tmp_path / "link-to-repo"
     link.symlink_to(repo.root)
@@ -250,9 +257,7 @@ async def test_tui_trust_is_keyed_by_the_real_path(tmp_path: Path) -> None:
         agent = fake_agent_dir(tmp_path, server.base_url)
         app = _tui_app(link, agent)
         async with app.run_test(size=(120, 45)) as pilot:
-            await _until(pilot, lambda: _dialog_up(app))
-            await pilot.press("n")
-            await _until(pilot, lambda: app.chat is not None and app.chat.history_loaded.is_set())
+            await _answer(pilot, "n")
     assert list(_trust_file(agent)) == [str(repo.root)]
 
 
@@ -264,9 +269,7 @@ async def test_slash_trust_reopens_the_dialog_and_the_shell_settings_follow_at_o
         agent = fake_agent_dir(tmp_path, server.base_url)
         app = _tui_app(repo.root, agent)
         async with app.run_test(size=(120, 45)) as pilot:
-            await _until(pilot, lambda: _dialog_up(app))
-            await pilot.press("n")
-            await _until(pilot, lambda: app.chat is not None and app.chat.history_loaded.is_set())
+            await _answer(pilot, "n")
             app.screen.query_one(PromptEditor).insert("/trust")
             await pilot.press("enter")
             await _until(pilot, lambda: _dialog_up(app))
@@ -346,9 +349,7 @@ async def test_the_whole_attack_in_the_tui_shows_and_stores_nothing_secret(tmp_p
         agent = fake_agent_dir(tmp_path, server.base_url, api_key="PROXY_CRED")
         app = _tui_app(repo.root, agent)
         async with app.run_test(size=(140, 60)) as pilot:
-            await _until(pilot, lambda: _dialog_up(app))
-            await pilot.press("n")
-            await _until(pilot, lambda: app.chat is not None and app.chat.history_loaded.is_set())
+            await _answer(pilot, "n")
             for text in ("follow AGENTS.md", "again"):
                 before = len(app.session.messages)
                 app.screen.query_one(PromptEditor).insert(text)

@@ -9,10 +9,7 @@ is lossless.
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +20,7 @@ from hypothesis import strategies as st
 from pi_tui.core.terminal_text import drop_controls, json_line, printable
 from pi_tui.providers.fake_server import FakeServer
 from tests.reliability.escapes import ALL, FAMILIES, controls_in
+from tests.reliability.hostile_repo import fake_agent_dir, run_cli
 
 FAULT_CLASS = "terminal escapes"
 
@@ -66,29 +64,6 @@ def test_json_lines_are_lossless_and_carry_no_raw_control(value: Any) -> None:
 # --------------------------------------------------------------------------- CLI subprocesses
 
 
-def _agent_dir(root: Path, base_url: str) -> Path:
-    agent = root / "agent"
-    agent.mkdir(exist_ok=True)
-    models = {"providers": {"fake": {
-        "baseUrl": base_url, "api": "openai-completions", "apiKey": "fake-key",
-        "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
-        "models": [{"id": "fake-model", "contextWindow": 128000, "maxTokens": 1000}],
-    }}}
-    (agent / "models.json").write_text(json.dumps(models))
-    return agent
-
-
-def _run(args: list[str], agent: Path, cwd: Path, stdin: str = "") -> subprocess.CompletedProcess[bytes]:
-    env = {**os.environ, "PI_CODING_AGENT_DIR": str(agent)}
-    env.pop("PYTEST_CURRENT_TEST", None)
-    return subprocess.run([sys.executable, "-m", "pi_tui", *args], cwd=cwd, env=env, capture_output=True,
-                          input=stdin.encode(), timeout=60)
-
-
-def _text(raw: bytes) -> str:
-    return raw.decode("utf-8")
-
-
 def _assert_clean(stream: str, where: str) -> None:
     found = controls_in(stream)
     assert found == [], f"{len(found)} control characters reached {where}, e.g. {found[:5]}"
@@ -102,8 +77,8 @@ TOOL_THEN_ESCAPES = [
 
 def test_print_mode_writes_the_answer_without_control_characters(tmp_path: Path, project: Path) -> None:
     with FakeServer(TOOL_THEN_ESCAPES) as server:
-        result = _run(["-p", "go"], _agent_dir(tmp_path, server.base_url), project)
-    out = _text(result.stdout)
+        result = run_cli(["-p", "go"], fake_agent_dir(tmp_path, server.base_url), project)
+    out = result.stdout
     assert result.returncode == 0, result.stderr
     _assert_clean(out, "stdout")
     for label in LABELS:
@@ -118,9 +93,9 @@ def test_print_mode_errors_and_diagnostics_reach_stderr_without_control_characte
     (project / ".pi").mkdir()
     (project / ".pi" / "settings.json").write_text('{"shellPath": 5}')
     with FakeServer([{"error": {"status": 400, "message": f"bad request {ALL}"}}]) as server:
-        result = _run(["-p", "go", "--skill", f"missing\x1b[2J{FAMILIES['osc52 clipboard write']}"],
-                      _agent_dir(tmp_path, server.base_url), project)
-    err = _text(result.stderr)
+        result = run_cli(["-p", "go", "--skill", f"missing\x1b[2J{FAMILIES['osc52 clipboard write']}"],
+                      fake_agent_dir(tmp_path, server.base_url), project)
+    err = result.stderr
     assert result.returncode == 1
     _assert_clean(err, "stderr")
     assert "bad request" in err and "[csi screen clear: ]" in err
@@ -130,8 +105,8 @@ def test_print_mode_errors_and_diagnostics_reach_stderr_without_control_characte
 
 def test_json_mode_keeps_every_sequence_json_escaped(tmp_path: Path, project: Path) -> None:
     with FakeServer(TOOL_THEN_ESCAPES) as server:
-        result = _run(["--mode", "json", "-p", "go"], _agent_dir(tmp_path, server.base_url), project)
-    out = _text(result.stdout)
+        result = run_cli(["--mode", "json", "-p", "go"], fake_agent_dir(tmp_path, server.base_url), project)
+    out = result.stdout
     assert result.returncode == 0, result.stderr
     _assert_clean(out, "JSON output")
     events = [json.loads(line) for line in out.splitlines()]
@@ -144,9 +119,9 @@ def test_json_mode_keeps_every_sequence_json_escaped(tmp_path: Path, project: Pa
 def test_rpc_mode_keeps_every_sequence_json_escaped(tmp_path: Path, project: Path) -> None:
     commands = json.dumps({"id": "1", "type": "prompt", "message": "go"}) + "\n"
     with FakeServer(TOOL_THEN_ESCAPES) as server:
-        agent = _agent_dir(tmp_path, server.base_url)
-        result = _run(["--mode", "rpc"], agent, project, stdin=commands)
-    out = _text(result.stdout)
+        agent = fake_agent_dir(tmp_path, server.base_url)
+        result = run_cli(["--mode", "rpc"], agent, project, stdin=commands)
+    out = result.stdout
     _assert_clean(out, "RPC output")
     frames = [json.loads(line) for line in out.splitlines()]
     ends = [f for f in frames if f.get("type") == "message_end" and f["message"]["role"] == "assistant"]
@@ -155,18 +130,18 @@ def test_rpc_mode_keeps_every_sequence_json_escaped(tmp_path: Path, project: Pat
 
 def test_session_inspectors_print_stored_sequences_harmlessly(tmp_path: Path, project: Path) -> None:
     with FakeServer(TOOL_THEN_ESCAPES) as server:
-        agent = _agent_dir(tmp_path, server.base_url)
-        assert _run(["-p", f"hello {FAMILIES['osc0 window title (BEL)']}"], agent, project).returncode == 0
+        agent = fake_agent_dir(tmp_path, server.base_url)
+        assert run_cli(["-p", f"hello {FAMILIES['osc0 window title (BEL)']}"], agent, project).returncode == 0
     (session_file,) = sorted((agent / "sessions").rglob("*.jsonl"))
     for args in (["tree", str(session_file)], ["context", str(session_file)], ["sessions"]):
-        result = _run(args, agent, project)
+        result = run_cli(args, agent, project)
         assert result.returncode == 0, result.stderr
-        _assert_clean(_text(result.stdout), f"pi-tui {args[0]}")
-        _assert_clean(_text(result.stderr), f"pi-tui {args[0]} stderr")
-    context = _run(["context", str(session_file), "--json"], agent, project)
-    _assert_clean(_text(context.stdout), "pi-tui context --json")
-    assert ALL in _text(context.stdout).encode().decode("unicode_escape", "ignore") or "\\u001b" in _text(
-        context.stdout)
+        _assert_clean(result.stdout, f"pi-tui {args[0]}")
+        _assert_clean(result.stderr, f"pi-tui {args[0]} stderr")
+    context = run_cli(["context", str(session_file), "--json"], agent, project)
+    _assert_clean(context.stdout, "pi-tui context --json")
+    sent = json.loads(context.stdout)["messages"]
+    assert sent[0]["content"][0]["text"] == f"hello {FAMILIES['osc0 window title (BEL)']}"  # lossless there
 
 
 # --------------------------------------------------------------------------- the TUI
