@@ -201,7 +201,8 @@ async def _ready(pilot: Any) -> None:
         await pilot.pause(0.02)
 
 
-async def test_tui_shows_model_text_tool_output_errors_and_names_without_control_characters(tui: Any) -> None:
+async def test_tui_shows_model_text_tool_output_errors_and_names_without_control_characters(tui: Any,
+                                                                                           fault: Any) -> None:
     from pi_tui.modes.interactive.widgets.editor import PromptEditor
 
     app, session = tui([
@@ -219,21 +220,25 @@ async def test_tui_shows_model_text_tool_output_errors_and_names_without_control
         await _settle(app, pilot)
         await pilot.press("ctrl+o")  # expand the tool output
         await _settle(app, pilot)
-        shown = assert_screen_clean(app, "conversation, tool panel, events pane, footer")
-        assert "tool-before" in shown and "tool-after" in shown
+        with fault.case("TUI: conversation, tool panel, events pane, footer"):
+            shown = assert_screen_clean(app, "conversation, tool panel, events pane, footer")
+            assert "tool-before" in shown and "tool-after" in shown
         editor.insert("again")
         await pilot.press("enter")
         await _settle(app, pilot)
-        shown = assert_screen_clean(app, "error block and events pane")
-        assert "rejected" in shown
+        with fault.case("TUI: error block and events pane"):
+            shown = assert_screen_clean(app, "error block and events pane")
+            assert "rejected" in shown
         editor.insert("/tree")
         await pilot.press("enter")
         await _settle(app, pilot)
         assert app.screen is not app.chat, "the tree did not open"
-        assert_screen_clean(app, "tree view")
+        with fault.case("TUI: tree view"):
+            assert_screen_clean(app, "tree view")
         await pilot.press("escape")
         await _settle(app, pilot)
         editor.insert("/resume")
         await pilot.press("enter")
         await _settle(app, pilot)
-        assert_screen_clean(app, "session picker")
+        with fault.case("TUI: session picker"):
+            assert_screen_clean(app, "session picker")
