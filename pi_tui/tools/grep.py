@@ -31,7 +31,13 @@ from pi_tui.tools.common import (
     require_str,
 )
 from pi_tui.tools.paths import resolve_to_cwd
-from pi_tui.tools.search_common import find_binary, kill_quietly, listing_result
+from pi_tui.tools.search_common import (
+    BlockingIgnoreFiles,
+    find_binary,
+    kill_quietly,
+    listing_result,
+    unless_an_ignore_file_blocks,
+)
 from pi_tui.tools.truncate import GREP_MAX_LINE_LENGTH, truncate_line
 
 DEFAULT_GREP_LIMIT = 100
@@ -190,11 +196,17 @@ class GrepTool:
             raise ToolError(f"Path not found: {root}")
         if not (root.is_dir() or root.is_file()):  # rg would block on a FIFO until aborted
             raise ToolError(f"Cannot search {root}: it is {file_kind(root.stat().st_mode)}, not a regular file")
+        notices: tuple[str, ...] = ()
         with names_failures(self.name, f"{pattern} in {root}"):
             rg = find_binary("rg")
+            blocked: BlockingIgnoreFiles | None = None
             if rg is not None:
-                matches, reached = await ripgrep(rg, root, args, pattern, limit)
-            else:
+                try:
+                    matches, reached = await unless_an_ignore_file_blocks(ripgrep(rg, root, args, pattern, limit), root)
+                except BlockingIgnoreFiles as error:  # rg would wait on it forever: search without rg
+                    blocked = error
+                    notices = (error.notice(root if root.is_dir() else root.parent),)
+            if rg is None or blocked is not None:
                 flags = re.IGNORECASE if optional_bool(args, "ignoreCase", self.name) else 0
                 source = re.escape(pattern) if optional_bool(args, "literal", self.name) else pattern
                 try:
@@ -204,7 +216,8 @@ class GrepTool:
                 glob = optional_str(args, "glob", self.name)
                 matches, reached = await run_in_thread(python_grep, root, regex, glob=glob, limit=limit)
         if not matches:
-            return ToolResult(content=[{"type": "text", "text": "No matches found"}])
+            text = "No matches found" + "".join(f"\n\n[{notice}]" for notice in notices)
+            return ToolResult(content=[{"type": "text", "text": text}])
         lines, any_cut = format_matches(matches, root, context)
         details: dict[str, JsonValue] = {}
         if reached:
@@ -220,7 +233,7 @@ class GrepTool:
             trailing_notices=(
                 (f"Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines",)
                 if any_cut else ()
-            ),
+            ) + notices,
         )
 
 

@@ -1,12 +1,21 @@
-"""Shared bits of grep, find and ls: locating rg/fd, and the byte-limited listing output."""
+"""Shared bits of grep, find and ls: locating rg/fd, guarding rg against ignore files that
+block, and the byte-limited listing output."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import shutil
+import stat
+from collections.abc import Awaitable
+from pathlib import Path
+from typing import Any, TypeVar
 
+from pi_tui.core.cancellable_thread import check_cancelled, run_in_thread
+from pi_tui.core.gitignore import walk
 from pi_tui.core.messages import JsonValue
+from pi_tui.core.regular_files import file_kind
 from pi_tui.core.tool import ToolResult
 from pi_tui.tools.shell import shell_env
 from pi_tui.tools.truncate import DEFAULT_MAX_BYTES, UNLIMITED_LINES, format_size, truncate_head
@@ -20,6 +29,82 @@ def find_binary(name: str) -> str | None:
 def kill_quietly(process: asyncio.subprocess.Process) -> None:
     with contextlib.suppress(ProcessLookupError):
         process.kill()
+
+
+T = TypeVar("T")
+
+IGNORE_FILE_NAMES = (".gitignore", ".ignore", ".rgignore")
+"""The per-folder ignore files ripgrep opens (in the searched tree and the folders above it)."""
+CHECK_AFTER_S = 0.25
+"""How long rg may run before its ignore files are checked (most searches end sooner)."""
+
+
+class BlockingIgnoreFiles(Exception):
+    """Ignore files that are FIFOs or devices: opening one blocks a search that honours it."""
+
+    def __init__(self, found: list[tuple[Path, str]]) -> None:
+        self.found = found
+        super().__init__(self.notice(Path("/")))
+
+    def notice(self, root: Path) -> str:
+        """One line naming each file (relative to ``root`` when below it) and what it is."""
+        names = []
+        for path, kind in self.found:
+            shown = os.path.relpath(path, root) if path.is_relative_to(root) else str(path)
+            names.append(f"{shown} is {kind}")
+        return "; ".join(names) + ", not a regular file: searched without ripgrep, its rules not applied"
+
+
+def blocking_ignore_files(root: Path) -> list[tuple[Path, str]]:
+    """The ignore files a ripgrep search of ``root`` would open that are not regular files: in
+    the folders above ``root``, ``.git/info/exclude``, and every folder of the tree (walked as
+    .gitignore allows, a superset of rg's walk). Never opens one (stat only)."""
+    def odd(path: Path) -> str | None:
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            return None  # missing or unreadable: rg skips it too
+        return None if stat.S_ISREG(mode) else file_kind(mode)
+
+    folders = [root, *root.parents] if root.is_dir() else list(root.parents)
+    candidates = [folder / name for folder in folders for name in IGNORE_FILE_NAMES]
+    candidates += [folder / ".git" / "info" / "exclude" for folder in folders]
+    found = [(path, kind) for path in candidates if (kind := odd(path)) is not None]
+    if root.is_dir():
+        for entry in walk(root):
+            check_cancelled()
+            if entry.is_dir:
+                for name in IGNORE_FILE_NAMES:
+                    kind = odd(entry.path / name)
+                    if kind is not None:
+                        found.append((entry.path / name, kind))
+    return found
+
+
+async def unless_an_ignore_file_blocks(search: Awaitable[T], root: Path) -> T:
+    """``search`` (rg over ``root``), stopped with ``BlockingIgnoreFiles`` when an ignore file it
+    would open is a FIFO or a device: rg would wait on it forever, and in print mode nobody
+    aborts. Checked only once the search has run ``CHECK_AFTER_S`` (a thread walks the tree
+    meanwhile); a search that ends first is never slowed. Cancelling the search is what ends
+    its process (the search's own cleanup)."""
+    task: asyncio.Future[T] = asyncio.ensure_future(search)
+    check: asyncio.Future[list[tuple[Path, str]]] | None = None
+    try:
+        done, _ = await asyncio.wait({task}, timeout=CHECK_AFTER_S)
+        if not done:
+            check = asyncio.ensure_future(run_in_thread(blocking_ignore_files, root))
+            racing: set[asyncio.Future[Any]] = {task, check}
+            done, _ = await asyncio.wait(racing, return_when=asyncio.FIRST_COMPLETED)
+            found = check.result() if task not in done and check.exception() is None else []
+            if found:
+                raise BlockingIgnoreFiles(found)
+        return await task
+    finally:
+        for pending in (task, check):
+            if pending is not None and not pending.done():
+                pending.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await pending
 
 
 def listing_result(

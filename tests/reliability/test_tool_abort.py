@@ -13,6 +13,7 @@ import contextlib
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -23,7 +24,9 @@ import pytest
 
 from pi_tui.core.errors import ToolError
 from pi_tui.core.tool import ToolContext, ToolResult
+from pi_tui.providers.fake_server import FakeServer
 from pi_tui.tools.registry import builtin_tools
+from tests.reliability.broken_streams import write_agent_dir
 from tests.reliability.record import FaultRecord
 from tests.tools.helpers import live_processes_in_group
 
@@ -203,7 +206,7 @@ async def test_write_refuses_a_character_device(fault: FaultRecord, ctx: ToolCon
         assert isinstance(outcome, ToolError) and "character device" in str(outcome), outcome
 
 
-# (rg with a FIFO .gitignore blocks until aborted: test_abort_grep_with_rg_blocked_on_a_fifo_gitignore)
+# (rg with a FIFO ignore file: test_grep_with_rg_returns_past_a_fifo_ignore_file)
 @pytest.mark.parametrize(("engine", "where"), [
     ("python", "inside the tree"), ("python", "as .gitignore"), ("rg", "inside the tree"),
 ])
@@ -263,22 +266,75 @@ async def test_abort_bash_with_children_that_ignore_sigterm(fault: FaultRecord, 
         ]
 
 
+@pytest.mark.parametrize("ignore_file", [".gitignore", "sub/.gitignore", ".ignore", "sub/.rgignore"])
+async def test_grep_with_rg_returns_past_a_fifo_ignore_file(
+    fault: FaultRecord, ctx: ToolContext, fifos: list[Path], ignore_file: str
+) -> None:
+    """ripgrep opens every ignore file it meets and blocks on one that is a FIFO (no flag stops
+    it). Where nobody aborts (print mode, a headless run) that was a hang: grep must notice the
+    FIFO, stop rg, and answer by itself, saying which file it could not read."""
+    if shutil.which("rg") is None:
+        pytest.skip("ripgrep is not installed (.ci/run installs it)")
+    (ctx.cwd / "sub").mkdir()
+    (ctx.cwd / "a.txt").write_text("needle one\n")
+    (ctx.cwd / "sub" / "b.txt").write_text("needle two\n")
+    make_fifo(ctx.cwd / ignore_file, fifos)
+    with fault.case(f"grep (rg) with a FIFO {ignore_file}"):
+        before = set(_children_of(os.getpid()))
+        took, outcome = await returns_quickly("grep", {"pattern": "needle"}, ctx)
+        assert took < GIVE_UP, f"grep with rg and a FIFO {ignore_file} did not return"
+        assert isinstance(outcome, ToolResult), outcome
+        text = outcome.content[0]["text"]  # type: ignore[typeddict-item]
+        assert "a.txt:1: needle one" in text and "sub/b.txt:1: needle two" in text, text
+        assert f"{ignore_file} is a FIFO (named pipe)" in text, text
+        assert await _eventually(
+            lambda: not [p for p in _children_of(os.getpid()) if p not in before and "rg" in _cmdline(int(p))], 1.0
+        ), "rg still running after grep returned"
+
+
 async def test_abort_grep_with_rg_blocked_on_a_fifo_gitignore(
     fault: FaultRecord, ctx: ToolContext, fifos: list[Path]
 ) -> None:
-    """ripgrep opens every .gitignore it meets, and blocks on one that is a FIFO (we cannot tell
-    it not to): the abort must end the tool and rg with it."""
+    """An abort before grep has found the FIFO ends the tool and rg with it."""
     if shutil.which("rg") is None:
         pytest.skip("ripgrep is not installed (.ci/run installs it)")
     (ctx.cwd / "a.txt").write_text("x\n")
     make_fifo(ctx.cwd / ".gitignore", fifos)
     with fault.case("abort grep while rg waits on a FIFO .gitignore"):
         before = set(_children_of(os.getpid()))
-        took = await call_then_abort("grep", {"pattern": "x"}, ctx, after=0.5)
+        took = await call_then_abort("grep", {"pattern": "x"}, ctx, after=0.05)
         assert took < RETURNS_WITHIN, f"grep returned {took:.1f} s after the abort"
         assert await _eventually(
             lambda: not [p for p in _children_of(os.getpid()) if p not in before and "rg" in _cmdline(int(p))], 1.0
         ), "rg still running after the abort"
+
+
+def test_print_mode_grep_with_rg_and_a_fifo_gitignore_finishes(fault: FaultRecord, tmp_path: Path, fifos: list[Path]) -> None:
+    """The whole path where nobody aborts: ``pi-tui -p`` whose model calls grep in a repository
+    with a FIFO .gitignore answers and exits (it hung until killed)."""
+    if shutil.which("rg") is None:
+        pytest.skip("ripgrep is not installed (.ci/run installs it)")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "a.txt").write_text("needle here\n")
+    make_fifo(project / ".gitignore", fifos)
+    turns = [{"tool_calls": [{"id": "call_1", "name": "grep", "arguments": {"pattern": "needle"}}]}, {"text": "found it"}]
+    with fault.case("pi-tui -p: grep (rg) with a FIFO .gitignore") as case, FakeServer(turns) as server:
+        agent = tmp_path / "agent"
+        ref = write_agent_dir(agent, "openai", server.base_url)
+        env = {**os.environ, "PI_CODING_AGENT_DIR": str(agent)}
+        env.pop("PYTEST_CURRENT_TEST", None)
+        try:
+            result = subprocess.run([sys.executable, "-m", "pi_tui", "-p", "--model", ref, "--tools", "grep", "find it"],
+                                    cwd=project, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                                    timeout=60)
+        except subprocess.TimeoutExpired:
+            release_fifos()
+            raise AssertionError("pi-tui -p hung on grep with a FIFO .gitignore") from None
+        case.no_traceback(result.stdout, result.stderr)
+        assert result.returncode == 0 and result.stdout == "found it\n", result.stderr
+        tool_message = next(m for m in server.requests[1]["messages"] if m["role"] == "tool")
+        assert "a.txt:1: needle here" in str(tool_message["content"])
 
 
 @pytest.fixture(scope="module")
