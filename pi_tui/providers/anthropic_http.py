@@ -1,5 +1,5 @@
-"""The ``anthropic-messages`` provider: pi's Messages API request over the project's own stdlib
-streaming client (``http_stream.py``), decoded by ``anthropic_decode.py``.
+"""The ``anthropic-messages`` provider: pi's Messages API request over the shared streaming
+skeleton (``http_wire.py``), decoded by ``anthropic_decode.py``.
 
 Serves the built-in ``anthropic`` provider and every models.json provider with
 ``"api": "anthropic-messages"`` (Anthropic-compatible endpoints and proxies).
@@ -10,16 +10,17 @@ parsing for us; bench/RESULTS.md has the numbers. Why not litellm: its import al
 exceeds pi's whole ``-p`` round trip, and it rewrites the request (no signatures kept, no cache
 markers where pi puts them).
 
-No HTTP-level retries: the session retries with visible events and honours the server's
-``retry-after`` (``retryAfterMs`` on the error message, §15.11).
+The session retries with visible events and honours the server's ``retry-after``
+(``retryAfterMs`` on the error message, §15.11). Error texts are pi's (§15.11), not §14.2's.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from typing import Any
 
-from pi_tui import __version__
+from pi_tui.core.messages import ErrorKind
 from pi_tui.core.provider import AssistantMessageEvent, CompletionRequest
 from pi_tui.providers.anthropic_decode import AnthropicStreamDecoder, StreamFailure, iter_sse
 from pi_tui.providers.anthropic_encode import anthropic_headers, base_url, build_anthropic_body
@@ -30,19 +31,11 @@ from pi_tui.providers.classify import (
     retry_after_ms,
 )
 from pi_tui.providers.classify import error_text as shared_error_text
-from pi_tui.providers.http_stream import (
-    ConnectFailed,
-    ReadTimeout,
-    StreamCut,
-    StreamResponse,
-    post_stream,
-)
-from pi_tui.providers.openai_sse import is_event_stream, response_failure
+from pi_tui.providers.http_stream import HttpStreamError, ReadTimeout, StreamCut, StreamResponse
+from pi_tui.providers.http_wire import USER_AGENT, HttpWireProvider, WireCall
+from pi_tui.providers.openai_sse import response_failure
 from pi_tui.providers.script import CONNECTION_CUT_MESSAGE
 
-DEFAULT_TIMEOUT_S = 600.0
-CONNECT_TIMEOUT_S = 30.0
-ERROR_BODY_LIMIT = 64 * 1024
 TIMEOUT_MESSAGE = "Request timed out."
 NO_MESSAGE = "Anthropic stream ended without a message (no message_start)"
 REDACTED = "[redacted]"
@@ -76,73 +69,66 @@ def redact(text: str, secret: str | None) -> str:
     return text
 
 
-class AnthropicHttpProvider:
-    """Streams one reply from ``<baseUrl>/v1/messages``; stateless and cheap to create."""
+class _MessagesCall(WireCall):
+    def __init__(self, request: CompletionRequest) -> None:
+        super().__init__(request)
+        self.decoder = AnthropicStreamDecoder(request.model, tool_names=[t.name for t in request.tools])
+        self.url = base_url(request.model) + "/v1/messages"
 
-    def __init__(self, *, timeout: float = DEFAULT_TIMEOUT_S) -> None:
-        """``timeout``: seconds without any data before the call fails (unless the request
-        carries ``timeout_ms``, ``retry.provider.timeoutMs``)."""
-        self.timeout = timeout
+    def body(self) -> dict[str, Any]:
+        return build_anthropic_body(self.request)
 
-    async def stream(self, request: CompletionRequest) -> AsyncIterator[AssistantMessageEvent]:
-        decoder = AnthropicStreamDecoder(request.model, tool_names=[t.name for t in request.tools])
-        body = build_anthropic_body(request)
-        if request.on_payload is not None:
-            replaced = request.on_payload(body)
-            if isinstance(replaced, dict):
-                body = replaced
+    def sealed(self, body: dict[str, Any]) -> dict[str, Any]:
         body["stream"] = True  # forced again after the hook (§15.4)
-        headers = {"user-agent": f"pi-tui/{__version__}", **anthropic_headers(request, body)}
-        url = base_url(request.model) + "/v1/messages"
-        payload = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-        key = request.api_key
-        timeout = request.timeout_ms / 1000 if request.timeout_ms else self.timeout
-        response: StreamResponse | None = None
+        return body
+
+    def headers(self, body: dict[str, Any]) -> dict[str, str]:
+        return {"user-agent": USER_AGENT, **anthropic_headers(self.request, body)}
+
+    def start(self) -> AssistantMessageEvent:
+        return self.decoder.start()
+
+    def fail(self, error_message: str, kind: ErrorKind, *, retry_after_ms: int | None = None) -> list[AssistantMessageEvent]:
+        return self.decoder.fail(error_message, kind, retry_after_ms=retry_after_ms)
+
+    def answer_failure(self, response: StreamResponse, raw: bytes) -> list[AssistantMessageEvent]:
+        status, headers = response.status, response.headers
+        text = raw.decode("utf-8", errors="replace")
+        key = self.request.api_key
+        if status < 400:  # an HTML page or a proxy's JSON: one line saying so, as on the OpenAI wire
+            return response_failure(self, status, headers, redact(text, key).encode())
+        message, code = error_text(status, text)
+        message = redact(message, key)
+        kind = "transient" if status == 529 else classify_http_error(status, message, code)
+        return self.fail(message, kind, retry_after_ms=retry_after_ms(headers))
+
+    async def events(self, response: StreamResponse) -> AsyncIterator[AssistantMessageEvent]:
         try:
-            response = await post_stream(url, payload, headers, timeout=timeout,
-                                         connect_timeout=min(timeout, CONNECT_TIMEOUT_S))
-            if response.status < 400 and not is_event_stream(response.headers):
-                # an HTML page or a proxy's JSON: one line saying so, as on the OpenAI wire
-                raw = (await response.read(limit=ERROR_BODY_LIMIT)).decode("utf-8", errors="replace")
-                for event in response_failure(decoder, response.status, response.headers, redact(raw, key).encode()):
-                    yield event
-                return
-            if response.status >= 400:
-                raw = (await response.read(limit=ERROR_BODY_LIMIT)).decode("utf-8", errors="replace")
-                text, code = error_text(response.status, raw)
-                text = redact(text, key)
-                kind = classify_http_error(response.status, text, code)
-                if response.status == 529:
-                    kind = "transient"
-                for event in decoder.fail(text, kind, retry_after_ms=retry_after_ms(response.headers)):
-                    yield event
-                return
-            yield decoder.start()
             async for name, data in iter_sse(response.iter_bytes()):
-                for event in decoder.feed(name, data):
+                for event in self.decoder.feed(name, data):
                     yield event
         except StreamFailure as failure:
-            for event in decoder.fail(redact(str(failure), key), failure.kind):
+            for event in self.fail(redact(str(failure), self.request.api_key), failure.kind):
                 yield event
             return
-        except ReadTimeout:
-            for event in decoder.fail(TIMEOUT_MESSAGE, "transient"):
+        if not self.decoder.started:
+            for event in self.fail(NO_MESSAGE, "unknown"):
                 yield event
             return
-        except StreamCut:
-            for event in decoder.fail(CONNECTION_CUT_MESSAGE, "transient"):
-                yield event
-            return
-        except ConnectFailed:
-            for event in decoder.fail(CONNECTION_ERROR_MESSAGE, "transient"):
-                yield event
-            return
-        finally:
-            if response is not None:
-                await response.close()
-        if not decoder.started:
-            for event in decoder.fail(NO_MESSAGE, "unknown"):
-                yield event
-            return
-        for event in decoder.finish():
+        for event in self.decoder.finish():
             yield event
+
+    def transport_failure(self, error: HttpStreamError) -> list[AssistantMessageEvent]:
+        """pi's texts (§15.11): ``Request timed out.``, ``Connection error.``."""
+        if isinstance(error, ReadTimeout):
+            return self.fail(TIMEOUT_MESSAGE, "transient")
+        if isinstance(error, StreamCut):
+            return self.fail(CONNECTION_CUT_MESSAGE, "transient")
+        return self.fail(CONNECTION_ERROR_MESSAGE, "transient")
+
+
+class AnthropicHttpProvider(HttpWireProvider):
+    """Streams one reply from ``<baseUrl>/v1/messages``."""
+
+    def call(self, request: CompletionRequest) -> WireCall:
+        return _MessagesCall(request)

@@ -63,16 +63,17 @@ from pi_tui.providers.fake_anthropic_rules import (
     redacted_data,
     sign_thinking,
 )
-from pi_tui.providers.fake_server import (
-    STALL_SECONDS,
-    FakeServer,
-    RecordedRequest,
-    _Handler,
-    _Server,
+from pi_tui.providers.fake_base import (
+    FakeServerBase,
+    ScriptHandler,
+    ScriptServer,
+    ScriptSource,
+    load_script,
     send_plan,
 )
+from pi_tui.providers.fake_cli import serve_from_command_line
 from pi_tui.providers.script import EXHAUSTED_ERROR, RequestView, Script, turn_pieces
-from pi_tui.providers.script_faults import Frame, response_plan
+from pi_tui.providers.script_faults import STALL_SECONDS, Frame, response_plan
 
 DEFAULT_CONTEXT_WINDOW = 200_000
 STOP_REASONS = {"tool_calls": "tool_use", "stop": "end_turn", "length": "max_tokens"}
@@ -103,27 +104,20 @@ def _sse(name: str, data: Any, newline: str) -> bytes:
     return f"event: {name}{newline}data: {text}{newline}{newline}".encode()
 
 
-class _AnthropicHandler(_Handler):
+class _AnthropicHandler(ScriptHandler):
     server: _AnthropicServer
 
     def do_GET(self) -> None:
         if self.path.split("?")[0].rstrip("/") in ("/v1/models", "/models"):
             data = [{"type": "model", "id": m, "display_name": m, "created_at": "2025-01-01T00:00:00Z"}
                     for m in self.server.models]
-            self._send_json(200, {"data": data, "has_more": False, "first_id": data[0]["id"] if data else None,
+            self.send_json(200, {"data": data, "has_more": False, "first_id": data[0]["id"] if data else None,
                                   "last_id": data[-1]["id"] if data else None})
         else:
             self._send_api_error(ApiError(404, "not_found_error", f"Not found: {self.path}"))
 
     def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        headers = {k.lower(): v for k, v in self.headers.items()}
-        try:
-            body = json.loads(raw) if raw else None
-        except ValueError:
-            body = None
-        self.server.record(RecordedRequest("POST", self.path, headers, body, raw))
+        raw, body, headers = self.read_request()
         if self.path.split("?")[0].rstrip("/") not in ("/v1/messages", "/messages"):
             self._send_api_error(ApiError(404, "not_found_error", f"Not found: {self.path}"))
             return
@@ -145,9 +139,9 @@ class _AnthropicHandler(_Handler):
             self._send_scripted_error(turn["error"], headers)
         elif "html" in turn:
             status = int(turn["html"].get("status", 502))
-            self._send_raw(status, HTML_PAGE.format(status=status).encode(), "text/html")
+            self.send_raw(status, HTML_PAGE.format(status=status).encode(), "text/html")
         elif "garbage" in turn:
-            self._send_raw(200, str(turn["garbage"]).encode(), "text/event-stream")
+            self.send_raw(200, str(turn["garbage"]).encode(), "text/event-stream")
         elif not body.get("stream"):
             self._send_api_error(ApiError(400, "invalid_request_error", "this fake answers streamed requests only"))
         elif turn.get("fault") is not None:
@@ -157,19 +151,10 @@ class _AnthropicHandler(_Handler):
 
     # ------------------------------------------------------------------ responses
 
-    def _send_raw(self, status: int, data: bytes, content_type: str, headers: dict[str, str] | None = None) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(data)))
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(data)
-
     def _send_api_error(self, error: ApiError, headers: dict[str, str] | None = None) -> None:
         request_id = self.server.next_id("req_fake_")
         payload = json.dumps(error.body(request_id), separators=(",", ":")).encode()
-        self._send_raw(error.status, payload, "application/json", {"request-id": request_id, **(headers or {})})
+        self.send_raw(error.status, payload, "application/json", {"request-id": request_id, **(headers or {})})
 
     def _send_scripted_error(self, error: dict[str, Any], headers: dict[str, str]) -> None:
         status = int(error.get("status", 500))
@@ -183,7 +168,7 @@ class _AnthropicHandler(_Handler):
         if "body" in error:
             body = error["body"]
             data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
-            self._send_raw(status, data, "application/json", extra)
+            self.send_raw(status, data, "application/json", extra)
             return
         message = str(error.get("message") or _default_message(status))
         if error.get("echo_api_key"):
@@ -204,12 +189,7 @@ class _AnthropicHandler(_Handler):
         send_plan(self, plan, pace=float(turn.get("chunk_delay_ms", 0)) / 1000)
 
     def _send_events(self, events: list[tuple[str, Any]], turn: dict[str, Any]) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("request-id", self.server.next_id("req_fake_"))
-        self.send_header("Transfer-Encoding", "chunked")
-        self.end_headers()
+        self.start_chunks("text/event-stream; charset=utf-8", {"request-id": self.server.next_id("req_fake_")})
         newline = "\r\n" if turn.get("crlf") else "\n"
         delay = float(turn.get("chunk_delay_ms", 0)) / 1000
         cut_after = turn.get("cut_after_chunks")
@@ -217,21 +197,20 @@ class _AnthropicHandler(_Handler):
             cut_after = _first_delta(events, str(turn["cut_in"]))
         for n, (name, data) in enumerate(events):
             if cut_after is not None and n >= int(cut_after):
-                self._cut()
+                self.cut()
                 return
             if turn.get("stall_after_chunks") is not None and n >= int(turn["stall_after_chunks"]):
                 self.server.wait(STALL_SECONDS)
-                self._cut()
+                self.cut()
                 return
             if turn.get("end_after_chunks") is not None and n >= int(turn["end_after_chunks"]):
                 break
             if delay:
                 self.server.wait(delay)
-            self._write_chunk(_sse(name, data, newline))
+            self.write_chunk(_sse(name, data, newline))
             if name == "error":
                 break
-        self.wfile.write(b"0\r\n\r\n")
-        self.wfile.flush()
+        self.end_chunks()
 
 
 def _default_message(status: int) -> str:
@@ -276,10 +255,10 @@ def _first_delta(events: list[tuple[str, Any]], kind: str) -> int | None:
     return None
 
 
-class _AnthropicServer(_Server):
+class _AnthropicServer(ScriptServer):
     def __init__(self, port: int, script: Script, log_path: Path | None, *, api_key: str | None,
                  models: list[str], allowed_models: list[str] | None, context_window: int, cache_min_tokens: int) -> None:
-        super().__init__(port, script, log_path, models, handler=_AnthropicHandler)
+        super().__init__(port, script, log_path, models, _AnthropicHandler)
         self.api_key = api_key
         self.allowed_models = allowed_models
         self.context_window = context_window
@@ -403,57 +382,38 @@ class _Blocks:
             self.current = None
 
 
-class FakeAnthropicServer(FakeServer):
-    """The server on a background thread, as a context manager."""
+class FakeAnthropicServer(FakeServerBase):
+    """The server on a background thread, as a context manager (``base_url`` has no ``/v1``, as
+    pi's ``baseUrl`` for Anthropic)."""
 
-    def __init__(self, script: Script | list[dict[str, Any]] | dict[str, Any] | Path | str, log_path: Path | None = None,
+    thread_name = "fake-anthropic-server"
+
+    def __init__(self, script: ScriptSource, log_path: Path | None = None,
                  *, port: int = 0, api_key: str | None = None, models: list[str] | None = None,
                  context_window: int = DEFAULT_CONTEXT_WINDOW, cache_min_tokens: int = DEFAULT_MIN_TOKENS) -> None:
-        parsed = script if isinstance(script, Script) else (
-            Script.load(Path(script)) if isinstance(script, (str, Path)) else Script.from_data(script))
+        parsed = load_script(script)
         allowed = models or parsed.models or None
-        self.script = parsed
-        self._server = _AnthropicServer(port, parsed, log_path, api_key=api_key, models=allowed or ["claude-sonnet-4-5"],
-                                        allowed_models=allowed, context_window=context_window,
-                                        cache_min_tokens=cache_min_tokens)
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02},
-                                        name="fake-anthropic-server", daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        self._anthropic = _AnthropicServer(port, parsed, log_path, api_key=api_key, models=allowed or ["claude-sonnet-4-5"],
+                                           allowed_models=allowed, context_window=context_window,
+                                           cache_min_tokens=cache_min_tokens)
+        super().__init__(self._anthropic)
 
     @property
     def usages(self) -> list[dict[str, int]]:
         """The usage reported for each streamed answer, in order."""
-        server = self._server
-        assert isinstance(server, _AnthropicServer)
-        return list(server.usages)
+        return list(self._anthropic.usages)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m pi_tui.providers.fake_anthropic_server",
-                                     description="A strict fake of Anthropic's Messages API on 127.0.0.1.")
-    parser.add_argument("--script", required=True, type=Path, help="script file (JSON or YAML)")
-    parser.add_argument("--port", type=int, default=0, help="port to listen on (0 = any free port)")
-    parser.add_argument("--api-key", help="the only x-api-key accepted (default: any)")
-    parser.add_argument("--context-window", type=int, default=DEFAULT_CONTEXT_WINDOW)
-    parser.add_argument("--log", type=Path, help="append every request body to this file, one JSON line each")
-    args = parser.parse_args(argv)
-    try:
-        server = FakeAnthropicServer(args.script, args.log, port=args.port, api_key=args.api_key,
-                                     context_window=args.context_window)
-    except Exception as err:  # a bad script or a busy port: one clear line, no traceback
-        print(f"fake_anthropic_server: {err}", file=sys.stderr)
-        return 2
-    print(f"PORT {server.port}", flush=True)
-    try:
-        server._server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server._server.server_close()
-    return 0
+    def options(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--api-key", help="the only x-api-key accepted (default: any)")
+        parser.add_argument("--context-window", type=int, default=DEFAULT_CONTEXT_WINDOW)
+
+    return serve_from_command_line(
+        argv, prog="pi_tui.providers.fake_anthropic_server", description="A strict fake of Anthropic's Messages API on 127.0.0.1.",
+        add_arguments=options,
+        make_server=lambda args: FakeAnthropicServer(args.script, args.log, port=args.port, api_key=args.api_key,
+                                                     context_window=args.context_window))
 
 
 if __name__ == "__main__":

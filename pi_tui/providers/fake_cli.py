@@ -1,6 +1,6 @@
-"""The command line every fake server shares: ``--script FILE [--port 0] [--log FILE]``, prints
-``PORT <n>`` as its first stdout line, then serves until interrupted (benchmarks and pi runs
-against a fake use it)."""
+"""The command line every fake server shares: ``--script FILE [--port 0] [--log FILE]`` plus a
+fake's own options, prints ``PORT <n>`` as its first stdout line, then serves until interrupted
+(benchmarks and pi runs against a fake use it)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from pi_tui.providers.fake_server import FakeServer
+from pi_tui.providers.fake_base import FakeServerBase
 
 
 def serve_from_command_line(argv: list[str] | None, *, prog: str, description: str,
-                            make_server: Callable[[argparse.Namespace], FakeServer],
+                            make_server: Callable[[argparse.Namespace], FakeServerBase],
                             add_arguments: Callable[[argparse.ArgumentParser], None] | None = None) -> int:
     parser = argparse.ArgumentParser(prog=f"python -m {prog}", description=description)
     parser.add_argument("--script", required=True, type=Path, help="script file (JSON or YAML)")
@@ -30,9 +30,7 @@ def serve_from_command_line(argv: list[str] | None, *, prog: str, description: s
     sys.stdout.write(f"PORT {server.port}\n")
     sys.stdout.flush()
     try:
-        server._server.serve_forever()
+        server.serve_forever()
     except KeyboardInterrupt:
         pass
-    finally:
-        server._server.server_close()
     return 0

@@ -18,9 +18,15 @@ The script is the shared format of ``providers/script.py`` (``turns``, ``when``,
 ``signatures``         false: the reply carries no ``thoughtSignature`` (default true: the first
                        function call is signed, else the last text part)
 ``thought_signature``  true: the last thought part is signed too
+``raw_chunks``         ``GenerateContentResponse`` objects to stream verbatim instead (shapes the
+                       other keys cannot express: duplicate call ids, several usage reports...)
 ``garbage_after_chunks``  send a non-JSON ``data:`` line after N chunks, then end the stream
 ``stream_error``       ``{"after": N, "status"?, "message"?}``: an ``error`` object in the stream after
                        N chunks (default 503 "The model is overloaded...")
+``fault``              the shared fault steps (``script_faults.py``) at the named places: each chunk
+                       is tagged with its part (``thinking``, ``text``, ``tool:<i>``; the first
+                       function call's chunk goes out in two writes split inside its ``args``, so a
+                       cut can land in the middle of them), the last one with ``finish``/``usage``
 ``error``              ``{"status", "message"?, "retry_after"? (seconds, as RetryInfo)}``
 
 Every signature the fake mints is remembered; ``issued_signatures`` lists them. With
@@ -45,16 +51,17 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from pi_tui.providers.fake_cli import serve_from_command_line
-from pi_tui.providers.fake_server import (
-    STALL_SECONDS,
-    FakeServer,
-    RecordedRequest,
-    _Handler,
-    _Server,
+from pi_tui.providers.fake_base import (
+    FakeServerBase,
+    ScriptHandler,
+    ScriptServer,
+    ScriptSource,
+    load_script,
 )
+from pi_tui.providers.fake_cli import serve_from_command_line
 from pi_tui.providers.gemini_fake_rules import Rejection, normalized, validate
 from pi_tui.providers.script import DEFAULT_CHUNK_SIZE, RequestView, Script
+from pi_tui.providers.script_faults import Frame
 
 API_PREFIX = "/v1beta/models/"
 EXHAUSTED = {"status": 500, "message": "script exhausted: no scripted turn left for this request"}
@@ -108,13 +115,12 @@ def _fragments(text: str, size: int) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), max(1, size))]
 
 
-class _GeminiServer(_Server):
+class _GeminiServer(ScriptServer):
     """The shared fake server with Gemini's handler, signatures and limits."""
 
     def __init__(self, port: int, script: Script, log_path: Path | None, *, api_key: str | None, context_window: int | None,
                  placeholders_ok: bool) -> None:
-        super().__init__(port, script, log_path, script.models)
-        self.RequestHandlerClass = _GeminiHandler
+        super().__init__(port, script, log_path, script.models, _GeminiHandler)
         self.api_key = api_key
         self.placeholders_ok = placeholders_ok
         self.context_window = context_window
@@ -134,45 +140,38 @@ class _GeminiServer(_Server):
             return signature in self.issued
 
 
-class _GeminiHandler(_Handler):
+class _GeminiHandler(ScriptHandler):
     server: _GeminiServer
 
     def do_GET(self) -> None:
-        self._send_json(404, google_error(404, f"Method not found: {self.path}"))
+        self.send_json(404, google_error(404, f"Method not found: {self.path}"))
 
     def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        try:
-            body: Any = json.loads(raw) if raw else {}
-        except ValueError:
-            body = None
-        headers = {k.lower(): v for k, v in self.headers.items()}
-        self.server.record(RecordedRequest("POST", self.path, headers, body, raw))
+        raw, body, headers = self.read_request(empty={})
         url = urlsplit(self.path)
         query = parse_qs(url.query)
         model, _, method = url.path.removeprefix(API_PREFIX).partition(":")
         if not url.path.startswith(API_PREFIX) or method != "streamGenerateContent":
-            self._send_json(404, google_error(404, f"Method not found: {url.path}"))
+            self.send_json(404, google_error(404, f"Method not found: {url.path}"))
             return
         if query.get("alt") != ["sse"]:
-            self._send_json(400, google_error(400, "fake: only ?alt=sse streaming is implemented"))
+            self.send_json(400, google_error(400, "fake: only ?alt=sse streaming is implemented"))
             return
         key = headers.get("x-goog-api-key") or next(iter(query.get("key", [])), "")
         if not key:
-            self._send_json(403, google_error(403, NO_KEY_MESSAGE))
+            self.send_json(403, google_error(403, NO_KEY_MESSAGE))
             return
         if self.server.api_key is not None and key != self.server.api_key:
-            self._send_json(400, google_error(400, "API key not valid. Please pass a valid API key."))
+            self.send_json(400, google_error(400, "API key not valid. Please pass a valid API key."))
             return
         if body is None:
-            self._send_json(400, google_error(400, "Invalid JSON payload received. Unexpected token."))
+            self.send_json(400, google_error(400, "Invalid JSON payload received. Unexpected token."))
             return
         rejection = validate(body, model, is_issued=self.server.is_issued, placeholders_ok=self.server.placeholders_ok)
         if rejection is None:
             rejection = self._overflow(raw)
         if rejection is not None:
-            self._send_json(rejection.status, google_error(rejection.status, rejection.message))
+            self.send_json(rejection.status, google_error(rejection.status, rejection.message))
             return
         view = view_of_gemini_body(body, raw.decode("utf-8", errors="replace"))
         turn = self.server.script.next_turn(view) or {"error": EXHAUSTED}
@@ -184,9 +183,9 @@ class _GeminiHandler(_Handler):
             retry_after = error.get("retry_after")
             payload = google_error(status, str(error.get("message") or _STATUS_NAMES.get(status, "Error")),
                                    retry_after=float(retry_after) if retry_after is not None else None)
-            self._send_json(status, error.get("body", payload))
+            self.send_json(status, error.get("body", payload))
             return
-        self._stream(self._chunks(turn, view, model), turn)
+        self._stream(self._chunks(turn, view, model), turn, key)
 
     def _overflow(self, raw: bytes) -> Rejection | None:
         window = self.server.context_window
@@ -197,6 +196,8 @@ class _GeminiHandler(_Handler):
 
     def _chunks(self, turn: dict[str, Any], view: RequestView, model: str) -> list[dict[str, Any]]:
         """The reply as ``GenerateContentResponse`` chunks, one part each."""
+        if turn.get("raw_chunks") is not None:
+            return [dict(chunk) for chunk in turn["raw_chunks"]]
         size = int(turn.get("chunk_size", DEFAULT_CHUNK_SIZE))
         parts: list[dict[str, Any]] = [{"text": t, "thought": True} for t in _fragments(turn.get("thinking", ""), size)]
         if parts and turn.get("thought_signature"):
@@ -230,59 +231,65 @@ class _GeminiHandler(_Handler):
                            "responseId": response_id})
         return chunks
 
-    def _stream(self, chunks: list[dict[str, Any]], turn: dict[str, Any]) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Transfer-Encoding", "chunked")
-        self.end_headers()
-        delay = float(turn.get("chunk_delay_ms", 0)) / 1000
-        for n, chunk in enumerate(chunks):
-            if turn.get("cut_after_chunks") is not None and n >= int(turn["cut_after_chunks"]):
-                self._cut()
-                return
-            if turn.get("stall_after_chunks") is not None and n >= int(turn["stall_after_chunks"]):
-                self.server.wait(STALL_SECONDS)
-                self._cut()
-                return
-            if turn.get("garbage_after_chunks") is not None and n >= int(turn["garbage_after_chunks"]):
-                self._write_chunk(b"data: <html><body>502 Bad Gateway</body></html>\r\n\r\n")
-                break
-            if turn.get("stream_error") is not None and n >= int(turn["stream_error"].get("after", 0)):
-                error = turn["stream_error"]
-                status = int(error.get("status", 503))
-                payload = google_error(status, str(error.get("message") or "The model is overloaded. Please try again later."))
-                self._write_chunk(f"data: {json.dumps(payload)}\r\n\r\n".encode())
-                break
-            if delay:
-                self.server.wait(delay)
-            self._write_chunk(f"data: {json.dumps(chunk, ensure_ascii=False)}\r\n\r\n".encode())
-        self.wfile.write(b"0\r\n\r\n")
-        self.wfile.flush()
+    def _stream(self, chunks: list[dict[str, Any]], turn: dict[str, Any], key: str) -> None:
+        def stream_error(error: dict[str, Any], after: int) -> bytes:
+            status = int(error.get("status", 503))
+            payload = google_error(status, str(error.get("message") or "The model is overloaded. Please try again later."))
+            return f"data: {json.dumps(payload)}\r\n\r\n".encode()
+
+        self.send_frames(tagged_frames(chunks), turn, error_body=google_error, credential=key, stream_error=stream_error,
+                         garbage=b"data: <html><body>502 Bad Gateway</body></html>\r\n\r\n")
 
 
-class GeminiFakeServer(FakeServer):
+def tagged_frames(chunks: list[dict[str, Any]]) -> list[Frame]:
+    """The chunks as ``script_faults`` frames tagged with the part each carries; the first
+    function call's chunk is split in two inside its ``args`` (a cut there leaves the call's JSON
+    unfinished, the way a cut mid-arguments looks on this wire)."""
+    frames: list[Frame] = []
+    calls = 0
+    for chunk in chunks:
+        candidate = (chunk.get("candidates") or [{}])[0]
+        part = ((candidate.get("content") or {}).get("parts") or [{}])[0]
+        tags: set[str] = set()
+        if "functionCall" in part:
+            tags.add(f"tool:{calls}")
+            calls += 1
+        elif part.get("text"):
+            tags.add("thinking" if part.get("thought") else "text")
+        if "finishReason" in candidate:
+            tags |= {"finish", "usage"}
+        data = f"data: {json.dumps(chunk, ensure_ascii=False)}\r\n\r\n".encode()
+        args_at = data.find(b'"args": ')
+        if "tool:0" in tags and args_at >= 0:
+            middle = args_at + len(b'"args": ') + len(json.dumps(part["functionCall"]["args"], ensure_ascii=False).encode()) // 2
+            frames += [Frame(data[:middle], frozenset({"tool:0"})), Frame(data[middle:], frozenset(tags))]
+        else:
+            frames.append(Frame(data, frozenset(tags)))
+    return frames
+
+
+class GeminiFakeServer(FakeServerBase):
     """``with GeminiFakeServer(turns) as server``: ``server.base_url`` ends in ``/v1beta`` (pi's
     baseUrl and litellm's ``api_base`` for Gemini)."""
 
-    def __init__(self, script: Script | list[dict[str, Any]] | dict[str, Any] | Path | str, log_path: Path | None = None, *,
-                 port: int = 0, api_key: str | None = None, context_window: int | None = None, placeholders_ok: bool = True) -> None:
-        super().__init__(script, log_path, port=port)
-        self._server.server_close()  # the base class bound an OpenAI server; this one replaces it
-        self._server = _GeminiServer(port, self.script, log_path, api_key=api_key, context_window=context_window,
-                                     placeholders_ok=placeholders_ok)
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02},
-                                        name="fake-gemini-server", daemon=True)
+    thread_name = "fake-gemini-server"
+    url_path = "/v1beta"
 
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1beta"
+    def __init__(self, script: ScriptSource, log_path: Path | None = None, *,
+                 port: int = 0, api_key: str | None = None, context_window: int | None = None, placeholders_ok: bool = True) -> None:
+        self._gemini = _GeminiServer(port, load_script(script), log_path, api_key=api_key, context_window=context_window,
+                                     placeholders_ok=placeholders_ok)
+        super().__init__(self._gemini)
+
+    def mint_signature(self, model: str) -> str:
+        """A signature as the API would issue it (accepted in later requests), for tests that
+        build a history by hand."""
+        return self._gemini.mint_signature(model)
 
     @property
     def issued_signatures(self) -> list[str]:
-        server = self._server
-        assert isinstance(server, _GeminiServer)
-        with server._issue_lock:
-            return list(server.issued)
+        with self._gemini._issue_lock:
+            return list(self._gemini.issued)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -35,14 +35,14 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from pi_tui.providers.fake_cli import serve_from_command_line
-from pi_tui.providers.fake_server import (
-    STALL_SECONDS,
-    FakeServer,
-    RecordedRequest,
-    _Handler,
-    _Server,
+from pi_tui.providers.fake_base import (
+    FakeServerBase,
+    ScriptHandler,
+    ScriptServer,
+    ScriptSource,
+    load_script,
 )
+from pi_tui.providers.fake_cli import serve_from_command_line
 from pi_tui.providers.responses_fake_rules import (
     IssuedState,
     Rejection,
@@ -50,6 +50,7 @@ from pi_tui.providers.responses_fake_rules import (
     validate,
 )
 from pi_tui.providers.script import DEFAULT_CHUNK_SIZE, RequestView, Script, error_body
+from pi_tui.providers.script_faults import Frame
 
 OVERFLOW_MESSAGE = "Your input exceeds the context window of this model. Please adjust your input and try again."
 EXHAUSTED = {"status": 500, "message": "script exhausted: no scripted turn left for this request"}
@@ -72,10 +73,9 @@ def view_of_responses_body(body: dict[str, Any], raw_text: str) -> RequestView:
     return RequestView(system_prompt=system, last_user_text=last_user, has_tools=bool(body.get("tools")), body_text=raw_text)
 
 
-class _ResponsesServer(_Server):
+class _ResponsesServer(ScriptServer):
     def __init__(self, port: int, script: Script, log_path: Path | None, *, api_key: str | None, context_window: int | None) -> None:
-        super().__init__(port, script, log_path, script.models)
-        self.RequestHandlerClass = _ResponsesHandler
+        super().__init__(port, script, log_path, script.models, _ResponsesHandler)
         self.api_key = api_key
         self.context_window = context_window
         self._ids = itertools.count(1)
@@ -115,19 +115,13 @@ class _Reply:
         self.events.append({"type": kind, "sequence_number": len(self.events), **fields})
 
 
-class _ResponsesHandler(_Handler):
+class _ResponsesHandler(ScriptHandler):
     server: _ResponsesServer
 
     def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        try:
-            body: Any = json.loads(raw) if raw else None
-        except ValueError:
-            body = None
-        self.server.record(RecordedRequest("POST", self.path, {k.lower(): v for k, v in self.headers.items()}, body, raw))
+        raw, body, _ = self.read_request()
         if self.path.split("?")[0].rstrip("/") not in ("/v1/responses", "/responses"):
-            self._send_json(404, {"error": {"message": f"Invalid URL (POST {self.path})", "type": "invalid_request_error", "param": None, "code": None}})
+            self.send_json(404, {"error": {"message": f"Invalid URL (POST {self.path})", "type": "invalid_request_error", "param": None, "code": None}})
             return
         auth = self.headers.get("Authorization") or ""
         if not auth.startswith("Bearer ") or (self.server.api_key is not None and auth != f"Bearer {self.server.api_key}"):
@@ -147,13 +141,13 @@ class _ResponsesHandler(_Handler):
             error = dict(turn["error"])
             headers = {"retry-after": str(error["retry_after"])} if error.get("retry_after") is not None else {}
             payload = error_body(error)
-            self._send_json(int(error.get("status", 500)), payload.encode() if isinstance(payload, str) else payload, headers)
+            self.send_json(int(error.get("status", 500)), payload.encode() if isinstance(payload, str) else payload, headers)
             return
         self._stream(self._reply(turn, body, view).events, turn)
 
     def _reject(self, rejection: Rejection) -> None:
         kind = "invalid_request_error" if rejection.status < 500 else "server_error"
-        self._send_json(rejection.status, {"error": {"message": rejection.message, "type": kind, "param": rejection.param,
+        self.send_json(rejection.status, {"error": {"message": rejection.message, "type": kind, "param": rejection.param,
                                                      "code": rejection.code}})
 
     def _reply(self, turn: dict[str, Any], body: dict[str, Any], view: RequestView) -> _Reply:
@@ -251,44 +245,27 @@ class _ResponsesHandler(_Handler):
                 "total_tokens": prompt + output}
 
     def _stream(self, events: list[dict[str, Any]], turn: dict[str, Any]) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
-        self.send_header("Transfer-Encoding", "chunked")
-        self.end_headers()
-        for n, event in enumerate(events):
-            if turn.get("cut_after_chunks") is not None and n >= int(turn["cut_after_chunks"]):
-                self._cut()
-                return
-            if turn.get("stall_after_chunks") is not None and n >= int(turn["stall_after_chunks"]):
-                self.server.wait(STALL_SECONDS)
-                self._cut()
-                return
-            if turn.get("garbage_after_chunks") is not None and n >= int(turn["garbage_after_chunks"]):
-                self._write_chunk(b"data: <html><body>502 Bad Gateway</body></html>\n\n")
-                break
-            error = turn.get("stream_error")
-            if error is not None and n >= int(error.get("after", 0)):
-                data = {"type": "error", "sequence_number": n, "code": error.get("code", "server_error"),
-                        "message": error.get("message", "The server had an error while processing your request."), "param": None}
-                self._write_chunk(f"event: error\ndata: {json.dumps(data)}\n\n".encode())
-                break
-            if turn.get("chunk_delay_ms"):
-                self.server.wait(float(turn["chunk_delay_ms"]) / 1000)
-            self._write_chunk(f"event: {event['type']}\ndata: {json.dumps(event, ensure_ascii=False)}\n\n".encode())
-        self.wfile.write(b"0\r\n\r\n")
-        self.wfile.flush()
+        frames = [Frame(f"event: {e['type']}\ndata: {json.dumps(e, ensure_ascii=False)}\n\n".encode()) for e in events]
+
+        def stream_error(error: dict[str, Any], n: int) -> bytes:
+            data = {"type": "error", "sequence_number": n, "code": error.get("code", "server_error"),
+                    "message": error.get("message", "The server had an error while processing your request."), "param": None}
+            return f"event: error\ndata: {json.dumps(data)}\n\n".encode()
+
+        self.send_frames(frames, turn, error_body=lambda status, message: {"error": {"message": message, "type": "invalid_request_error"}},
+                         credential=self.headers.get("Authorization", ""), garbage=b"data: <html><body>502 Bad Gateway</body></html>\n\n",
+                         stream_error=stream_error, content_type="text/event-stream; charset=utf-8")
 
 
-class ResponsesFakeServer(FakeServer):
+class ResponsesFakeServer(FakeServerBase):
     """``with ResponsesFakeServer(turns) as server``: ``server.base_url`` ends in ``/v1``."""
 
-    def __init__(self, script: Script | list[dict[str, Any]] | dict[str, Any] | Path | str, log_path: Path | None = None, *,
+    thread_name = "fake-responses-server"
+    url_path = "/v1"
+
+    def __init__(self, script: ScriptSource, log_path: Path | None = None, *,
                  port: int = 0, api_key: str | None = None, context_window: int | None = None) -> None:
-        super().__init__(script, log_path, port=port)
-        self._server.server_close()  # the base class bound an OpenAI chat server; this one replaces it
-        self._server = _ResponsesServer(port, self.script, log_path, api_key=api_key, context_window=context_window)
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02},
-                                        name="fake-responses-server", daemon=True)
+        super().__init__(_ResponsesServer(port, load_script(script), log_path, api_key=api_key, context_window=context_window))
 
 
 def main(argv: list[str] | None = None) -> int:
