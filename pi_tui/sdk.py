@@ -248,6 +248,10 @@ def default_provider_for(model: ModelInfo) -> Provider:
         from pi_tui.providers.anthropic_http import AnthropicHttpProvider
 
         return AnthropicHttpProvider()
+    if native == "google-generative-ai":
+        from pi_tui.providers.gemini_http import GeminiHttpProvider
+
+        return GeminiHttpProvider()
     from pi_tui.providers.litellm_provider import LiteLLMProvider
 
     return LiteLLMProvider()

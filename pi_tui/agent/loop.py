@@ -168,6 +168,7 @@ async def build_request(context: AgentContext, config: AgentLoopConfig, turn_ind
         tools=[ToolSpec(name=t.name, description=t.description, parameters=t.parameters) for t in request_context.tools],
         reasoning=config.thinking_level if config.thinking_level != "off" else None,
         session_id=config.session_id,
+        thinking_budgets=config.thinking_budgets,
         api_key=api_key,
         on_payload=config.on_payload,
     )

@@ -136,6 +136,8 @@ class AgentLoopConfig:
     convert_to_llm: ConvertToLlm
     thinking_level: ThinkingLevel = "off"
     session_id: str | None = None
+    thinking_budgets: dict[str, int] | None = None
+    """The ``thinkingBudgets`` setting, passed to the provider on every call of the loop."""
     get_api_key: Callable[[ModelInfo], str | Awaitable[str | None] | None] | None = None
     transform_context: TransformContext | None = None
     reduce_messages: TransformContext | None = None

@@ -87,7 +87,8 @@ def thinking_fields(request: CompletionRequest) -> tuple[int, dict[str, Any]]:
         mapped = model.thinking_level_map.get(level)
         effort = mapped if isinstance(mapped, str) else {"minimal": "low", "low": "low", "medium": "medium"}.get(level, "high")
         return base, {"thinking": {"type": "adaptive", "display": "summarized"}, "output_config": {"effort": effort}}
-    budget = DEFAULT_THINKING_BUDGETS["high" if level == "xhigh" else level]
+    budgets = {**DEFAULT_THINKING_BUDGETS, **(request.thinking_budgets or {})}  # the setting wins (§15.1)
+    budget = budgets["high" if level == "xhigh" else level]
     max_tokens = min(base + budget, model.max_tokens)
     if max_tokens <= budget:
         budget = max(0, max_tokens - MIN_OUTPUT_TOKENS)

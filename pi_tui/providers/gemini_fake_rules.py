@@ -9,7 +9,7 @@ docs and error reports), so a client that passes the fake passes the API on thes
 * function calling: a function-call turn follows a user turn or a function-response turn, and
   the function-response turn right after it answers exactly as many calls;
 * thinking: ``thinkingBudget`` and ``thinkingLevel`` are exclusive, levels exist only on
-  Gemini 3, 2.5 Pro cannot switch thinking off;
+  Gemini 3 (and Gemma 4: minimal, high), 2.5 Pro cannot switch thinking off;
 * **thought signatures** (https://ai.google.dev/gemini-api/docs/thought-signatures): on Gemini 3
   the first ``functionCall`` part of every model step of the *current turn* (everything after the
   last user message that is not a function response) must carry its ``thoughtSignature``; a
@@ -191,9 +191,10 @@ def _check_generation(body: dict[str, Any], model: str) -> Rejection | None:
         return Rejection(400, "You can only set only one of thinking budget and thinking level.")
     level = thinking.get("thinkingLevel")
     if level is not None:
-        if not is_gemini_3(model):
+        gemma_4 = re.search(r"gemma-?4", model) is not None
+        if not is_gemini_3(model) and not gemma_4:
             return Rejection(400, "Thinking level is not supported for this model.")
-        allowed = {"low", "high"} if "pro" in model else {"minimal", "low", "medium", "high"}
+        allowed = {"low", "high"} if "pro" in model else {"minimal", "high"} if gemma_4 else {"minimal", "low", "medium", "high"}
         if str(level).lower() not in allowed:
             return Rejection(400, f"Thinking level {level} is not supported for this model. Supported levels: {', '.join(sorted(allowed))}.")
     budget = thinking.get("thinkingBudget")

@@ -48,6 +48,8 @@ class StreamResponse:
     _remaining: int | None = None
     _done: bool = False
     _pending: bytes = field(default=b"")
+    reason: str = ""
+    """The status line's reason phrase (``Bad Gateway``), as received."""
 
     async def _read(self, call: object) -> bytes:
         try:
@@ -174,4 +176,5 @@ async def post_stream(url: str, body: bytes, headers: dict[str, str], *, timeout
         _timeout=timeout,
         _chunked="chunked" in received.get("transfer-encoding", "").lower(),
         _remaining=int(length) if length and length.isdigit() else None,
+        reason=status_line.split(b" ", 2)[2].strip().decode("latin-1") if status_line.count(b" ") >= 2 else "",
     )

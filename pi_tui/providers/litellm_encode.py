@@ -16,7 +16,8 @@ conversion is decided here, per family:
   function-call signatures);
 * tool results are ``{"output": T}`` or, when ``isError``, ``{"error": T}`` (litellm sends a JSON
   object content as the ``functionResponse.response`` verbatim);
-* ``thinkingConfig`` is pi's (levels for Gemini 3, budgets for 2.5), ``max_tokens`` pi's base.
+* ``thinkingConfig`` is the native client's (``gemini_models``: levels for Gemini 3, budgets
+  for 2.5 with the ``thinkingBudgets`` setting), ``max_tokens`` pi's base.
 
 **Anthropic family** (``anthropic/...``, and Claude on ``bedrock/``, ``vertex_ai/``, ``azure_ai/``;
 §15.3–15.8): signed thinking and redacted thinking travel as litellm's ``thinking_blocks``; the
@@ -31,10 +32,10 @@ Everything else (``ollama/``, ``groq/``, ...) gets plain OpenAI-format messages.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, Literal
 
 from pi_tui.core.provider import CompletionRequest, ModelInfo
+from pi_tui.providers.gemini_models import looks_like_base64, thinking_config
 from pi_tui.providers.openai_encode import (
     NO_TEXT_TOOL_RESULT,
     cache_retention,
@@ -46,7 +47,6 @@ from pi_tui.providers.openai_encode import (
 from pi_tui.providers.replay_transform import transform_for_replay
 
 Family = Literal["openai", "anthropic", "gemini", "other"]
-_BASE64 = re.compile(r"^[A-Za-z0-9+/]*={0,2}$")
 _ADAPTIVE = ("opus-4-6", "opus-4.6", "opus-4-7", "opus-4.7", "sonnet-4-6", "sonnet-4.6")
 _BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
 INTERLEAVED_THINKING_BETA = "interleaved-thinking-2025-05-14"
@@ -68,11 +68,6 @@ def family_of(litellm_model: str) -> Family:
     if provider == "gemini" or (provider == "vertex_ai" and "gemini" in name):
         return "gemini"
     return "other"
-
-
-def looks_like_base64(value: Any) -> bool:
-    """pi attaches a Gemini signature only when it looks like base64 (§15.15)."""
-    return isinstance(value, str) and bool(value) and len(value) % 4 == 0 and _BASE64.match(value) is not None
 
 
 # --------------------------------------------------------------------------- messages
@@ -202,38 +197,6 @@ def encode_messages(request: CompletionRequest, family: Family) -> list[dict[str
 # --------------------------------------------------------------------------- thinking
 
 
-def _gemini_thinking(model: ModelInfo, level: str | None) -> dict[str, Any] | None:
-    """``generationConfig.thinkingConfig`` as pi sends it (§15.15)."""
-    if not model.reasoning:
-        return None
-    model_id = model.id.lower()
-    gemini_3 = re.search(r"gemini-3(?:\.\d+)?-(pro|flash)", model_id)
-    if gemini_3 or "gemma-4" in model_id:
-        kind = gemini_3.group(1) if gemini_3 else "gemma"
-        if kind == "pro":
-            levels = {"minimal": "LOW", "low": "LOW", "medium": "HIGH", "high": "HIGH"}
-        elif kind == "flash":
-            levels = {"minimal": "MINIMAL", "low": "LOW", "medium": "MEDIUM", "high": "HIGH"}
-        else:
-            levels = {"minimal": "MINIMAL", "low": "MINIMAL", "medium": "HIGH", "high": "HIGH"}
-        if level is None:
-            return {"thinkingLevel": "LOW" if kind == "pro" else "MINIMAL"}
-        return {"thinkingLevel": levels.get(level, "HIGH"), "includeThoughts": True}
-    if level is None:
-        # 2.5 Pro cannot stop thinking: the API refuses a budget of 0 (pi 0.73.1 sends it and
-        # gets that 400), so "off" is its smallest budget, without thoughts in the reply
-        return {"thinkingBudget": 128} if "2.5-pro" in model_id else {"thinkingBudget": 0}
-    if "2.5-pro" in model_id:
-        budgets = {"minimal": 128, "low": 2048, "medium": 8192, "high": 32768}
-    elif "2.5-flash-lite" in model_id:
-        budgets = {"minimal": 512, "low": 2048, "medium": 8192, "high": 24576}
-    elif "2.5-flash" in model_id:
-        budgets = {"minimal": 128, "low": 2048, "medium": 8192, "high": 24576}
-    else:
-        budgets = {}
-    return {"includeThoughts": True, "thinkingBudget": budgets.get(level, -1)}
-
-
 def is_adaptive(model: ModelInfo) -> bool:
     return any(name in model.id for name in _ADAPTIVE)
 
@@ -250,7 +213,7 @@ def _anthropic_thinking(request: CompletionRequest, level: str | None) -> dict[s
         mapped = model.thinking_level_map.get(level)
         effort = mapped if isinstance(mapped, str) else {"minimal": "low", "low": "low", "medium": "medium"}.get(level, "high")
         return {"max_tokens": base, "thinking": {"type": "adaptive", "display": "summarized"}, "output_config": {"effort": effort}}
-    budget = _BUDGETS.get(level, _BUDGETS["high"])
+    budget = {**_BUDGETS, **(request.thinking_budgets or {})}.get(level, _BUDGETS["high"])
     limit = min(base + budget, model.max_tokens) if model.max_tokens > 0 else base
     if limit <= budget:
         budget = max(0, limit - 1024)
@@ -274,7 +237,7 @@ def family_arguments(request: CompletionRequest, family: Family) -> dict[str, An
         budget = max_output_tokens(request)
         if budget:
             args["max_tokens"] = budget
-        thinking = _gemini_thinking(model, level)
+        thinking = thinking_config(model, level, request.thinking_budgets)
         if thinking is not None:
             args["thinkingConfig"] = thinking
         # signatures stay in provider_specific_fields; the id stays what the session stored

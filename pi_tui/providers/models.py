@@ -85,6 +85,10 @@ SETUP_HELP = (
 )
 
 
+CATALOG_PROVIDERS = {"google": "gemini"}
+"""pi's names for providers litellm's catalog knows by another (``google/gemini-2.5-pro`` is
+litellm's ``gemini/gemini-2.5-pro``)."""
+
 LITELLM_PREFIX_FOR_API = {"anthropic-messages": "anthropic", "google-generative-ai": "gemini"}
 """How litellm is told the wire of a models.json provider (with its ``baseUrl`` as ``api_base``)."""
 
@@ -197,7 +201,7 @@ class ModelRegistry:
                     f"Unknown model '{model_id}' for provider '{provider}' in {self._models_json_text()} "
                     f"(it defines: {ids})."
                 )
-        if config is None and provider not in litellm_catalog.known_providers():
+        if config is None and provider not in litellm_catalog.known_providers() and provider not in CATALOG_PROVIDERS:
             custom = ", ".join(self._file.providers) or "none"
             raise ProviderSetupError(
                 f"Unknown provider '{provider}' in model '{ref}'. Use a litellm provider "
@@ -244,14 +248,15 @@ class ModelRegistry:
         )
 
     def _builtin(self, provider: str, model_id: str) -> ModelInfo:
-        known = litellm_catalog.lookup(provider, model_id)
+        catalog = CATALOG_PROVIDERS.get(provider, provider)
+        known = litellm_catalog.lookup(catalog, model_id)
         config = self._file.providers.get(provider)
         info = ModelInfo(
             provider=provider,
             id=model_id,
             name=model_id,
             api=BUILTIN_APIS.get(provider, "openai-completions"),
-            litellm_model=f"{provider}/{model_id}",
+            litellm_model=f"{catalog}/{model_id}",
             base_url=config.base_url if config else None,
             context_window=(known.context_window if known and known.context_window else DEFAULT_CONTEXT_WINDOW),
             context_window_source="litellm" if known and known.context_window else "default",

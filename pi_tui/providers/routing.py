@@ -17,8 +17,10 @@ if TYPE_CHECKING:  # imported by modes/litellm_warmup before anything else: stay
 
 FORCE_LITELLM_ENV = "PI_TUI_FORCE_LITELLM"
 
-BUILTIN_APIS = {"anthropic": "anthropic-messages", "gemini": "google-generative-ai", "openai": "openai-responses"}
-"""pi's ``api`` for litellm's providers of those names (other ones: ``openai-completions``)."""
+BUILTIN_APIS = {"anthropic": "anthropic-messages", "gemini": "google-generative-ai", "google": "google-generative-ai",
+                "openai": "openai-responses"}
+"""pi's ``api`` for the built-in providers of those names (other ones: ``openai-completions``);
+``google`` is pi's name for Gemini, ``gemini`` litellm's."""
 
 
 def native_api(model: ModelInfo) -> str | None:
@@ -27,9 +29,11 @@ def native_api(model: ModelInfo) -> str | None:
     ``openai-completions`` with a ``baseUrl`` (models.json providers: local servers, proxies)
     is posted by ``openai_http``; ``openai-responses`` (provider ``openai``, models.json
     providers with that api) by ``responses_http``; ``anthropic-messages`` (provider
-    ``anthropic``, models.json providers with that api) by ``anthropic_http``.
-    ``PI_TUI_FORCE_LITELLM=1`` sends the ``openai-completions`` and ``anthropic-messages`` ones
-    through litellm (the Responses wire has no litellm twin here).
+    ``anthropic``, models.json providers with that api) by ``anthropic_http``;
+    ``google-generative-ai`` (providers ``gemini`` and ``google``, models.json providers with
+    that api) by ``gemini_http``. ``PI_TUI_FORCE_LITELLM=1`` sends the ``openai-completions``,
+    ``anthropic-messages`` and ``google-generative-ai`` ones through litellm (the Responses wire
+    has no litellm twin here), so both routes stay testable against the same fakes.
 
     A model of litellm's own providers (``groq/…``, ``bedrock/…``, ``ollama/…``) stays with
     litellm even when models.json gives its provider a ``baseUrl``: that is litellm's
@@ -48,8 +52,8 @@ def native_api_for(api: str, base_url: str | None, *, declared: bool = True) -> 
         return None
     if api == "openai-completions" and base_url and declared:
         return "openai-completions"
-    if api == "anthropic-messages":
-        return "anthropic-messages"
+    if api in ("anthropic-messages", "google-generative-ai"):
+        return api
     return None
 
 

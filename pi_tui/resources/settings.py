@@ -197,6 +197,17 @@ class SettingsManager:
             block_images=self._bool("images.blockImages", False),
         )
 
+    def thinking_budgets(self) -> dict[str, int] | None:
+        """``thinkingBudgets``: thinking tokens per level (``minimal``..``high``) for the models
+        that think by budget (Anthropic's budget models, Gemini 2.x); None when unset. pi passes
+        it on main agent calls only, never on summaries (§15.1)."""
+        raw = self.get("thinkingBudgets")
+        if not isinstance(raw, dict):
+            return None
+        budgets = {level: value for level, value in raw.items() if level in ("minimal", "low", "medium", "high")
+                   and isinstance(value, int) and not isinstance(value, bool) and value >= 0}
+        return budgets or None
+
     def context_strategy(self) -> ContextStrategy:
         return "pipeline" if self.get("context.strategy") == "pipeline" else "pi"
 

@@ -111,6 +111,10 @@ EXPECTED_TYPES: dict[str, str] = {
     "context.pipeline.variant": _STR,
     "extensionHandlerTimeoutMs": _INT,
     "acp.askPermission": _BOOL,
+    "thinkingBudgets.minimal": _INT,
+    "thinkingBudgets.low": _INT,
+    "thinkingBudgets.medium": _INT,
+    "thinkingBudgets.high": _INT,
 }
 for _knob in DEFAULT_SETTINGS["context"]["pipeline"]:
     if _knob != "variant":

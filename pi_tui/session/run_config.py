@@ -41,6 +41,7 @@ class RunConfigMixin(SessionBase):
             convert_to_llm=self._convert_for_request,
             thinking_level=self.thinking_level,
             session_id=self.session_manager.session_id,
+            thinking_budgets=self._thinking_budgets(),
             get_api_key=self.api_key_for,
             transform_context=self._transform_for_request if self._transforms_context() else None,
             reduce_messages=reduce,
@@ -54,6 +55,11 @@ class RunConfigMixin(SessionBase):
             tool_execution="sequential" if execution == "sequential" else "parallel",
             tool_context=self._tool_context,
         )
+
+    def _thinking_budgets(self) -> dict[str, int] | None:
+        getter = getattr(self.settings, "thinking_budgets", None)
+        budgets = getter() if callable(getter) else None
+        return budgets if isinstance(budgets, dict) else None
 
     def _remember_request(self, request: CompletionRequest) -> None:
         self.last_request = request

@@ -24,8 +24,10 @@ GEMINI = {"google": {"baseUrl": "http://127.0.0.1:9/v1beta", "api": "google-gene
                      "models": [{"id": "gemini-2.5-flash", "reasoning": True}]}}
 
 
-def _run(code: str, agent: Path, cwd: Path) -> dict[str, object]:
+def _run(code: str, agent: Path, cwd: Path, *, force_litellm: bool = False) -> dict[str, object]:
     env = {"HOME": str(agent.parent), "PATH": "/usr/bin:/bin", "PI_CODING_AGENT_DIR": str(agent)}
+    if force_litellm:  # Gemini has its own client now; forced, it is a litellm-carried model again
+        env["PI_TUI_FORCE_LITELLM"] = "1"
     out = subprocess.run([sys.executable, "-c", code + "\nimport json, sys\nprint(json.dumps(RESULT))"], capture_output=True,
                          text=True, timeout=180, env=env, cwd=cwd)
     assert out.returncode == 0, out.stderr
@@ -52,13 +54,16 @@ EARLY = (
 
 def test_print_mode_starts_litellms_import_for_a_litellm_carried_model(tmp_path: Path) -> None:
     agent, cwd = _agent(tmp_path, GEMINI)
-    assert _run(EARLY.format(model="google/gemini-2.5-flash"), agent, cwd) == {"thread": "litellm-early-import", "loaded": True}
+    assert _run(EARLY.format(model="google/gemini-2.5-flash"), agent, cwd, force_litellm=True) == {
+        "thread": "litellm-early-import", "loaded": True}
+    assert _run(EARLY.format(model="groq/llama-3.1-8b-instant"), agent, cwd) == {"thread": "litellm-early-import", "loaded": True}
 
 
-@pytest.mark.parametrize("model", ["fake/fake-model", None, "nonexistent/what"], ids=["openai-completions", "no-model", "bad-model"])
+@pytest.mark.parametrize("model", ["fake/fake-model", "google/gemini-2.5-flash", "gemini/gemini-2.5-flash", None, "nonexistent/what"],
+                         ids=["openai-completions", "google-generative-ai", "gemini-builtin", "no-model", "bad-model"])
 def test_no_early_import_when_our_own_client_carries_the_model_or_there_is_none(tmp_path: Path, model: str | None) -> None:
     agent, cwd = _agent(tmp_path, {"fake": {"baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions", "apiKey": "k",
-                                            "models": [{"id": "fake-model"}]}})
+                                            "models": [{"id": "fake-model"}]}, **GEMINI})
     if model is None:
         (agent / "models.json").unlink()
     assert _run(EARLY.format(model=model), agent, cwd)["loaded"] is False
@@ -90,7 +95,7 @@ def test_the_tuis_warm_up_imports_litellm_and_pays_its_first_call(tmp_path: Path
         "          'first_call_done': 'litellm.llms.gemini.chat.transformation' in sys.modules}\n"
     )
     code = code.replace("Path(sys.argv[0]).parent", f"Path({str(agent)!r})")
-    assert _run(code, agent, cwd) == {"before": False, "thread": "litellm-preload", "loaded": True, "first_call_done": True}
+    assert _run(code, agent, cwd, force_litellm=True) == {"before": False, "thread": "litellm-preload", "loaded": True, "first_call_done": True}
 
 
 def test_the_tui_has_no_warm_up_for_a_model_our_own_client_carries(tmp_path: Path) -> None:
@@ -99,8 +104,9 @@ def test_the_tui_has_no_warm_up_for_a_model_our_own_client_carries(tmp_path: Pat
 
     native = ModelInfo(provider="fake", id="m", api="openai-completions", base_url="http://127.0.0.1:9/v1")
     gemini = ModelInfo(provider="google", id="gemini-2.5-flash", api="google-generative-ai", litellm_model="gemini/gemini-2.5-flash")
-    assert _litellm_warm_up(native) is None and _litellm_warm_up(None) is None
-    assert callable(_litellm_warm_up(gemini))
+    groq = ModelInfo(provider="groq", id="llama-3.1-8b-instant", litellm_model="groq/llama-3.1-8b-instant")
+    assert _litellm_warm_up(native) is None and _litellm_warm_up(None) is None and _litellm_warm_up(gemini) is None
+    assert callable(_litellm_warm_up(groq))
 
 
 async def test_the_tui_runs_the_warm_up_after_its_first_frame(project: Path, agent_dir: Path) -> None:

@@ -1,10 +1,13 @@
-"""Whole sessions on Gemini through litellm, against the strict Gemini fake.
+"""Whole sessions on Gemini against the strict Gemini fake, on both routes: pi-tui's own client
+(``native``, the default) and litellm (``litellm``, ``PI_TUI_FORCE_LITELLM=1``).
 
 The agent dir's models.json declares a ``google-generative-ai`` provider whose ``baseUrl`` is the
-fake, so everything runs as a user's setup would: model resolution, the default provider
-(litellm), real tools, the session file. The fake refuses Gemini 3 function-call turns replayed
-without their real thought signature (placeholders included), so every request that passes
-proves the signatures survived the session file.
+fake, so everything runs as a user's setup would: model resolution, the default provider, real
+tools, the session file. The fake refuses Gemini 3 function-call turns replayed without their
+real thought signature (placeholders included), so every request that passes proves the
+signatures survived the session file. Bodies are compared after ``normalized`` (litellm sends
+``snake_case`` field names, the API takes both); what only the native route keeps is asserted
+for it alone.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Any
 import pytest
 
 from pi_tui.providers.gemini_fake import GeminiFakeServer
+from pi_tui.providers.gemini_fake_rules import normalized
 from pi_tui.resources.settings import SettingsManager
 from pi_tui.sdk import create_agent_session
 from pi_tui.session.agent_session import AgentSession
@@ -25,7 +29,7 @@ from tests.session.conftest import FakeClock
 
 PRO3, FLASH = "gemini-3-pro-preview", "gemini-2.5-flash"
 TOOL_TURN = {"thinking": "The user wants echo.", "tool_calls": [{"name": "bash", "arguments": {"command": "echo hi"}}],
-             "when": {"last_user_contains": "echo"}}
+             "thought_signature": True, "when": {"last_user_contains": "echo"}}
 SUMMARY_PROMPT = "summarize conversations"
 
 
@@ -36,12 +40,22 @@ def _models_json(agent: Path, base_url: str, *, window: int = 1_048_576) -> None
     (agent / "models.json").write_text(json.dumps({"providers": providers}))
 
 
+@pytest.fixture(params=["native", "litellm"])
+def route(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    if request.param == "litellm":
+        monkeypatch.setenv("PI_TUI_FORCE_LITELLM", "1")
+    return str(request.param)
+
+
 @pytest.fixture
-def fake(request: pytest.FixtureRequest, agent_dir: Path) -> Iterator[GeminiFakeServer]:
+def fake(request: pytest.FixtureRequest, agent_dir: Path, route: str) -> Iterator[GeminiFakeServer]:
     turns, window = request.param if isinstance(request.param, tuple) else (request.param, 1_048_576)
     with GeminiFakeServer(turns, placeholders_ok=False, api_key="gk") as server:
         _models_json(agent_dir, server.base_url, window=window)
         yield server
+        # every request came over the route under test: our client, or litellm's
+        agents = {r.headers.get("user-agent", "").split("/")[0] for r in server.recorded}
+        assert agents == ({"pi-tui"} if route == "native" else agents - {"pi-tui"}) and agents
 
 
 def _session(project: Path, agent: Path, **kwargs: Any) -> tuple[AgentSession, list[dict[str, Any]]]:
@@ -63,11 +77,16 @@ def _assistants(session: AgentSession) -> list[dict[str, Any]]:
 
 
 def _model_parts(body: dict[str, Any]) -> list[list[dict[str, Any]]]:
-    return [c["parts"] for c in body["contents"] if c["role"] == "model"]
+    return [c["parts"] for c in normalized(body)["contents"] if c["role"] == "model"]
 
 
 def _call_signatures(body: dict[str, Any]) -> list[str | None]:
-    return [p.get("thoughtSignature") for parts in _model_parts(body) for p in parts if "function_call" in p]
+    return [p.get("thoughtSignature") for parts in _model_parts(body) for p in parts if "functionCall" in p]
+
+
+def _contents(body: dict[str, Any]) -> list[dict[str, Any]]:
+    contents: list[dict[str, Any]] = normalized(body)["contents"]
+    return contents
 
 
 TOOL_LOOP = [TOOL_TURN, {"text": "It printed hi.", "when": {"request_contains": "hi\\n"}},
@@ -76,23 +95,32 @@ TOOL_LOOP = [TOOL_TURN, {"text": "It printed hi.", "when": {"request_contains": 
 
 
 @pytest.mark.parametrize("fake", [TOOL_LOOP], indirect=True)
-async def test_tool_loop_second_prompt_and_resume_keep_the_signature(project: Path, agent_dir: Path, fake: GeminiFakeServer) -> None:
+async def test_tool_loop_second_prompt_and_resume_keep_the_signature(project: Path, agent_dir: Path, fake: GeminiFakeServer,
+                                                                     route: str) -> None:
     session, _ = _session(project, agent_dir)
     await session.prompt("run echo hi")
     await session.prompt("thanks")
-    signature = fake.issued_signatures[0]
+    thought_signature, signature = fake.issued_signatures[:2]  # the thought part's, the function call's
     stored = _assistants(session)
     assert [m["stopReason"] for m in stored] == ["toolUse", "stop", "stop"]
     call = stored[0]["content"][-1]
     assert call["type"] == "toolCall" and call["thoughtSignature"] == signature
+    assert stored[0]["content"][0] == {"type": "thinking", "thinking": "The user wants echo.", "thinkingSignature": thought_signature}
     assert (stored[0]["provider"], stored[0]["api"], stored[0]["model"]) == ("google", "google-generative-ai", PRO3)
     results = [e["message"] for e in _entries(session) if e["type"] == "message" and e["message"]["role"] == "toolResult"]
     assert results[0]["toolCallId"] == call["id"] and results[0]["content"][0]["text"] == "hi\n"
     # request 2 answers the call; request 3 replays the whole tool turn with its signature
     after_tool, second_prompt = fake.requests[1], fake.requests[2]
     assert _call_signatures(after_tool) == [signature] and _call_signatures(second_prompt) == [signature]
-    assert after_tool["contents"][-1]["parts"] == [
-        {"function_response": {"name": "bash", "response": {"output": "hi\n"}, "id": call["id"]}}]
+    (answer,) = _contents(after_tool)[-1]["parts"]
+    assert answer["functionResponse"]["name"] == "bash" and answer["functionResponse"]["response"] == {"output": "hi\n"}
+    if route == "native":  # pi's exact parts: no call id for Gemini models, our own client
+        assert answer == {"functionResponse": {"name": "bash", "response": {"output": "hi\n"}}}
+        assert fake.recorded[1].headers["user-agent"].startswith("pi-tui/")
+    # the thinking block goes back as a thought part; only the native route can send its signature
+    thought = _model_parts(second_prompt)[0][0]
+    assert thought == ({"text": "The user wants echo.", "thought": True, "thoughtSignature": thought_signature} if route == "native"
+                       else {"thought": True, "text": "The user wants echo."})
 
     # resume the file in a new process-like session: the signature comes back from disk
     path = session.session_manager.session_file
@@ -105,7 +133,8 @@ async def test_tool_loop_second_prompt_and_resume_keep_the_signature(project: Pa
 
 
 @pytest.mark.parametrize("fake", [[TOOL_TURN, {"text": "Done on pro."}, {"text": "Flash here."}]], indirect=True)
-async def test_switching_model_mid_session_drops_signatures_and_thinking(project: Path, agent_dir: Path, fake: GeminiFakeServer) -> None:
+async def test_switching_model_mid_session_drops_signatures_and_thinking(project: Path, agent_dir: Path, fake: GeminiFakeServer,
+                                                                         route: str) -> None:
     session, _ = _session(project, agent_dir)
     await session.prompt("run echo hi")
     flash = session.model_registry.resolve(f"google/{FLASH}")
@@ -119,7 +148,7 @@ async def test_switching_model_mid_session_drops_signatures_and_thinking(project
 
 
 @pytest.mark.parametrize("fake", [[{"text": "x" * 400, "chunk_size": 4, "chunk_delay_ms": 20}, {"text": "Fresh answer."}]], indirect=True)
-async def test_abort_mid_stream_then_continue(project: Path, agent_dir: Path, fake: GeminiFakeServer) -> None:
+async def test_abort_mid_stream_then_continue(project: Path, agent_dir: Path, fake: GeminiFakeServer, route: str) -> None:
     session, events = _session(project, agent_dir)
     run = asyncio.ensure_future(session.prompt("write a lot"))
     for _ in range(500):  # abort once some text has streamed
@@ -133,8 +162,12 @@ async def test_abort_mid_stream_then_continue(project: Path, agent_dir: Path, fa
     assert [m["stopReason"] for m in stored] == ["aborted", "stop"]
     assert stored[0]["content"][0]["text"].startswith("xxxx")
     # the aborted answer stays in the file but is not replayed: two user turns in a row
-    assert [c["role"] for c in fake.requests[-1]["contents"]] == ["user"]
-    assert [p["text"] for p in fake.requests[-1]["contents"][0]["parts"]] == ["write a lot", "try again"]
+    contents = _contents(fake.requests[-1])
+    if route == "litellm":  # litellm merges the two user turns into one
+        assert [c["role"] for c in contents] == ["user"]
+        assert [p["text"] for p in contents[0]["parts"]] == ["write a lot", "try again"]
+    else:  # pi sends them as they are: two user turns in a row (§14.6 item 6)
+        assert contents == [{"parts": [{"text": "write a lot"}], "role": "user"}, {"parts": [{"text": "try again"}], "role": "user"}]
 
 
 OVERFLOW = "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576)."
@@ -156,9 +189,9 @@ async def test_overflow_compacts_and_retries(project: Path, agent_dir: Path, fak
     end = next(e for e in events if e["type"] == "compaction_end")
     assert end["reason"] == "overflow" and end["willRetry"] is True
     overflowed, summarizer, retry = fake.requests[2], fake.requests[3], fake.requests[4]
-    assert overflowed["contents"][-1]["parts"][-1] == {"text": "second question"}
-    assert SUMMARY_PROMPT in summarizer["system_instruction"]["parts"][0]["text"]
-    assert "GEMINI-SUMMARY" in json.dumps(retry["contents"][0])
+    assert _contents(overflowed)[-1]["parts"][-1] == {"text": "second question"}
+    assert SUMMARY_PROMPT in normalized(summarizer)["systemInstruction"]["parts"][0]["text"]
+    assert "GEMINI-SUMMARY" in json.dumps(_contents(retry)[0])
     assert _assistants(session)[-1]["content"][0]["text"] == "recovered"
 
 

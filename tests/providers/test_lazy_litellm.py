@@ -23,7 +23,8 @@ def _heavy_modules_after(code: str, env_home: Path) -> list[str]:
     [
         # importing every provider module, the adapter included, must not import litellm
         "import pi_tui.providers.models, pi_tui.providers.fake_server, pi_tui.providers.scripted, "
-        "pi_tui.providers.litellm_provider, pi_tui.providers.litellm_convert, pi_tui.core.overflow",
+        "pi_tui.providers.litellm_provider, pi_tui.providers.litellm_convert, pi_tui.providers.litellm_encode, pi_tui.core.overflow, "
+        "pi_tui.providers.gemini_http, pi_tui.providers.gemini_fake, pi_tui.providers.anthropic_http, pi_tui.providers.responses_http",
         # resolving models and reading litellm's catalog
         "from pi_tui.providers.models import ModelRegistry\n"
         "r = ModelRegistry(None, env={})\nassert r.resolve('anthropic/claude-sonnet-4-5').context_window == 200000",

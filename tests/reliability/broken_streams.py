@@ -9,6 +9,9 @@ A **wire** is a way pi-tui talks to a model, each against a strict local fake:
 * ``anthropic``: a models.json ``anthropic-messages`` provider → the direct Anthropic client
   (``providers/anthropic_http.py``) → the Anthropic fake;
 * ``anthropic-litellm``: the same through litellm's Anthropic client (``PI_TUI_FORCE_LITELLM=1``);
+* ``gemini``: a models.json ``google-generative-ai`` provider → the direct Gemini client
+  (``providers/gemini_http.py``) → the Gemini fake;
+* ``gemini-litellm``: the same through litellm's Gemini client (``PI_TUI_FORCE_LITELLM=1``);
 * ``scripted``: the in-process scripted provider (SDK only), which decodes the same bytes.
 """
 
@@ -23,8 +26,9 @@ from typing import Any
 
 from pi_tui.providers.fake_anthropic_server import FakeAnthropicServer
 from pi_tui.providers.fake_server import FakeServer
+from pi_tui.providers.gemini_fake import GeminiFakeServer
 
-WIRES = ("openai", "openai-litellm", "anthropic", "anthropic-litellm")
+WIRES = ("openai", "openai-litellm", "anthropic", "anthropic-litellm", "gemini", "gemini-litellm")
 PLACES = ("thinking", "text", "tool_args", "between_tool_calls", "before_usage")
 TIMEOUT_MS = 600
 """``retry.provider.timeoutMs`` in these tests: a stall ends after 0.6 s without data."""
@@ -90,7 +94,7 @@ def stream_faults(wire: str) -> list[Fault]:
                     CUT if style == "reset" else clean_cut, where=at)
               for style in ("clean", "eof", "reset") for at in PLACES]
     faults += [Fault(f"stall@{at}", {"kind": "stall", "at": at}, TIMED_OUT, where=at) for at in PLACES]
-    if wire in ("openai", "scripted"):
+    if wire in ("openai", "scripted", "gemini"):
         faults += [Fault(f"garbage@{at}", {"kind": "garbage", "at": at}, MALFORMED, where=at) for at in ("start", "text", "tool_args")]
     elif wire == "anthropic":
         faults.append(Fault("garbage-body", {"kind": "garbage", "whole_body": True}, "Anthropic stream ended without a message",
@@ -108,25 +112,32 @@ def stream_faults(wire: str) -> list[Fault]:
 def expected_place(wire: str, at: str | None) -> str:
     """How the error names where the stream stopped. Through litellm the usage is held back to
     the end (an OpenAI cut before the usage reads "after the finish reason"); on Anthropic's wire
-    the finish reason and the usage come together, so a cut before them is after the last block.
-    The direct Anthropic client keeps pi's texts, which do not name the place."""
+    the finish reason and the usage come together, so a cut before them is after the last block,
+    and so on Gemini's (they ride on its last chunk, with the second call). A function call cut
+    in the middle of its event on Gemini's wire is named as cut in its arguments (through litellm,
+    which never shows the half-received event, the place is the block before it). The direct
+    Anthropic client keeps pi's texts, which do not name the place."""
     if at is None or wire == "anthropic":
         return ""
     if wire == "openai-litellm" and at == "before_usage":
         return "after the finish reason"
+    if wire == "gemini-litellm" and at == "tool_args":  # litellm never shows the half-received call
+        return "during the text"
     return {
         "thinking": "during the thinking",
         "text": "during the text",
         "tool_args": "in the middle of the arguments of tool call 'bash'",
         "between_tool_calls": "after tool call 'bash'",
-        "before_usage": "after tool call 'bash'" if wire == "anthropic-litellm" else "after the finish reason, before the usage",
+        "before_usage": "after tool call 'bash'" if wire in ("anthropic-litellm", "gemini", "gemini-litellm")
+        else "after the finish reason, before the usage",
         "start": "before any content",
     }[at]
 
 
 @contextmanager
 def fake_for(wire: str, turns: list[dict[str, Any]]) -> Iterator[Any]:
-    server: Any = FakeAnthropicServer(turns) if wire.startswith("anthropic") else FakeServer(turns)
+    server: Any = FakeAnthropicServer(turns) if wire.startswith("anthropic") else \
+        GeminiFakeServer(turns) if wire.startswith("gemini") else FakeServer(turns)
     with server:
         yield server
 
@@ -139,6 +150,10 @@ def write_agent_dir(agent: Path, wire: str, base_url: str, *, max_retries: int =
         provider = {"baseUrl": base_url, "api": "anthropic-messages", "apiKey": "sk-ant-reliability",
                     "models": [{"id": "claude-sonnet-4-5", "reasoning": True, "contextWindow": 200000, "maxTokens": 4000}]}
         ref = "anthro/claude-sonnet-4-5"
+    elif wire.startswith("gemini"):
+        provider = {"baseUrl": base_url, "api": "google-generative-ai", "apiKey": "gk-reliability",
+                    "models": [{"id": "gemini-2.5-flash", "reasoning": True, "contextWindow": 1048576, "maxTokens": 4000}]}
+        ref = "google/gemini-2.5-flash"
     else:
         provider = {"baseUrl": base_url, "api": "openai-completions", "apiKey": "sk-reliability",
                     "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
