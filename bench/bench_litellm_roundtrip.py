@@ -1,16 +1,16 @@
-"""Benchmark: ``pi-tui -p "say hi"`` on a litellm-carried model (Gemini) against the local Gemini
-fake, beside pi 0.73.1 on the same fake; and the same on OpenAI's Responses API (our own client,
-no litellm) against the local Responses fake, beside pi.
+"""Benchmark: ``pi-tui -p "say hi"`` on Gemini against the local Gemini fake — pi-tui's own
+Gemini client, the same model forced through litellm (``PI_TUI_FORCE_LITELLM=1``, with and
+without the early import thread), and pi 0.73.1 on the same fake; then the same on OpenAI's
+Responses API (our own client, no litellm) against the local Responses fake, beside pi.
 
 The agent dir's models.json declares a ``google-generative-ai`` provider whose ``baseUrl`` is
-``pi_tui.providers.gemini_fake``: pi-tui sends it through litellm (whose import dominates the
-run), pi through its own Google client. Each run is a fresh process; wall time from spawn to
-exit, CPU = the child's user+system time, peak RSS = ``ru_maxrss``. Runs of the variants are
+``pi_tui.providers.gemini_fake``. Each run is a fresh process; wall time from spawn to exit,
+CPU = the child's user+system time, peak RSS = ``ru_maxrss``. Runs of the variants are
 interleaved so machine drift hits them alike.
 
-    python bench/bench_litellm_roundtrip.py [--runs 7] [--no-pi]
+    python bench/bench_litellm_roundtrip.py [--runs 7] [--no-pi] [--only gemini|responses]
 
-``PI_TUI_NO_EARLY_LITELLM=1`` turns off the early import thread (the "before" figure).
+``PI_TUI_NO_EARLY_LITELLM=1`` turns off the early import thread (the litellm route's "before").
 """
 
 from __future__ import annotations
@@ -80,6 +80,7 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--no-pi", action="store_true")
+    parser.add_argument("--only", choices=("gemini", "responses"))
     options = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="pi-tui-bench-") as tmp:
         root = Path(tmp)
@@ -89,18 +90,25 @@ def main() -> int:
         env = {**os.environ, "PI_CODING_AGENT_DIR": str(agent), "HOME": str(root), "PI_OFFLINE": "1"}
         for name in ("PI_TUI_FORCE_LITELLM", "PI_TUI_NO_EARLY_LITELLM"):
             env.pop(name, None)
+        prompt = [sys.executable, "-m", "pi_tui", "-p", "say hi", "--model", MODEL]
+        forced = {**env, "PI_TUI_FORCE_LITELLM": "1"}
         variants: dict[str, tuple[list[str], dict[str, str]]] = {
-            "pi-tui -p (early litellm import)": ([sys.executable, "-m", "pi_tui", "-p", "say hi", "--model", MODEL], env),
-            "pi-tui -p (import when needed)": ([sys.executable, "-m", "pi_tui", "-p", "say hi", "--model", MODEL],
-                                               {**env, "PI_TUI_NO_EARLY_LITELLM": "1"}),
-            "pi-tui --mode json -p (early)": ([sys.executable, "-m", "pi_tui", "--mode", "json", "-p", "say hi", "--model", MODEL], env),
+            "pi-tui -p (own Gemini client)": (prompt, env),
+            "pi-tui -p (litellm, early import)": (prompt, forced),
+            "pi-tui -p (litellm, import when needed)": (prompt, {**forced, "PI_TUI_NO_EARLY_LITELLM": "1"}),
+            "pi-tui --mode json -p (own client)": ([sys.executable, "-m", "pi_tui", "--mode", "json", "-p", "say hi", "--model", MODEL], env),
         }
         if not options.no_pi and PI.exists() and shutil.which("node"):
             variants["pi 0.73.1 -p"] = ([str(PI), "-p", "say hi", "--model", MODEL], env)
-        with GeminiFakeServer([TURN] * (options.runs * len(variants) + 2)) as server:
-            (agent / "models.json").write_text(json.dumps(_models(server.base_url)))
-            one_run(variants["pi-tui -p (early litellm import)"][0], env, cwd)  # warm bytecode and page cache
-            report(run_interleaved(variants, cwd, options.runs))
+        if options.only in (None, "gemini"):
+            with GeminiFakeServer([TURN] * (options.runs * len(variants) + 3)) as server:
+                (agent / "models.json").write_text(json.dumps(_models(server.base_url)))
+                one_run(prompt, env, cwd)  # warm bytecode and page cache
+                one_run(prompt, forced, cwd)
+                report(run_interleaved(variants, cwd, options.runs))
+        if options.only == "gemini":
+            print(f"load average {os.getloadavg()[0]:.1f} / {os.cpu_count()} cores")
+            return 0
         responses = {"pi-tui -p openai-responses": ([sys.executable, "-m", "pi_tui", "-p", "say hi", "--model", "openai/o4-mini"], env)}
         if "pi 0.73.1 -p" in variants:
             responses["pi 0.73.1 -p openai-responses"] = ([str(PI), "-p", "say hi", "--model", "openai/o4-mini"], env)

@@ -23,10 +23,11 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-from pi_tui.core.messages import AssistantMessage, ErrorKind, Usage, empty_usage, now_ms
+from pi_tui.core.messages import ErrorKind
 from pi_tui.core.overflow import is_overflow_error_text
 from pi_tui.core.partial_json import PartialJson, parse_json_with_repair
 from pi_tui.core.provider import AssistantMessageEvent, ModelInfo
+from pi_tui.providers.reply_builder import ReplyBuilder, usage_with_cost
 
 STOP_REASONS = {"end_turn": "stop", "pause_turn": "stop", "stop_sequence": "stop", "max_tokens": "length",
                 "tool_use": "toolUse", "refusal": "error", "sensitive": "error"}
@@ -97,23 +98,6 @@ def _line_break(text: str, *, final: bool = False) -> tuple[str, str] | None:
     return text[:lf], text[lf + 1 :]
 
 
-def usage_with_cost(model: ModelInfo, usage: Usage) -> Usage:
-    """pi's ``calculateCost`` (§15.1): unrounded floats, ``price / 1e6 * count``."""
-    usage["totalTokens"] = usage["input"] + usage["output"] + usage["cacheRead"] + usage["cacheWrite"]
-    prices = model.cost
-    cost = usage["cost"]
-    cost["input"] = prices.input / 1_000_000 * usage["input"]
-    cost["output"] = prices.output / 1_000_000 * usage["output"]
-    cost["cacheRead"] = prices.cache_read / 1_000_000 * usage["cacheRead"]
-    cost["cacheWrite"] = prices.cache_write / 1_000_000 * usage["cacheWrite"]
-    cost["total"] = cost["input"] + cost["output"] + cost["cacheRead"] + cost["cacheWrite"]
-    for key in ("input", "output", "cacheRead", "cacheWrite", "total"):
-        value = cost[key]
-        if isinstance(value, float) and value.is_integer():
-            cost[key] = int(value)  # JavaScript writes 0, not 0.0
-    return usage
-
-
 class StreamFailure(Exception):
     """The stream cannot become an answer; ``kind`` classifies it for the retry logic."""
 
@@ -122,34 +106,22 @@ class StreamFailure(Exception):
         self.kind: ErrorKind = kind
 
 
-class AnthropicStreamDecoder:
+class AnthropicStreamDecoder(ReplyBuilder):
     """Feed ``(event, data)`` pairs with ``feed``; then ``finish()`` or ``fail(...)``."""
 
     def __init__(self, model: ModelInfo, *, tool_names: list[str] | None = None) -> None:
-        self.model = model
+        super().__init__(model)
         self.tool_names = tool_names or []
-        self.message: AssistantMessage = {
-            "role": "assistant", "content": [], "api": model.api, "provider": model.provider, "model": model.id,
-            "usage": empty_usage(), "stopReason": "stop", "timestamp": now_ms(),
-        }
         self._indexes: dict[int, int] = {}  # stream index -> content index
         self._buffers: dict[int, PartialJson] = {}  # content index -> tool input JSON
         self._open: set[int] = set()
         self._started = False
         self._stopped = False
 
-    def _snapshot(self) -> AssistantMessage:
-        snap = dict(self.message)
-        snap["content"] = [dict(b) for b in self.message["content"]]
-        return snap  # type: ignore[return-value]
-
     @property
     def started(self) -> bool:
         """Whether ``message_start`` arrived (a body without it is not an answer)."""
         return self._started
-
-    def start(self) -> AssistantMessageEvent:
-        return {"type": "start", "partial": self._snapshot()}
 
     def feed(self, name: str | None, data: str) -> list[AssistantMessageEvent]:
         """One SSE event; raises ``StreamFailure`` when the stream must end as an error."""

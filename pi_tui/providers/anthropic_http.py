@@ -20,21 +20,18 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-from pi_tui.core.messages import ErrorKind
 from pi_tui.core.provider import AssistantMessageEvent, CompletionRequest
 from pi_tui.providers.anthropic_decode import AnthropicStreamDecoder, StreamFailure, iter_sse
 from pi_tui.providers.anthropic_encode import anthropic_headers, base_url, build_anthropic_body
 from pi_tui.providers.classify import (
-    CONNECTION_ERROR_MESSAGE,
     classify_http_error,
     looks_like_html,
     retry_after_ms,
 )
 from pi_tui.providers.classify import error_text as shared_error_text
-from pi_tui.providers.http_stream import HttpStreamError, ReadTimeout, StreamCut, StreamResponse
+from pi_tui.providers.http_stream import StreamResponse
 from pi_tui.providers.http_wire import USER_AGENT, HttpWireProvider, WireCall
 from pi_tui.providers.openai_sse import response_failure
-from pi_tui.providers.script import CONNECTION_CUT_MESSAGE
 
 TIMEOUT_MESSAGE = "Request timed out."
 NO_MESSAGE = "Anthropic stream ended without a message (no message_start)"
@@ -70,9 +67,10 @@ def redact(text: str, secret: str | None) -> str:
 
 
 class _MessagesCall(WireCall):
+    timeout_message = TIMEOUT_MESSAGE  # pi's (§15.11); cuts and refused connections read as elsewhere
     def __init__(self, request: CompletionRequest) -> None:
         super().__init__(request)
-        self.decoder = AnthropicStreamDecoder(request.model, tool_names=[t.name for t in request.tools])
+        self.reply: AnthropicStreamDecoder = AnthropicStreamDecoder(request.model, tool_names=[t.name for t in request.tools])
         self.url = base_url(request.model) + "/v1/messages"
 
     def body(self) -> dict[str, Any]:
@@ -84,12 +82,6 @@ class _MessagesCall(WireCall):
 
     def headers(self, body: dict[str, Any]) -> dict[str, str]:
         return {"user-agent": USER_AGENT, **anthropic_headers(self.request, body)}
-
-    def start(self) -> AssistantMessageEvent:
-        return self.decoder.start()
-
-    def fail(self, error_message: str, kind: ErrorKind, *, retry_after_ms: int | None = None) -> list[AssistantMessageEvent]:
-        return self.decoder.fail(error_message, kind, retry_after_ms=retry_after_ms)
 
     def answer_failure(self, response: StreamResponse, raw: bytes) -> list[AssistantMessageEvent]:
         status, headers = response.status, response.headers
@@ -105,26 +97,18 @@ class _MessagesCall(WireCall):
     async def events(self, response: StreamResponse) -> AsyncIterator[AssistantMessageEvent]:
         try:
             async for name, data in iter_sse(response.iter_bytes()):
-                for event in self.decoder.feed(name, data):
+                for event in self.reply.feed(name, data):
                     yield event
         except StreamFailure as failure:
             for event in self.fail(redact(str(failure), self.request.api_key), failure.kind):
                 yield event
             return
-        if not self.decoder.started:
+        if not self.reply.started:
             for event in self.fail(NO_MESSAGE, "unknown"):
                 yield event
             return
-        for event in self.decoder.finish():
+        for event in self.reply.finish():
             yield event
-
-    def transport_failure(self, error: HttpStreamError) -> list[AssistantMessageEvent]:
-        """pi's texts (§15.11): ``Request timed out.``, ``Connection error.``."""
-        if isinstance(error, ReadTimeout):
-            return self.fail(TIMEOUT_MESSAGE, "transient")
-        if isinstance(error, StreamCut):
-            return self.fail(CONNECTION_CUT_MESSAGE, "transient")
-        return self.fail(CONNECTION_ERROR_MESSAGE, "transient")
 
 
 class AnthropicHttpProvider(HttpWireProvider):

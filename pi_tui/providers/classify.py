@@ -106,3 +106,17 @@ def retry_after_ms(headers: Any) -> int | None:
     except (TypeError, ValueError):
         return None
     return max(0, math.ceil((when.timestamp() - time.time()) * 1000))
+
+
+def retry_info_ms(error: Any) -> int | None:
+    """The delay a Google API error asks for: ``details[RetryInfo].retryDelay`` (``"7s"``,
+    ``"0.5s"``) of its ``error`` object, in milliseconds (Gemini sends no ``retry-after``)."""
+    details = error.get("details") if isinstance(error, dict) else None
+    for detail in details if isinstance(details, list) else []:
+        delay = detail.get("retryDelay") if isinstance(detail, dict) else None
+        if isinstance(delay, str) and delay.endswith("s"):
+            try:
+                return math.ceil(float(delay[:-1]) * 1000)
+            except ValueError:
+                return None
+    return None

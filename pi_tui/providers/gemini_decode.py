@@ -34,10 +34,10 @@ import time
 from itertools import count
 from typing import Any
 
-from pi_tui.core.messages import AssistantMessage, ErrorKind, empty_usage, now_ms
+from pi_tui.core.messages import ErrorKind, empty_usage
 from pi_tui.core.provider import AssistantMessageEvent, ModelInfo
-from pi_tui.providers.anthropic_decode import usage_with_cost
 from pi_tui.providers.openai_sse import MALFORMED_CAUSE, snippet
+from pi_tui.providers.reply_builder import ReplyBuilder, usage_with_cost
 from pi_tui.providers.script import CONNECTION_CUT_MESSAGE
 
 STOP_REASONS = {"STOP": "stop", "MAX_TOKENS": "length"}
@@ -94,28 +94,16 @@ def partial_call_name(text: str) -> str | None:
     return found.group(1) if found else None
 
 
-class GeminiStreamDecoder:
+class GeminiStreamDecoder(ReplyBuilder):
     """Feed it parsed chunks; then exactly one of ``finish()``, ``fail(...)``, ``interrupted(...)``."""
 
     def __init__(self, model: ModelInfo) -> None:
-        self.model = model
-        self.message: AssistantMessage = {
-            "role": "assistant", "content": [], "api": model.api, "provider": model.provider, "model": model.id,
-            "usage": empty_usage(), "stopReason": "stop", "timestamp": now_ms(),
-        }
+        super().__init__(model)
         self._open: int | None = None  # the content index of the thinking/text block being streamed
         self._finish: str | None = None
         self._blocked: str | None = None
         self.partial_call: str | None = None
         """The name of a function call cut in the middle of its event (set by the caller)."""
-
-    def _snapshot(self) -> AssistantMessage:
-        snap = dict(self.message)
-        snap["content"] = [dict(b) for b in self.message["content"]]
-        return snap  # type: ignore[return-value]
-
-    def start(self) -> AssistantMessageEvent:
-        return {"type": "start", "partial": self._snapshot()}
 
     # ------------------------------------------------------------------ chunks
 
@@ -225,38 +213,18 @@ class GeminiStreamDecoder:
 
     def fail(self, error_message: str, kind: ErrorKind, *, retry_after_ms: int | None = None) -> list[AssistantMessageEvent]:
         """End as an error, keeping the partial content and the usage counted so far."""
-        events = self._close_open()
-        self.message["stopReason"] = "error"
-        self.message["errorMessage"] = error_message
-        self.message["errorKind"] = kind
-        if retry_after_ms is not None:
-            self.message["retryAfterMs"] = retry_after_ms
-        events.append({"type": "error", "reason": "error", "error": copy.deepcopy(self.message)})
-        return events
+        return [*self._close_open(), self._error_event(error_message, kind, retry_after_ms)]
 
-    def interrupted(self, cause: str) -> list[AssistantMessageEvent]:
-        """The stream stopped before it was complete: a transient error saying what happened, where,
-        and which tool calls of the reply did not run."""
-        calls = [b["name"] or "?" for b in self.message["content"] if b["type"] == "toolCall"]
-        if self.partial_call is not None:
-            calls.append(self.partial_call or "?")
-        message = f"{cause}, {self.position()}"
-        if calls:
-            message += f"; tool call{'s' if len(calls) > 1 else ''} {', '.join(repr(c) for c in calls)} not run"
-        return self.fail(message, "transient")
+    def calls_not_run(self) -> list[str]:
+        calls = super().calls_not_run()
+        return calls if self.partial_call is None else [*calls, self.partial_call or "?"]
 
     def position(self) -> str:
-        """Where the stream stopped, in words (the same words as the other wires)."""
         if self.partial_call is not None:
             return f"in the middle of the arguments of tool call {self.partial_call or '?'!r}"
         if self._finish is not None:
             return "after the finish reason, before the end of the stream"
-        if not self.message["content"]:
-            return "before any content"
-        block: Any = self.message["content"][-1]
-        if block["type"] == "toolCall":
-            return f"after tool call {block['name'] or '?'!r}"
-        return f"during the {block['type']}"
+        return super().position()
 
 
 def malformed(decoder: GeminiStreamDecoder, detail: str) -> list[AssistantMessageEvent]:

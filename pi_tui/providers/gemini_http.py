@@ -20,13 +20,17 @@ from ``retry-after``; the session retries with visible events after it.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import AsyncIterator
 from typing import Any
 
 from pi_tui.core.messages import ErrorKind
 from pi_tui.core.provider import AssistantMessageEvent, CompletionRequest
-from pi_tui.providers.classify import classify_http_error, looks_like_html, retry_after_ms
+from pi_tui.providers.classify import (
+    classify_http_error,
+    looks_like_html,
+    retry_after_ms,
+    retry_info_ms,
+)
 from pi_tui.providers.classify import error_text as shared_error_text
 from pi_tui.providers.gemini_decode import (
     GeminiEventFramer,
@@ -46,19 +50,6 @@ CUT_OFF = f"{CONNECTION_CUT_MESSAGE} (its last event was cut off)"
 
 def _compact(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-
-
-def retry_info_ms(error: Any) -> int | None:
-    """``details[RetryInfo].retryDelay`` (``"7s"``, ``"0.5s"``) in milliseconds."""
-    details = error.get("details") if isinstance(error, dict) else None
-    for detail in details if isinstance(details, list) else []:
-        delay = detail.get("retryDelay") if isinstance(detail, dict) else None
-        if isinstance(delay, str) and delay.endswith("s"):
-            try:
-                return math.ceil(float(delay[:-1]) * 1000)
-            except ValueError:
-                return None
-    return None
 
 
 def error_message(status: int, reason: str, content_type: str, raw: str) -> tuple[str, dict[str, Any] | None]:
@@ -85,7 +76,7 @@ def _kind(status: int | None, text: str, error: dict[str, Any] | None) -> ErrorK
 class _GeminiCall(WireCall):
     def __init__(self, request: CompletionRequest) -> None:
         super().__init__(request)
-        self.decoder = GeminiStreamDecoder(request.model)
+        self.reply: GeminiStreamDecoder = GeminiStreamDecoder(request.model)
         self.framer = GeminiEventFramer()
         self.url = gemini_url(request.model)
 
@@ -94,12 +85,6 @@ class _GeminiCall(WireCall):
 
     def headers(self, body: dict[str, Any]) -> dict[str, str]:
         return gemini_headers(self.request)
-
-    def start(self) -> AssistantMessageEvent:
-        return self.decoder.start()
-
-    def fail(self, error_message: str, kind: ErrorKind, *, retry_after_ms: int | None = None) -> list[AssistantMessageEvent]:
-        return self.decoder.fail(error_message, kind, retry_after_ms=retry_after_ms)
 
     def answer_failure(self, response: StreamResponse, raw: bytes) -> list[AssistantMessageEvent]:
         status, headers = response.status, response.headers
@@ -111,7 +96,7 @@ class _GeminiCall(WireCall):
         return self.fail(text, kind, retry_after_ms=delay)
 
     async def events(self, response: StreamResponse) -> AsyncIterator[AssistantMessageEvent]:
-        decoder = self.decoder
+        decoder = self.reply
         async for data in response.iter_bytes():
             for event in self.framer.feed(data):
                 chunk = self._chunk(event)
@@ -135,8 +120,8 @@ class _GeminiCall(WireCall):
         try:
             data = event_data(event)
         except ValueError as err:
-            self.decoder.partial_call = partial_call_name(event)
-            return malformed(self.decoder, str(err))
+            self.reply.partial_call = partial_call_name(event)
+            return malformed(self.reply, str(err))
         if data is None:
             return {}  # a comment
         try:
@@ -144,8 +129,8 @@ class _GeminiCall(WireCall):
         except ValueError:
             chunk = None
         if not isinstance(chunk, dict):
-            self.decoder.partial_call = partial_call_name(data)
-            return malformed(self.decoder, f"event data is not a JSON object: {snippet(data)}")
+            self.reply.partial_call = partial_call_name(data)
+            return malformed(self.reply, f"event data is not a JSON object: {snippet(data)}")
         error = chunk.get("error")
         if error is None:
             return chunk
@@ -159,8 +144,8 @@ class _GeminiCall(WireCall):
         """A timeout or a cut names where the stream stopped (and a call it cut in the middle)."""
         if isinstance(error, (ReadTimeout, StreamCut)):
             if self.framer.pending():
-                self.decoder.partial_call = partial_call_name(self.framer.pending())
-            return self.decoder.interrupted(TIMEOUT_MESSAGE if isinstance(error, ReadTimeout) else CONNECTION_CUT_MESSAGE)
+                self.reply.partial_call = partial_call_name(self.framer.pending())
+            return self.reply.interrupted(TIMEOUT_MESSAGE if isinstance(error, ReadTimeout) else CONNECTION_CUT_MESSAGE)
         return super().transport_failure(error)
 
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, Protocol
 
 from pi_tui import __version__
 from pi_tui.core.messages import ErrorKind
@@ -59,11 +59,31 @@ def compact_json(body: Any) -> bytes:
     return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
+class Reply(Protocol):
+    """What accumulates one reply (an assembler or a wire's decoder): it starts and it can fail."""
+
+    def start(self) -> AssistantMessageEvent: ...
+
+    def fail(self, error_message: str, kind: ErrorKind, *, retry_after_ms: int | None = None) -> list[AssistantMessageEvent]: ...
+
+
+def bearer_headers(request: CompletionRequest, accept: str) -> dict[str, str]:
+    """The OpenAI SDK's basics: JSON, what is accepted back, our agent, the key as a bearer token."""
+    headers = {"Content-Type": "application/json", "Accept": accept, "User-Agent": USER_AGENT}
+    if request.api_key:
+        headers["Authorization"] = f"Bearer {request.api_key}"
+    return headers
+
+
 class WireCall(ABC):
     """One model call on one wire: its body, headers and URL, and its decoder's state."""
 
     url: str
     """Where the body is posted (set by the subclass's constructor)."""
+    reply: Reply
+    """What accumulates the reply (set by the subclass's constructor)."""
+    timeout_message = TIMEOUT_MESSAGE
+    """The error text when no data came within the idle timeout."""
 
     def __init__(self, request: CompletionRequest) -> None:
         self.request = request
@@ -80,13 +100,13 @@ class WireCall(ABC):
     def headers(self, body: dict[str, Any]) -> dict[str, str]:
         """The request headers for the final body."""
 
-    @abstractmethod
     def start(self) -> AssistantMessageEvent:
         """The ``start`` event (the stream is being read)."""
+        return self.reply.start()
 
-    @abstractmethod
     def fail(self, error_message: str, kind: ErrorKind, *, retry_after_ms: int | None = None) -> list[AssistantMessageEvent]:
         """End the reply as an error, keeping what streamed so far."""
+        return self.reply.fail(error_message, kind, retry_after_ms=retry_after_ms)
 
     @abstractmethod
     def events(self, response: StreamResponse) -> AsyncIterator[AssistantMessageEvent]:
@@ -105,7 +125,7 @@ class WireCall(ABC):
     def transport_failure(self, error: HttpStreamError) -> list[AssistantMessageEvent]:
         """No connection, a cut body or no data within the timeout: a transient error."""
         if isinstance(error, ReadTimeout):
-            return self.fail(TIMEOUT_MESSAGE, "transient")
+            return self.fail(self.timeout_message, "transient")
         if isinstance(error, StreamCut):
             return self.fail(CONNECTION_CUT_MESSAGE, "transient")
         return self.fail(CONNECTION_ERROR_MESSAGE, "transient")

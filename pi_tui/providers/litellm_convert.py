@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import ast
 import json
-import math
 import re
 from typing import Any
 
@@ -35,6 +34,7 @@ from pi_tui.providers.classify import (
     classify_http_error,
     error_text,
     retry_after_ms,
+    retry_info_ms,
 )
 from pi_tui.providers.litellm_encode import (
     Family,
@@ -318,7 +318,7 @@ def classify_exception(exc: BaseException) -> tuple[str, ErrorKind, int | None]:
     kind = "context_overflow" if name == "ContextWindowExceededError" else classify_http_error(status, text, code)
     if kind not in ("rate_limit", "transient"):
         return text, kind, None
-    return text, kind, _retry_after(exc) or _retry_info_ms(google)
+    return text, kind, _retry_after(exc) or retry_info_ms(google)
 
 
 _HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
@@ -336,13 +336,3 @@ def _google_error(raw: str | None) -> dict[str, Any] | None:
     return error if isinstance(error, dict) and isinstance(error.get("status"), str) else None
 
 
-def _retry_info_ms(google: dict[str, Any] | None) -> int | None:
-    """Gemini asks for a delay in ``details[RetryInfo].retryDelay`` (``"7s"``), not in a header."""
-    for detail in (google or {}).get("details") or []:
-        delay = detail.get("retryDelay") if isinstance(detail, dict) else None
-        if isinstance(delay, str) and delay.endswith("s"):
-            try:
-                return math.ceil(float(delay[:-1]) * 1000)
-            except ValueError:
-                return None
-    return None

@@ -14,10 +14,9 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-from pi_tui.core.messages import ErrorKind
 from pi_tui.core.provider import AssistantMessageEvent, CompletionRequest
 from pi_tui.providers.http_stream import HttpStreamError, ReadTimeout, StreamCut, StreamResponse
-from pi_tui.providers.http_wire import USER_AGENT, HttpWireProvider, WireCall
+from pi_tui.providers.http_wire import HttpWireProvider, WireCall, bearer_headers
 from pi_tui.providers.openai_encode import (
     build_request_body,
     effective_base_url,
@@ -33,25 +32,15 @@ class _ChatCompletionsCall(WireCall):
     def __init__(self, request: CompletionRequest) -> None:
         super().__init__(request)
         self.compat = model_compat(request.model)
-        self.assembler = StreamAssembler(request.model)
-        self.decoder = OpenAIStreamDecoder(self.assembler)
+        self.reply = StreamAssembler(request.model)
+        self.decoder = OpenAIStreamDecoder(self.reply)
         self.url = effective_base_url(request.model).rstrip("/") + "/chat/completions"
 
     def body(self) -> dict[str, Any]:
         return build_request_body(self.request, self.compat)
 
     def headers(self, body: dict[str, Any]) -> dict[str, str]:
-        headers = {"Content-Type": "application/json", "Accept": "application/json", "User-Agent": USER_AGENT}
-        if self.request.api_key:
-            headers["Authorization"] = f"Bearer {self.request.api_key}"
-        headers.update(request_headers(self.request, self.compat))
-        return headers
-
-    def start(self) -> AssistantMessageEvent:
-        return self.assembler.start()
-
-    def fail(self, error_message: str, kind: ErrorKind, *, retry_after_ms: int | None = None) -> list[AssistantMessageEvent]:
-        return self.assembler.fail(error_message, kind, retry_after_ms=retry_after_ms)
+        return {**bearer_headers(self.request, "application/json"), **request_headers(self.request, self.compat)}
 
     async def events(self, response: StreamResponse) -> AsyncIterator[AssistantMessageEvent]:
         async for data in response.iter_bytes():

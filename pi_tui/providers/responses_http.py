@@ -17,10 +17,9 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-from pi_tui.core.messages import ErrorKind
 from pi_tui.core.provider import AssistantMessageEvent, CompletionRequest
 from pi_tui.providers.http_stream import StreamResponse
-from pi_tui.providers.http_wire import USER_AGENT, HttpWireProvider, WireCall
+from pi_tui.providers.http_wire import HttpWireProvider, WireCall, bearer_headers
 from pi_tui.providers.openai_sse import MALFORMED_CAUSE, snippet
 from pi_tui.providers.responses_encode import base_url, build_body, request_headers
 from pi_tui.providers.responses_stream import ResponsesAssembler
@@ -29,24 +28,14 @@ from pi_tui.providers.responses_stream import ResponsesAssembler
 class _ResponsesCall(WireCall):
     def __init__(self, request: CompletionRequest) -> None:
         super().__init__(request)
-        self.assembler = ResponsesAssembler(request.model)
+        self.reply: ResponsesAssembler = ResponsesAssembler(request.model)
         self.url = base_url(request.model) + "/responses"
 
     def body(self) -> dict[str, Any]:
         return build_body(self.request)
 
     def headers(self, body: dict[str, Any]) -> dict[str, str]:
-        headers = {"Content-Type": "application/json", "Accept": "text/event-stream", "User-Agent": USER_AGENT}
-        if self.request.api_key:
-            headers["Authorization"] = f"Bearer {self.request.api_key}"
-        headers.update(request_headers(self.request))
-        return headers
-
-    def start(self) -> AssistantMessageEvent:
-        return self.assembler.start()
-
-    def fail(self, error_message: str, kind: ErrorKind, *, retry_after_ms: int | None = None) -> list[AssistantMessageEvent]:
-        return self.assembler.fail(error_message, kind, retry_after_ms=retry_after_ms)
+        return {**bearer_headers(self.request, "text/event-stream"), **request_headers(self.request)}
 
     async def events(self, response: StreamResponse) -> AsyncIterator[AssistantMessageEvent]:
         async for line in response.iter_lines():
@@ -65,11 +54,11 @@ class _ResponsesCall(WireCall):
                 for out in self.fail(f"{MALFORMED_CAUSE}: {snippet(data)}", "transient"):
                     yield out
                 return
-            for out in self.assembler.feed(parsed):
+            for out in self.reply.feed(parsed):
                 yield out
-            if self.assembler.failure is not None:
+            if self.reply.failure is not None:
                 break
-        for out in self.assembler.finish():
+        for out in self.reply.finish():
             yield out
 
 

@@ -21,10 +21,11 @@ import copy
 import json
 from typing import Any
 
-from pi_tui.core.messages import AssistantMessage, ErrorKind, empty_usage, now_ms
+from pi_tui.core.messages import ErrorKind
 from pi_tui.core.partial_json import parse_partial_json, parse_tool_arguments
 from pi_tui.core.provider import AssistantMessageEvent, ModelInfo
 from pi_tui.providers.classify import classify_http_error
+from pi_tui.providers.reply_builder import ReplyBuilder
 from pi_tui.providers.script import CONNECTION_CUT_MESSAGE
 from pi_tui.providers.stream_assembler import js_number
 
@@ -32,32 +33,20 @@ _STATUS = {"completed": "stop", "incomplete": "length", "failed": "error", "canc
 _TIER = {"flex": 0.5, "priority": 2.0}
 
 
-class ResponsesAssembler:
+class ResponsesAssembler(ReplyBuilder):
     """Accumulates one streamed Responses reply: ``start()``, ``feed(event)`` per SSE event, then
     ``finish()`` or ``fail(...)``."""
 
     def __init__(self, model: ModelInfo) -> None:
-        self.model = model
-        self.message: AssistantMessage = {
-            "role": "assistant", "content": [], "api": model.api, "provider": model.provider, "model": model.id,
-            "usage": empty_usage(), "stopReason": "stop", "timestamp": now_ms(),
-        }
+        super().__init__(model)
         self._item: dict[str, Any] | None = None
         self._block: dict[str, Any] | None = None
         self._json = ""
         self._completed = False
         self._failure: tuple[str, ErrorKind] | None = None
 
-    def _snapshot(self) -> AssistantMessage:
-        snap = dict(self.message)
-        snap["content"] = [dict(b) for b in self.message["content"]]
-        return snap  # type: ignore[return-value]
-
     def _index(self) -> int:
         return len(self.message["content"]) - 1
-
-    def start(self) -> AssistantMessageEvent:
-        return {"type": "start", "partial": self._snapshot()}
 
     @property
     def failure(self) -> tuple[str, ErrorKind] | None:
@@ -239,12 +228,7 @@ class ResponsesAssembler:
         if self._block is not None and self._block["type"] == "toolCall":
             self._block["arguments"] = parse_tool_arguments(self._json)
         self._block = self._item = None
-        self.message["stopReason"] = "error"
-        self.message["errorMessage"] = error_message
-        self.message["errorKind"] = kind
-        if retry_after_ms is not None:
-            self.message["retryAfterMs"] = retry_after_ms
-        events.append({"type": "error", "reason": "error", "error": copy.deepcopy(self.message)})
+        events.append(self._error_event(error_message, kind, retry_after_ms))
         return events
 
 

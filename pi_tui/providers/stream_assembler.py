@@ -14,9 +14,10 @@ import copy
 import json
 from typing import Any
 
-from pi_tui.core.messages import AssistantMessage, ErrorKind, Usage, empty_usage, now_ms
+from pi_tui.core.messages import ErrorKind, Usage, empty_usage
 from pi_tui.core.partial_json import PartialJson, parse_tool_arguments
 from pi_tui.core.provider import AssistantMessageEvent, ModelInfo
+from pi_tui.providers.reply_builder import ReplyBuilder
 
 FINISH_REASONS = {"stop": "stop", "end": "stop", "length": "length", "tool_calls": "toolUse", "function_call": "toolUse"}
 REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
@@ -59,22 +60,12 @@ def js_number(value: float) -> float:
 # --------------------------------------------------------------------------- the assembler
 
 
-class StreamAssembler:
+class StreamAssembler(ReplyBuilder):
     """Accumulates one streamed reply. Call ``start()``, ``feed(chunk)`` per chunk, then exactly
     one of ``finish()`` (the stream ended) or ``fail(...)`` (it broke)."""
 
     def __init__(self, model: ModelInfo, *, api: str | None = None) -> None:
-        self.model = model
-        self.message: AssistantMessage = {
-            "role": "assistant",
-            "content": [],
-            "api": api or model.api,
-            "provider": model.provider,
-            "model": model.id,
-            "usage": empty_usage(),
-            "stopReason": "stop",
-            "timestamp": now_ms(),
-        }
+        super().__init__(model, api=api)
         self._text_index: int | None = None
         self._thinking_index: int | None = None
         self._calls: list[tuple[int, int | None, str]] = []  # (block index, stream index, id)
@@ -83,14 +74,6 @@ class StreamAssembler:
         self._usage_seen = False
         self._last_block: int | None = None
         """The content index of the block that received the last delta (where a cut lands)."""
-
-    def _snapshot(self) -> AssistantMessage:
-        snap = dict(self.message)
-        snap["content"] = [dict(b) for b in self.message["content"]]
-        return snap  # type: ignore[return-value]
-
-    def start(self) -> AssistantMessageEvent:
-        return {"type": "start", "partial": self._snapshot()}
 
     def feed(self, chunk: dict[str, Any]) -> list[AssistantMessageEvent]:
         events: list[AssistantMessageEvent] = []
@@ -221,16 +204,6 @@ class StreamAssembler:
     def usage_seen(self) -> bool:
         return self._usage_seen
 
-    def interrupted(self, cause: str) -> list[AssistantMessageEvent]:
-        """The stream stopped before it was complete (cut, closed early, stalled, corrupted): a
-        transient error whose message says what happened and where it stopped. The partial
-        content is kept in the error message, never handed on as an answer."""
-        message = f"{cause}, {self.position()}"
-        calls = [b["name"] or "?" for b in self.message["content"] if b["type"] == "toolCall"]
-        if calls:
-            message += f"; tool call{'s' if len(calls) > 1 else ''} {', '.join(repr(c) for c in calls)} not run"
-        return self.fail(message, "transient")
-
     def position(self) -> str:
         """Where the stream stopped, in words (for error messages)."""
         if self._finish is not None:
@@ -245,11 +218,3 @@ class StreamAssembler:
                 return f"in the middle of the arguments of tool call {block['name'] or '?'!r}"
             return f"after tool call {block['name'] or '?'!r}"
         return f"during the {block['type']}"
-
-    def _error_event(self, error_message: str, kind: ErrorKind, retry_after_ms: int | None = None) -> AssistantMessageEvent:
-        self.message["stopReason"] = "error"
-        self.message["errorMessage"] = error_message
-        self.message["errorKind"] = kind
-        if retry_after_ms is not None:
-            self.message["retryAfterMs"] = retry_after_ms
-        return {"type": "error", "reason": "error", "error": copy.deepcopy(self.message)}
