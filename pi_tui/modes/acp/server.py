@@ -1,8 +1,9 @@
 """``pi-tui --mode acp``: pi-tui as an Agent Client Protocol agent on stdin/stdout (docs/acp.md).
 
-stdout carries protocol frames only: while the mode runs ``sys.stdout`` points at stderr, so a
-stray ``print`` from any part (an extension, a library) cannot corrupt the stream; diagnostics go
-to stderr, which editors keep as the agent's log. At end of input every session is cancelled and
+stdout carries protocol frames only: while the mode runs, fd 1 and ``sys.stdout`` point at stderr
+and the frames have their own copy of the real stdout (``modes/protocol_stdout.py``), so nothing an
+extension, a library or a program they start writes can corrupt the stream; diagnostics go to
+stderr, which editors keep as the agent's log. At end of input every session is cancelled and
 closed (extensions get ``session_shutdown``), and the process exits 0.
 """
 
@@ -15,19 +16,16 @@ import sys
 
 from pi_tui.modes.acp.agent import AcpAgent
 from pi_tui.modes.acp.jsonrpc import Peer
+from pi_tui.modes.protocol_stdout import frames_only_stdout
 from pi_tui.modes.rpc.server import FrameWriter, stdin_chunks
 
 
 def run_acp_mode(args: argparse.Namespace, *, hard_exit: bool | None = None) -> int:
-    frames_out = sys.stdout.buffer
-    real_stdout = sys.stdout
-    sys.stdout = sys.stderr  # only frames may reach the real stdout
-    try:
-        code = asyncio.run(_serve(args, FrameWriter(frames_out)))
-    except KeyboardInterrupt:
-        code = 130
-    finally:
-        sys.stdout = real_stdout
+    with frames_only_stdout() as frames_out:
+        try:
+            code = asyncio.run(_serve(args, FrameWriter(frames_out)))
+        except KeyboardInterrupt:
+            code = 130
     if hard_exit is None:
         hard_exit = "PYTEST_CURRENT_TEST" not in os.environ
     if hard_exit:

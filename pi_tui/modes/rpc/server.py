@@ -2,7 +2,8 @@
 (pi-behaviour.md §9.4, §13.9; client guide: docs/rpc.md).
 
 * Framing is strict JSONL (``framing.py``). stdout carries only frames: while RPC mode runs,
-  ``sys.stdout`` points at stderr, so a stray ``print`` from any part cannot corrupt the stream.
+  fd 1 and ``sys.stdout`` point at stderr and frames use a private copy of the real stdout
+  (``modes/protocol_stdout.py``), so nothing printed or started by any part corrupts the stream.
 * Every command runs in its own task, as pi handles each line without waiting for the previous
   one: ``abort`` or ``steer`` is handled while a ``prompt`` or ``compact`` is still running.
   Quick commands answer in the order they arrived.
@@ -33,6 +34,7 @@ from collections.abc import AsyncIterable, AsyncIterator, Callable
 from typing import IO, TYPE_CHECKING, Any
 
 from pi_tui.core.errors import PiError
+from pi_tui.modes.protocol_stdout import frames_only_stdout
 from pi_tui.modes.rpc.context import DEFERRED, RpcContext, failure, success
 from pi_tui.modes.rpc.framing import LineSplitter, encode_frame
 from pi_tui.modes.rpc.handlers_run import answer_preflight
@@ -227,16 +229,13 @@ async def stdin_chunks(stream: IO[bytes] | None) -> AsyncIterator[bytes]:
 
 def run_rpc_mode(args: argparse.Namespace, *, hard_exit: bool | None = None) -> int:
     """Serve stdin until it ends; returns the exit code (or ends the process, outside tests)."""
-    frames_out = sys.stdout.buffer
-    real_stdout = sys.stdout
-    sys.stdout = sys.stderr  # only frames may reach the real stdout
-    try:
-        code = asyncio.run(_serve_process(args, FrameWriter(frames_out)))
-    except KeyboardInterrupt:
-        code = 130
-    finally:
-        sys.stdout = real_stdout
-        kill_running_process_groups()  # however serving ended, no command it started runs on
+    with frames_only_stdout() as frames_out:  # only frames may reach the real stdout
+        try:
+            code = asyncio.run(_serve_process(args, FrameWriter(frames_out)))
+        except KeyboardInterrupt:
+            code = 130
+        finally:
+            kill_running_process_groups()  # however serving ended, no command it started runs on
     if hard_exit is None:
         hard_exit = "PYTEST_CURRENT_TEST" not in os.environ
     if hard_exit:

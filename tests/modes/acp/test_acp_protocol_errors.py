@@ -128,3 +128,45 @@ def test_every_bad_input_gets_its_error_and_the_agent_keeps_going(project: Path,
     assert text == hostile  # lossless
     raw = b"\n".join(agent.lines)
     assert b"\x1b" not in raw and b"\x07" not in raw and "\u2028".encode() not in raw  # never raw on the pipe
+
+
+NOISY_EXTENSION = '''
+import os, subprocess, sys
+
+print("NOISE-print")
+sys.__stdout__.write("NOISE-dunder-stdout\\n")
+sys.__stdout__.flush()
+os.system("echo NOISE-os-system")
+
+
+def register(pi):
+    def noisy(args, ctx):
+        subprocess.run(["echo", "NOISE-subprocess"], check=False)
+        os.write(1, b"NOISE-fd-1\\n")
+        pi.notify("noisy done")
+    pi.register_command("noisy", noisy, description="writes to stdout every way there is")
+'''
+
+
+def test_nothing_but_frames_reaches_stdout_whatever_an_extension_writes(project: Path, agent_dir: Path) -> None:
+    """An extension (or a library, or a program it starts) writing to stdout by any route —
+    print, sys.__stdout__, os.system, a subprocess inheriting fd 1, os.write(1) — cannot put a
+    line between the frames: it lands on stderr, the editor's log."""
+    (agent_dir / "extensions").mkdir(parents=True)
+    (agent_dir / "extensions" / "noisy.py").write_text(NOISY_EXTENSION)
+    with FakeServer([]) as server:
+        write_models(agent_dir, server.base_url)
+        agent = RawAgent(agent_dir, project)
+        agent.send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}})
+        agent.send({"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": str(project), "mcpServers": []}})
+        session_id = agent.answer(1)["result"]["sessionId"]
+        agent.send({"jsonrpc": "2.0", "id": 2, "method": "session/prompt",
+                    "params": {"sessionId": session_id, "prompt": [{"type": "text", "text": "/noisy"}]}})
+        assert agent.answer(2)["result"] == {"stopReason": "end_turn"}
+        code, stderr = agent.finish()
+    assert code == 0, stderr
+    assert not [line for line in agent.lines if not line.startswith(b'{"jsonrpc":"2.0"')]
+    for noise in ("print", "dunder-stdout", "os-system", "subprocess", "fd-1"):
+        assert f"NOISE-{noise}" in stderr
+    assert "noisy done" in "".join(f["params"]["update"]["content"].get("text", "") for f in agent.frames
+                                   if f.get("method") == "session/update" and "content" in f["params"]["update"])

@@ -139,3 +139,20 @@ def test_file_arguments_are_refused(tmp_path: Path, project: Path) -> None:
     code, stderr = rpc.finish()
     assert code == 1 and rpc.frames == []
     assert "@file arguments are not allowed in RPC mode" in stderr
+
+
+def test_nothing_but_frames_reaches_stdout_whatever_an_extension_writes(tmp_path: Path, project: Path) -> None:
+    """print, sys.__stdout__, os.system, a subprocess inheriting fd 1, os.write(1): all land on
+    stderr, never between two frames (the same guard as ACP mode, modes/protocol_stdout.py)."""
+    from tests.modes.acp.test_acp_protocol_errors import NOISY_EXTENSION
+
+    agent = _agent_dir(tmp_path, None)
+    (agent / "extensions").mkdir()
+    (agent / "extensions" / "noisy.py").write_text(NOISY_EXTENSION)
+    rpc = RpcProcess(agent, project, "--no-session")
+    rpc.send({"id": "n", "type": "prompt", "message": "/noisy"})
+    rpc.read_until(lambda f: f.get("type") == "extension_ui_request" and f.get("message") == "noisy done")
+    code, stderr = rpc.finish()  # finish() parses every stdout line as a frame
+    assert code == 0, stderr
+    for noise in ("print", "dunder-stdout", "os-system", "subprocess", "fd-1"):
+        assert f"NOISE-{noise}" in stderr
