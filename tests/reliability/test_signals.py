@@ -1,6 +1,6 @@
 """Processes left behind: pi-tui ended by SIGTERM, SIGHUP or SIGINT while a ``bash`` call runs.
 
-A real pi-tui process (print, JSON and RPC mode here; the TUI in test_terminal_hangup.py) runs a
+A real pi-tui process (print, JSON, RPC and ACP mode here; the TUI in test_terminal_hangup.py) runs a
 ``bash`` call whose shell and grandchild ignore SIGTERM and SIGHUP. The signal arrives while it
 runs. Then, as pi does: the exit status is 143 / 129 / 130, the command's whole process group is
 gone, and the session file holds the prompt and the aborted call, parses line by line, and is no
@@ -51,6 +51,8 @@ EXITS_WITHIN = 5.0  # abort grace (1 s) + session shutdown, with room for a load
 
 
 def _start(mode: str, agent: Path, project: Path) -> subprocess.Popen[bytes]:
+    if mode == "acp":
+        return _start_acp(agent, project)
     if mode == "rpc":
         args = pi_command("--mode", "rpc")
     elif mode == "json":
@@ -67,8 +69,30 @@ def _start(mode: str, agent: Path, project: Path) -> subprocess.Popen[bytes]:
     return process
 
 
+def _start_acp(agent: Path, project: Path) -> subprocess.Popen[bytes]:
+    """An editor's connection: initialize, a new session, the prompt (stdin stays open). The
+    permission question is switched off (the global setting), so the call runs at once."""
+    (agent / "settings.json").write_text(json.dumps({"acp": {"askPermission": False}}))
+    process = subprocess.Popen(pi_command("--mode", "acp"), cwd=project, env=child_env(agent),
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert process.stdin is not None and process.stdout is not None
+
+    def request(request_id: int, method: str, params: dict[str, object]) -> None:
+        assert process.stdin is not None
+        process.stdin.write((json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+                             + "\n").encode())
+        process.stdin.flush()
+
+    request(0, "initialize", {"protocolVersion": 1})
+    request(1, "session/new", {"cwd": str(project), "mcpServers": []})
+    while (frame := json.loads(process.stdout.readline())).get("id") != 1:
+        pass
+    request(2, "session/prompt", {"sessionId": frame["result"]["sessionId"], "prompt": [{"type": "text", "text": PROMPT}]})
+    return process
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT], ids=lambda s: s.name)
-@pytest.mark.parametrize("mode", ["text", "json", "rpc"])
+@pytest.mark.parametrize("mode", ["text", "json", "rpc", "acp"])
 def test_a_signal_during_a_bash_call_kills_its_group_and_saves_the_session(
     fault: FaultRecord, tmp_path: Path, mode: str, signum: signal.Signals
 ) -> None:

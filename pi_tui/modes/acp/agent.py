@@ -235,6 +235,13 @@ class AcpAgent:
     async def cancel(self, params: dict[str, Any]) -> None:
         await self._session(params, "session/cancel").cancel()
 
+    async def abort_running(self) -> None:
+        """Stop every running turn (end of input, a signal): the aborts are recorded."""
+        for acp_session in list(self.sessions.values()):
+            if acp_session.running:
+                acp_session.cancel_requested = True
+                await acp_session.session.abort()
+
     async def close(self) -> None:
         for acp_session in list(self.sessions.values()):
             await acp_session.close()
