@@ -74,9 +74,12 @@ class AcpAgent:
     # ------------------------------------------------------------------ connection
 
     async def initialize(self, params: dict[str, Any]) -> dict[str, Any]:
+        # The spec: answer the client's version if we speak it, else our latest. We speak only 1,
+        # so every client gets 1 (and closes the connection if it cannot speak it). Clients from
+        # before version 1 sent a date string ("2024-11-05"): answered 1 too, as the SDKs do.
         version = params.get("protocolVersion")
-        if not isinstance(version, int) or isinstance(version, bool) or version < 0:
-            raise invalid_params("initialize: protocolVersion must be a non-negative integer")
+        if not isinstance(version, (int, str)) or isinstance(version, bool):
+            raise invalid_params("initialize: protocolVersion must be an integer")
         self.client = ClientCapabilities.from_json(params.get("clientCapabilities"))
         self.initialized = True
         problem = await asyncio.to_thread(self.setup_problem)
@@ -85,7 +88,7 @@ class AcpAgent:
             "description": f"{problem}\nThen choose this again (or restart the agent).",
         }]
         return {
-            "protocolVersion": min(version, PROTOCOL_VERSION),
+            "protocolVersion": PROTOCOL_VERSION,
             "agentCapabilities": {
                 "loadSession": True,
                 "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},

@@ -77,8 +77,12 @@ def test_every_bad_input_gets_its_error_and_the_agent_keeps_going(project: Path,
         agent = RawAgent(agent_dir, project)
         agent.send({"jsonrpc": "2.0", "id": "early", "method": "session/new", "params": {"cwd": str(project)}})
         assert _error(agent.answer("early"))[0] == -32600  # initialize first
-        agent.send({"jsonrpc": "2.0", "id": "v", "method": "initialize", "params": {"protocolVersion": "one"}})
-        assert _error(agent.answer("v"))[0] == -32602
+        agent.send({"jsonrpc": "2.0", "id": "v", "method": "initialize", "params": {"clientCapabilities": {}}})
+        assert _error(agent.answer("v"))[0] == -32602  # no protocolVersion
+        agent.send({"jsonrpc": "2.0", "id": "v0", "method": "initialize", "params": {"protocolVersion": 0}})
+        assert agent.answer("v0")["result"]["protocolVersion"] == 1  # we do not speak 0: our latest
+        agent.send({"jsonrpc": "2.0", "id": "v-date", "method": "initialize", "params": {"protocolVersion": "2024-11-05"}})
+        assert agent.answer("v-date")["result"]["protocolVersion"] == 1  # a pre-1 client's date string
         agent.send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 7}})
         assert agent.answer(0)["result"]["protocolVersion"] == 1  # a newer client gets our version
         agent.send(b"this is not json\n")
