@@ -4,7 +4,8 @@
   ``fs/write_text_file``, so reads and edits see and change the editor's buffers, unsaved changes
   included. A client offering only one of the two gets the disk for the other.
 * ``ClientTerminalBash`` is the ``bash`` tool run in a client terminal (``terminal/create`` with
-  the same shell, prefix and working folder as the local tool): the editor shows the live output
+  the same shell, prefix and working folder as the local tool, and the secret variables the
+  local tool drops set empty): the editor shows the live output
   in the tool call; the model gets the output formatted and truncated exactly as the local tool
   does (tail, 2,000 lines / 50 KB, full output saved beside the session), with the same exit,
   timeout and abort texts. Abort kills the command (``terminal/kill``); the terminal is always
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
 from pathlib import Path
 from typing import Any, Literal
@@ -28,7 +30,7 @@ from pi_tui.modes.acp.updates import EventMapper
 from pi_tui.tools.bash import BashTool, formatted_output
 from pi_tui.tools.common import optional_number, output_dir, require_str
 from pi_tui.tools.output import OutputAccumulator
-from pi_tui.tools.shell import resolve_shell, with_prefix
+from pi_tui.tools.shell import resolve_shell, shell_env, with_prefix
 
 OUTPUT_BYTE_LIMIT = 4 * 1024 * 1024
 """What the client keeps of a command's output (its tail); the model sees at most 50 KB of it."""
@@ -101,7 +103,7 @@ class ClientTerminalBash:
         try:
             created = await self.peer.request("terminal/create", {
                 "sessionId": self.session_id, "command": shell, "args": ["-c", with_prefix(command, ctx.settings)],
-                "cwd": str(ctx.cwd), "outputByteLimit": OUTPUT_BYTE_LIMIT})
+                "cwd": str(ctx.cwd), "env": _blanked_secrets(ctx), "outputByteLimit": OUTPUT_BYTE_LIMIT})
         except RpcError as err:
             raise ToolError(f"The editor could not start a terminal for `{command}`: {err.message}") from None
         terminal_id = str(created.get("terminalId")) if isinstance(created, dict) else ""
@@ -165,6 +167,15 @@ class ClientTerminalBash:
         if isinstance(answer, dict) and answer.get("truncated"):
             text = f"[Earlier output was dropped by the editor's terminal.]\n{text}"
         return text
+
+
+def _blanked_secrets(ctx: ToolContext) -> list[dict[str, str]]:
+    """The variables the local ``bash`` runs without (``shell_env``: secret-named ones and any
+    holding a known key, ``shellEnvPassthrough`` kept), set empty for the editor's terminal. ACP
+    can only set variables, and the editor was started from the environment pi-tui was, so
+    these are the names that would carry keys into a command the model wrote."""
+    kept = shell_env(ctx.settings, secret_values=ctx.secret_values)
+    return [{"name": name, "value": ""} for name in sorted(os.environ) if name not in kept]
 
 
 def _signal_name(value: str) -> str:

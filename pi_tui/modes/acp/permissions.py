@@ -3,7 +3,8 @@
 The session's ``before_tool_call`` hook (after the extensions' ``tool_call`` handlers):
 
 1. for ``edit`` and ``write``, the change as a whole-file diff (read through the client's
-   buffers when it offers ``fs/read_text_file``), shown in the question and kept in the call;
+   buffers when it offers ``fs/read_text_file``) with the session's known keys redacted, shown
+   in the question and kept in the call;
 2. unless ``acp.askPermission`` is false, or an earlier "always" answer for this tool in this
    session decides, the client is asked with four options: allow once, always allow, reject,
    always reject. "Always" is remembered per session and per tool;
@@ -44,7 +45,8 @@ CANCELLED = "The user cancelled the turn before this {tool} call ran."
 
 class PermissionGate:
     def __init__(self, peer: Peer, session_id: str, mapper: EventMapper, cwd: Path, *,
-                 ask: Callable[[], bool], files: FileAccess | None, cancelled: Callable[[], bool]) -> None:
+                 ask: Callable[[], bool], files: FileAccess | None, cancelled: Callable[[], bool],
+                 redact: Callable[[str], str]) -> None:
         self.peer = peer
         self.session_id = session_id
         self.mapper = mapper
@@ -52,12 +54,15 @@ class PermissionGate:
         self.ask = ask
         self.files = files
         self.cancelled = cancelled
+        self.redact = redact
+        """The session's known keys out of a diff's text: an edit of a ``.env`` or models.json
+        must not show the key to the editor (the tool's own result is redacted the same way)."""
         self.always: dict[str, bool] = {}
         """Tool name → True (always allow) / False (always reject), for this session."""
 
     async def __call__(self, info: ToolCallInfo) -> BeforeToolCallResult | None:
         call_id, name, args = str(info.tool_call["id"]), str(info.tool_call["name"]), dict(info.args)
-        diffs = await self.preview(name, args) if name in ("edit", "write") else None
+        diffs = [self._redacted(d) for d in await self.preview(name, args)] if name in ("edit", "write") else None
         state = self.mapper.calls.get(call_id)
         if state is not None:
             state.diffs = diffs
@@ -79,6 +84,9 @@ class PermissionGate:
             update["content"] = diffs
         self.mapper.send(update)
         return None
+
+    def _redacted(self, diff: dict[str, Any]) -> dict[str, Any]:
+        return {**diff, **{key: self.redact(diff[key]) for key in ("oldText", "newText") if isinstance(diff.get(key), str)}}
 
     async def _question(self, call_id: str, name: str, args: dict[str, Any], diffs: list[dict[str, Any]] | None) -> str:
         """The option the user chose (``allow_once`` …) or ``cancelled``."""

@@ -66,7 +66,7 @@ class AcpSession:
             files = ClientFiles(peer, self.id, read=client.read_files, write=client.write_files)
             session.file_access = files
         self.gate = PermissionGate(peer, self.id, self.mapper, session.cwd, ask=self._ask_permission, files=files,
-                                   cancelled=lambda: self.cancel_requested)
+                                   cancelled=lambda: self.cancel_requested, redact=session.redactor.redact)
         session.before_tool_call = self.gate
         if client.terminal and "bash" in session.get_all_tools():
             session.replace_tool(ClientTerminalBash(peer, self.id, self.mapper))

@@ -54,6 +54,8 @@ class EditorClient:
     terminals: dict[str, Any] | None = None
     """Running commands by terminal id; None = the client offers no ``terminal`` capability."""
     terminal_calls: list[str] = field(default_factory=list)
+    terminal_shown: list[str] = field(default_factory=list)
+    """What the editor's terminals showed, one entry per ``terminal/output``."""
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         self.updates.append((session_id, update))
@@ -85,7 +87,10 @@ class EditorClient:
                               cwd: str | None = None, output_byte_limit: int | None = None, **kwargs: Any) -> Any:
         assert self.terminals is not None
         self.terminal_calls.append("create")
-        process = await asyncio.create_subprocess_exec(command, *(args or []), cwd=cwd, stdout=asyncio.subprocess.PIPE,
+        # The editor's own environment with the request's variables set over it, as the spec says.
+        environment = {**os.environ, **{variable.name: variable.value for variable in env or []}}
+        process = await asyncio.create_subprocess_exec(command, *(args or []), cwd=cwd, env=environment,
+                                                       stdout=asyncio.subprocess.PIPE,
                                                        stderr=asyncio.subprocess.STDOUT, start_new_session=True)
         terminal_id = f"term-{len(self.terminals) + 1}"
         self.terminals[terminal_id] = process
@@ -102,6 +107,7 @@ class EditorClient:
         self.terminal_calls.append("output")
         process = self.terminals[terminal_id]  # type: ignore[index]
         data = await process.stdout.read() if process.returncode is not None else b""
+        self.terminal_shown.append(data.decode())
         return schema.TerminalOutputResponse(output=data.decode(), truncated=False)
 
     async def kill_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
