@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -224,3 +225,78 @@ async def test_cancel_while_a_permission_question_is_open(tmp_path: Path, projec
     assert answer.stop_reason == "cancelled"
     assert not (project / "never").exists()
     assert len(server.requests) == 1  # no model call after the cancel
+
+
+async def _cancel_when(conn: Any, session_id: str, turn: Any, ready: Any) -> tuple[Any, float]:
+    deadline = time.monotonic() + 30
+    while not ready():
+        assert time.monotonic() < deadline and not turn.done()
+        await asyncio.sleep(0.02)
+    started = time.monotonic()
+    await conn.cancel(session_id=session_id)
+    answer = await asyncio.wait_for(turn, 10)
+    return answer, time.monotonic() - started
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+async def test_cancel_stops_a_running_bash_within_a_second(project: Path, agent_dir: Path) -> None:
+    """Local ``bash`` and ``bash`` in the editor's terminal: the command is killed, the prompt
+    answers ``cancelled``, nothing is sent after the answer, the model is not called again."""
+    for terminals in (None, {}):
+        pidfile = project / "pid"
+        pidfile.unlink(missing_ok=True)
+        editor = EditorClient(choices=["allow_once"], terminals=terminals)
+        with FakeServer([_bash("c1", "echo $$ > pid; sleep 30; touch after"), {"text": "unused"}]) as server:
+            write_models(agent_dir, server.base_url)
+            async with acp_agent(editor, agent_dir, project) as conn:
+                session = await conn.new_session(cwd=str(project), mcp_servers=[])
+                turn = asyncio.ensure_future(conn.prompt(session_id=session.session_id, prompt=[text_block("go")]))
+                answer, elapsed = await _cancel_when(conn, session.session_id, turn,
+                                                     lambda: pidfile.exists() and pidfile.read_text().strip())
+                sent = len(editor.updates)
+                await asyncio.sleep(0.5)
+                assert len(editor.updates) == sent  # nothing after the answer
+        assert answer.stop_reason == "cancelled" and elapsed < 1.0, (terminals, elapsed)
+        assert _gone(int(pidfile.read_text())) and not (project / "after").exists()
+        assert len(server.requests) == 1
+        final = editor.of_kind("tool_call_update")[-1]
+        assert final.tool_call_id == "c1" and final.status == "failed"
+        if terminals is not None:
+            assert "kill" in editor.terminal_calls and editor.terminal_calls[-1] == "release"
+
+
+async def test_retries_and_overflow_recovery_are_shown_as_agent_messages(project: Path, agent_dir: Path) -> None:
+    """A retried 503, then an overflow answered by compaction and a retried request: each is a
+    quoted paragraph of the agent's message, in order, before the recovered answer."""
+    (agent_dir / "settings.json").write_text(json.dumps({"retry": {"baseDelayMs": 1},
+                                                         "compaction": {"keepRecentTokens": 20}}))
+    overflow = "This model's maximum context length is 8000 tokens. However, your messages resulted in 9234 tokens."
+    summary = {"system_contains": "You summarize conversations"}
+    turns = [{"text": "First answer. " * 400},
+             {"error": {"status": 503, "message": "upstream busy"}}, {"text": "Second answer. " * 10},
+             {"error": {"status": 400, "code": "context_length_exceeded", "message": overflow}},
+             {"when": summary, "text": "## Goal\nSummary."}, {"when": summary, "text": "## Goal\nPrefix summary."},
+             {"text": "Recovered."}]
+    editor = EditorClient()
+    with FakeServer(turns) as server:
+        write_models(agent_dir, server.base_url)
+        async with acp_agent(editor, agent_dir, project) as conn:
+            session = await conn.new_session(cwd=str(project), mcp_servers=[])
+            for text in ("one", "two"):
+                await conn.prompt(session_id=session.session_id, prompt=[text_block(text)])
+            answer = await conn.prompt(session_id=session.session_id, prompt=[text_block("three")])
+    assert answer.stop_reason == "end_turn"
+    text = editor.message_text()
+    notices = ["> Retrying in 0.001 s (attempt 1 of 3) after: 503 upstream busy",
+               "> Compacting the context (the model said the context is too long)…",
+               "> Context compacted:"]
+    positions = [text.find(notice) for notice in notices]
+    assert -1 not in positions and positions == sorted(positions), text[-1500:]
+    assert text.endswith("Recovered.")
