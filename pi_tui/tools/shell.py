@@ -28,6 +28,8 @@ from pi_tui.core.redact import is_secret_name
 
 _PIPE_SIZE_BYTES = 1 << 20
 AFTER_EXIT_GRACE_SECONDS = 1.0
+SPAWN_GRACE_SECONDS = 2.0
+"""How long a call cancelled while its shell was starting waits for the start, to kill the group."""
 _AGENT_DIR_ENV = "PI_CODING_AGENT_DIR"
 
 
@@ -162,14 +164,18 @@ async def run_shell(
     _require_cwd(cwd)
     shell = resolve_shell(settings)
     loop = asyncio.get_running_loop()
+    spawn = asyncio.ensure_future(loop.subprocess_exec(
+        lambda: _ShellProtocol(on_output, loop),
+        shell, "-c", with_prefix(command, settings),
+        cwd=cwd, env=shell_env(settings, secret_values=secret_values), stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+        start_new_session=True,
+    ))
     try:
-        transport, protocol = await loop.subprocess_exec(
-            lambda: _ShellProtocol(on_output, loop),
-            shell, "-c", with_prefix(command, settings),
-            cwd=cwd, env=shell_env(settings, secret_values=secret_values), stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,
-        )
+        transport, protocol = await asyncio.shield(spawn)
+    except asyncio.CancelledError:
+        await _kill_once_started(spawn)
+        raise
     except OSError as error:
         raise ToolError(f"Failed to start shell {shell}: {error.strerror or error} (command: {command})") from None
     pid = transport.get_pid()
@@ -230,6 +236,22 @@ async def run_shell(
         transport.close()
 
 
+async def _kill_once_started(spawn: asyncio.Future[Any]) -> None:
+    """Cancelled while the shell was starting: it already runs (and may have started commands
+    of its own) before ``subprocess_exec`` returns, and asyncio, cancelled there, would kill the
+    shell alone, orphaning its children. Kill the whole group as soon as the start completes."""
+
+    def kill(done: asyncio.Future[Any]) -> None:
+        if not done.cancelled() and done.exception() is None:
+            transport = done.result()[0]
+            kill_process_group(transport.get_pid())
+            transport.close()
+
+    spawn.add_done_callback(kill)  # even if this task is cancelled again while it waits
+    with contextlib.suppress(asyncio.CancelledError):
+        await asyncio.wait({spawn}, timeout=SPAWN_GRACE_SECONDS)
+
+
 def _widen_pipe(transport: asyncio.SubprocessTransport) -> None:
     """Ask Linux for a 1 MiB pipe: far fewer reads and wake-ups than the default 64 KiB when a
     command floods its output (best effort; other systems keep their default)."""
@@ -238,7 +260,7 @@ def _widen_pipe(transport: asyncio.SubprocessTransport) -> None:
     pipe = pipe_transport.get_extra_info("pipe") if pipe_transport is not None else None
     if set_size is None or pipe is None:
         return
-    with contextlib.suppress(OSError):
+    with contextlib.suppress(OSError, ValueError):  # ValueError: a quick command's pipe already closed
         fcntl.fcntl(pipe.fileno(), set_size, _PIPE_SIZE_BYTES)
 
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import tempfile
@@ -207,3 +208,36 @@ async def test_unicode_and_spaced_cwd_and_output(tmp_path):
     (folder / "file with space.txt").write_text("ünïcødé\n")
     result = await bash(ToolContext(cwd=folder), 'pwd; cat "file with space.txt"')
     assert text(result) == f"{folder}\nünïcødé\n"
+
+
+async def test_an_abort_while_the_shell_is_starting_leaves_nothing_running(tmp_path, monkeypatch):
+    """The shell runs (and starts its own children) before ``subprocess_exec`` returns: on a busy
+    event loop an abort can land in between, when the tool has no pid yet. The command's whole
+    group is still killed — never the shell alone (which orphans ``sleep``) or nothing."""
+    pid_file = tmp_path / "pid"
+    loop = asyncio.get_running_loop()
+    real_exec = loop.subprocess_exec
+
+    async def slow_start(*args, **kwargs):  # the transport connects while the loop is busy elsewhere
+        started = await real_exec(*args, **kwargs)
+        await asyncio.sleep(0.5)
+        return started
+
+    monkeypatch.setattr(loop, "subprocess_exec", slow_start)
+    ctx = ToolContext(cwd=tmp_path)
+    task = asyncio.create_task(bash(ctx, f"echo $$ > {pid_file}; sleep 60; true"))
+    for _ in range(250):
+        await asyncio.sleep(0.02)
+        if pid_file.exists() and pid_file.read_text().strip():
+            break
+    pgid = int(pid_file.read_text())
+    await asyncio.sleep(0.2)  # the shell has started sleep
+    assert len(live_processes_in_group(pgid)) == 2
+    task.cancel()
+    try:
+        with pytest.raises((ToolAborted, asyncio.CancelledError)):
+            await task
+        assert group_after_kill(pgid) == []
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pgid, 9)

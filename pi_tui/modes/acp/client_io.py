@@ -8,8 +8,8 @@
   local tool drops set empty): the editor shows the live output
   in the tool call; the model gets the output formatted and truncated exactly as the local tool
   does (tail, 2,000 lines / 50 KB, full output saved beside the session), with the same exit,
-  timeout and abort texts. Abort kills the command (``terminal/kill``); the terminal is always
-  released.
+  timeout and abort texts. Abort kills the command (``terminal/kill``), also when it lands while
+  the editor is still starting it; the terminal is always released.
 """
 
 from __future__ import annotations
@@ -100,10 +100,15 @@ class ClientTerminalBash:
         command = require_str(args, "command", self.name)
         timeout = optional_number(args, "timeout", self.name)
         shell = resolve_shell(ctx.settings)
+        create = asyncio.ensure_future(self.peer.request("terminal/create", {
+            "sessionId": self.session_id, "command": shell, "args": ["-c", with_prefix(command, ctx.settings)],
+            "cwd": str(ctx.cwd), "env": _blanked_secrets(ctx), "outputByteLimit": OUTPUT_BYTE_LIMIT}))
         try:
-            created = await self.peer.request("terminal/create", {
-                "sessionId": self.session_id, "command": shell, "args": ["-c", with_prefix(command, ctx.settings)],
-                "cwd": str(ctx.cwd), "env": _blanked_secrets(ctx), "outputByteLimit": OUTPUT_BYTE_LIMIT})
+            created = await asyncio.shield(create)
+        except asyncio.CancelledError:
+            await self._stop_once_created(create)
+            raise ToolAborted(ToolResult(content=[{"type": "text", "text": "Command aborted"}], details={},
+                                         is_error=True)) from None
         except RpcError as err:
             raise ToolError(f"The editor could not start a terminal for `{command}`: {err.message}") from None
         terminal_id = str(created.get("terminalId")) if isinstance(created, dict) else ""
@@ -145,6 +150,17 @@ class ClientTerminalBash:
         if killed_by:
             raise ToolError(f"{text}\n\nCommand was killed by {_signal_name(str(killed_by))}")
         return ToolResult(content=[{"type": "text", "text": text}])
+
+    async def _stop_once_created(self, create: asyncio.Future[Any]) -> None:
+        """Cancelled while the editor was starting the terminal: the command may run already.
+        Once the editor names the terminal, kill and release it (bounded: a silent editor)."""
+        with contextlib.suppress(Exception, asyncio.CancelledError):
+            created = await asyncio.wait_for(asyncio.shield(create), KILL_GRACE_SECONDS)
+            terminal_id = created.get("terminalId") if isinstance(created, dict) else None
+            if isinstance(terminal_id, str) and terminal_id:
+                await self._kill(terminal_id)
+                await asyncio.wait_for(self.peer.request("terminal/release", self._params(terminal_id)),
+                                       KILL_GRACE_SECONDS)
 
     async def _kill(self, terminal_id: str) -> None:
         with contextlib.suppress(Exception):

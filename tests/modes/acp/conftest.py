@@ -55,6 +55,8 @@ class EditorClient:
     """Running commands by terminal id; None = the client offers no ``terminal`` capability."""
     terminal_calls: list[str] = field(default_factory=list)
     terminal_shown: list[str] = field(default_factory=list)
+    create_delay: float = 0.0
+    """Seconds between starting a terminal's command and answering ``terminal/create`` (a busy editor)."""
     """What the editor's terminals showed, one entry per ``terminal/output``."""
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
@@ -94,6 +96,7 @@ class EditorClient:
                                                        stderr=asyncio.subprocess.STDOUT, start_new_session=True)
         terminal_id = f"term-{len(self.terminals) + 1}"
         self.terminals[terminal_id] = process
+        await asyncio.sleep(self.create_delay)
         return schema.CreateTerminalResponse(terminal_id=terminal_id)
 
     async def wait_for_terminal_exit(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:

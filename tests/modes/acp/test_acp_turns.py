@@ -5,6 +5,7 @@ as the file system, cancel mid-stream, ``/compact``."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import time
@@ -15,6 +16,7 @@ from acp import text_block
 
 from pi_tui.providers.fake_server import FakeServer
 from tests.modes.acp.conftest import EditorClient, acp_agent, write_models
+from tests.reliability.pi_process import live_in_group, wait_until
 
 
 def _bash(call_id: str, command: str) -> dict[str, Any]:
@@ -238,14 +240,6 @@ async def _cancel_when(conn: Any, session_id: str, turn: Any, ready: Any) -> tup
     return answer, time.monotonic() - started
 
 
-def _gone(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    return False
-
-
 async def test_cancel_stops_a_running_bash_within_a_second(project: Path, agent_dir: Path) -> None:
     """Local ``bash`` and ``bash`` in the editor's terminal: the command is killed, the prompt
     answers ``cancelled``, nothing is sent after the answer, the model is not called again."""
@@ -264,7 +258,8 @@ async def test_cancel_stops_a_running_bash_within_a_second(project: Path, agent_
                 await asyncio.sleep(0.5)
                 assert len(editor.updates) == sent  # nothing after the answer
         assert answer.stop_reason == "cancelled" and elapsed < 1.0, (terminals, elapsed)
-        assert _gone(int(pidfile.read_text())) and not (project / "after").exists()
+        pgid = int(pidfile.read_text())  # the shell leads its own process group (sleep is in it)
+        assert wait_until(lambda: not live_in_group(pgid), 1.0) and not (project / "after").exists()
         assert len(server.requests) == 1
         final = editor.of_kind("tool_call_update")[-1]
         assert final.tool_call_id == "c1" and final.status == "failed"
@@ -300,3 +295,25 @@ async def test_retries_and_overflow_recovery_are_shown_as_agent_messages(project
     positions = [text.find(notice) for notice in notices]
     assert -1 not in positions and positions == sorted(positions), text[-1500:]
     assert text.endswith("Recovered.")
+
+
+async def test_cancel_while_the_editor_is_starting_the_terminal(project: Path, agent_dir: Path) -> None:
+    """The command already runs in the editor's terminal before ``terminal/create`` is answered:
+    a cancel in between still kills and releases that terminal once its id arrives."""
+    pidfile = project / "pid"
+    editor = EditorClient(choices=["allow_once"], terminals={}, create_delay=1.0)
+    with FakeServer([_bash("c1", "echo $$ > pid; sleep 30; touch after"), {"text": "unused"}]) as server:
+        write_models(agent_dir, server.base_url)
+        async with acp_agent(editor, agent_dir, project) as conn:
+            session = await conn.new_session(cwd=str(project), mcp_servers=[])
+            turn = asyncio.ensure_future(conn.prompt(session_id=session.session_id, prompt=[text_block("go")]))
+            answer, _elapsed = await _cancel_when(conn, session.session_id, turn,
+                                                  lambda: pidfile.exists() and pidfile.read_text().strip())
+            assert editor.terminal_calls == ["create", "kill", "release"]  # before the prompt's answer
+    pgid = int(pidfile.read_text())
+    try:
+        assert answer.stop_reason == "cancelled" and len(server.requests) == 1
+        assert wait_until(lambda: not live_in_group(pgid), 1.0)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pgid, 9)
