@@ -4,6 +4,7 @@ about (authentication), MCP servers declined politely, the permission setting, t
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -123,3 +124,73 @@ async def test_a_project_setting_cannot_switch_the_questions_off(project: Path, 
             await conn.prompt(session_id=session.session_id, prompt=[text_block("make it")])
     assert len(editor.permission_requests) == 1
     assert not (project / "made").exists()
+
+
+def _place(agent_dir: Path, project: Path, session_id: str, text: str) -> None:
+    """A session file where pi would keep it for ``project``."""
+    from pi_tui.resources.locations import default_session_dir
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PI_CODING_AGENT_DIR", str(agent_dir))
+        directory = default_session_dir(project)
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / f"2026-01-01T00-00-00-000Z_{session_id}.jsonl").write_text(text)
+
+
+async def test_a_session_pi_wrote_and_a_damaged_one_load_and_continue(project: Path, agent_dir: Path,
+                                                                      pi_fixtures: Path) -> None:
+    """pi's own file (compactions, a model_change to a provider we have no key for) replays and
+    continues on our model; a damaged copy (a line that is not JSON, an entry whose parent is
+    missing, blocks of the wrong type, a cut last line) replays what is readable, and each
+    problem reaches the editor as a notice naming the file and line."""
+    original = (pi_fixtures / "v3-compact-manual.jsonl").read_text().splitlines()
+    pi_id = json.loads(original[0])["id"]
+    _place(agent_dir, project, pi_id, "\n".join(original) + "\n")
+    damaged_id = "01a22a84-0000-7000-8000-00000000dead"
+    damaged = [json.dumps({**json.loads(original[0]), "id": damaged_id}), *original[1:5], "{not json",
+               '{"type":"message","id":"zz","parentId":"nope","message":{"role":"assistant","content":"str"}}',
+               '{"type":"message","id":"yy","parentId":null,"message":{"role":"user","content":[{"type":"image"},5]}}',
+               *original[5:9], original[9][:40]]
+    _place(agent_dir, project, damaged_id, "\n".join(damaged))
+    editor = EditorClient()
+    with FakeServer([{"text": "Continued from pi."}, {"text": "Continued the damaged one."}]) as server:
+        write_models(agent_dir, server.base_url)
+        async with acp_agent(editor, agent_dir, project, "--model", "fake/fake-model") as conn:
+            await conn.load_session(session_id=pi_id, cwd=str(project), mcp_servers=[])
+            first = await conn.prompt(session_id=pi_id, prompt=[text_block("go on")])
+            replayed_pi = [u for sid, u in editor.updates if sid == pi_id]
+            await conn.load_session(session_id=damaged_id, cwd=str(project), mcp_servers=[])
+            second = await conn.prompt(session_id=damaged_id, prompt=[text_block("go on")])
+    assert first.stop_reason == second.stop_reason == "end_turn"
+    kinds = [u.session_update for u in replayed_pi]
+    assert kinds.count("user_message_chunk") >= 3 and "tool_call" in kinds
+    pi_text = "".join(u.content.text for u in replayed_pi if u.session_update == "agent_message_chunk")
+    assert "> Context compacted here:" in pi_text and pi_text.endswith("Continued from pi.")
+    damaged_text = "".join(u.content.text for sid, u in editor.updates
+                           if sid == damaged_id and u.session_update == "agent_message_chunk")
+    for problem in (":6: ", "parent nope is not in the file", "is a number, expected a content block"):
+        assert problem in damaged_text, problem
+    assert damaged_text.endswith("Continued the damaged one.")
+    assert _user_texts(server.requests[1])[-1] == "go on"
+
+
+async def test_two_sessions_answer_at_once_each_in_its_own_stream(project: Path, agent_dir: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other-project"
+    other.mkdir()
+    slow = {"text": "word " * 30, "chunk_size": 5, "chunk_delay_ms": 20}
+    editor = EditorClient()
+    with FakeServer([dict(slow, when={"last_user_contains": "A"}), dict(slow, text="other " * 30)]) as server:
+        write_models(agent_dir, server.base_url)
+        async with acp_agent(editor, agent_dir, project) as conn:
+            a = await conn.new_session(cwd=str(project), mcp_servers=[])
+            b = await conn.new_session(cwd=str(other), mcp_servers=[])
+            answers = await asyncio.gather(conn.prompt(session_id=a.session_id, prompt=[text_block("A")]),
+                                           conn.prompt(session_id=b.session_id, prompt=[text_block("B")]))
+    assert [answer.stop_reason for answer in answers] == ["end_turn", "end_turn"]
+    streamed = {sid: "" for sid in (a.session_id, b.session_id)}
+    for sid, update in editor.updates:
+        if update.session_update == "agent_message_chunk":
+            streamed[sid] += update.content.text
+    assert streamed == {a.session_id: slow["text"], b.session_id: "other " * 30}
+    assert {json.loads(f.read_text().splitlines()[0])["cwd"] for f in (agent_dir / "sessions").rglob("*.jsonl")} == {
+        str(project), str(other)}
