@@ -187,7 +187,7 @@ async def test_two_sessions_answer_at_once_each_in_its_own_stream(project: Path,
             answers = await asyncio.gather(conn.prompt(session_id=a.session_id, prompt=[text_block("A")]),
                                            conn.prompt(session_id=b.session_id, prompt=[text_block("B")]))
     assert [answer.stop_reason for answer in answers] == ["end_turn", "end_turn"]
-    streamed = {sid: "" for sid in (a.session_id, b.session_id)}
+    streamed = dict.fromkeys((a.session_id, b.session_id), "")
     for sid, update in editor.updates:
         if update.session_update == "agent_message_chunk":
             streamed[sid] += update.content.text
