@@ -3,6 +3,11 @@
 Targets (issue 3): the peak RSS of pi-tui grows by less than 50 MB, and the run takes no more
 than about 2x the time the shell alone needs to write the same output to a file.
 
+The tool runs as a session runs it: knowing a few keys (``--secrets``, default 4, as a user with
+a couple of provider keys in the environment), which are redacted from the full-output file as it
+is written (issue 13). ``--leak`` makes the command print one of them in every line (the worst
+case for the redaction) instead of text that never holds one.
+
 Each run is a fresh interpreter: it imports the tool, records its peak RSS (``VmHWM``), runs
 ``BashTool.execute`` (which streams the full output to a file in an artifact folder, keeps a
 rolling tail and sends throttled UI updates), then records the peak again. The baseline is the
@@ -15,7 +20,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import statistics
+import string
 import subprocess
 import sys
 import tempfile
@@ -37,9 +44,10 @@ def peak_kb():
             return int(line.split()[1])
     return 0
 
-command, workdir = sys.argv[1], Path(sys.argv[2])
+command, workdir, secrets = sys.argv[1], Path(sys.argv[2]), frozenset(json.loads(sys.argv[3]))
 updates = []
-ctx = ToolContext(cwd=workdir, artifact_dir=workdir / "artifacts", on_update=lambda r: updates.append(1))
+ctx = ToolContext(cwd=workdir, artifact_dir=workdir / "artifacts", on_update=lambda r: updates.append(1),
+                  secret_values=secrets)
 loop = asyncio.new_event_loop()
 before = peak_kb()
 usage_before = resource.getrusage(resource.RUSAGE_SELF)
@@ -57,8 +65,15 @@ full.unlink()
 """
 
 
-def command_for(size: int) -> str:
-    return f"yes 'The quick brown fox jumps over the lazy dog 0123456789' | head -c {size}"
+def secrets_for(count: int) -> list[str]:
+    """Keys shaped like real ones (``sk-`` + 48 random letters and digits), the same every run."""
+    rng = random.Random(13)
+    return ["sk-" + "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(48)) for _ in range(count)]
+
+
+def command_for(size: int, leak: str | None = None) -> str:
+    line = f"key {leak} over the lazy dog" if leak else "The quick brown fox jumps over the lazy dog 0123456789"
+    return f"yes '{line}' | head -c {size}"
 
 
 def shell_baseline(command: str, workdir: Path) -> float:
@@ -70,9 +85,10 @@ def shell_baseline(command: str, workdir: Path) -> float:
     return elapsed
 
 
-def tool_run(command: str, workdir: Path) -> dict[str, float]:
+def tool_run(command: str, workdir: Path, secrets: list[str]) -> dict[str, float]:
     out = subprocess.run(
-        [sys.executable, "-c", CHILD, command, str(workdir)], cwd=ROOT, capture_output=True, text=True, check=True
+        [sys.executable, "-c", CHILD, command, str(workdir), json.dumps(secrets)], cwd=ROOT, capture_output=True,
+        text=True, check=True,
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -81,20 +97,25 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bytes", type=int, default=1 << 30)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--secrets", type=int, default=4, help="keys the session knows")
+    parser.add_argument("--leak", action="store_true", help="print a known key in every line")
     args = parser.parse_args(argv)
-    command = command_for(args.bytes)
+    secrets = secrets_for(args.secrets)
+    command = command_for(args.bytes, secrets[0] if args.leak and secrets else None)
     with tempfile.TemporaryDirectory(prefix="pi-tui-bench-bash-") as folder:
         workdir = Path(folder)
         baselines, runs = [], []
         for _ in range(args.runs):
             baselines.append(shell_baseline(command, workdir))
-            runs.append(tool_run(command, workdir))
+            runs.append(tool_run(command, workdir, secrets))
     base = statistics.median(baselines)
     tool = statistics.median(r["seconds"] for r in runs)
     cpu = statistics.median(r["cpu_seconds"] for r in runs)
     growth_mb = statistics.median((r["rss_after_kb"] - r["rss_before_kb"]) / 1024 for r in runs)
-    complete = all(r["full_output_bytes"] == args.bytes for r in runs)
-    print(f"bash output {args.bytes / (1 << 20):.0f} MiB, {args.runs} runs (medians)")
+    # A redacted file differs in size by (len("[redacted]") - len(key)) per key printed.
+    complete = args.leak or all(r["full_output_bytes"] == args.bytes for r in runs)
+    print(f"bash output {args.bytes / (1 << 20):.0f} MiB, {args.runs} runs (medians), {args.secrets} known keys"
+          f"{', one printed in every line' if args.leak else ''}")
     print(f"  shell alone to a file : {base:.2f} s")
     print(f"  bash tool             : {tool:.2f} s   ratio {tool / base:.2f}x   (target <= ~2x)")
     print(f"  pi-tui CPU time       : {cpu:.2f} s (user+sys of the tool's process; load-independent)")

@@ -85,7 +85,8 @@ class RedactingTool:
     live update and the text of a failure. Tool output is how a key would otherwise reach the
     conversation (a model told to ``cat ~/.pi/agent/models.json`` or to read a ``.env``); the
     result passes here before the events, the session file and the next request see it.
-    (A huge output's full-output file, written as the command prints, is kept byte for byte.)"""
+    (A huge output's full-output file is written as the command prints, before any result exists:
+    the shell tools redact it on the way with ``ToolContext.secret_values``, ``tools/output.py``.)"""
 
     def __init__(self, inner: Tool, redactor: Redactor) -> None:
         self.inner = inner

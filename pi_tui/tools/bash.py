@@ -99,7 +99,7 @@ class BashTool:
     async def execute(self, call_id: str, args: dict[str, JsonValue], ctx: ToolContext) -> ToolResult:
         command = require_str(args, "command", self.name)
         timeout = optional_number(args, "timeout", self.name)
-        acc = OutputAccumulator(output_dir(ctx.artifact_dir))
+        acc = OutputAccumulator(output_dir(ctx.artifact_dir), secrets=ctx.secret_values)
         last_update = 0.0
         unsent = False  # output arrived since the last update
 

@@ -4,7 +4,9 @@ Memory stays flat whatever a command prints: the accumulator keeps
 
 * every raw byte only until the output passes the limits (≤ 50 KB / 2,000 lines); from then on
   raw bytes go straight to the full-output file, which is byte-identical to what the command
-  printed (pi writes re-decoded text; we keep the bytes, so binary noise survives too);
+  printed (pi writes re-decoded text; we keep the bytes, so binary noise survives too) except
+  that the session's known keys (``secrets``) are replaced by ``[redacted]`` on the way, a key
+  split between chunks included (``core.redact.StreamRedactor``): secrets never reach disk;
 * a rolling decoded tail of at least 100 K characters (≥ 100 KB), enough for the 50 KB shown;
 * counters over the whole stream (lines, raw bytes, decoded UTF-8 bytes, last line length), so
   the notice reports the real totals.
@@ -15,9 +17,11 @@ from __future__ import annotations
 import codecs
 import secrets
 from collections import deque
+from collections.abc import Collection
 from pathlib import Path
 from typing import BinaryIO
 
+from pi_tui.core.redact import StreamRedactor
 from pi_tui.tools.truncate import (
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_LINES,
@@ -37,8 +41,10 @@ class OutputAccumulator:
         file_prefix: str = "pi-bash-",
         max_lines: int = DEFAULT_MAX_LINES,
         max_bytes: int = DEFAULT_MAX_BYTES,
+        secrets: Collection[str] = (),
     ) -> None:
         self._spill_dir = spill_dir
+        self._redactor = StreamRedactor(secrets)
         self._file_prefix = file_prefix
         self.max_lines = max_lines
         self.max_bytes = max_bytes
@@ -88,7 +94,7 @@ class OutputAccumulator:
             self._count_decoded(text, len(chunk) + pending_before - len(self._decoder.getstate()[0]))
             self._append_tail(text)
         if self._file is not None:
-            self._file.write(chunk)
+            self._write(chunk)
             return
         self._early += chunk
         if self.over_limits:
@@ -126,9 +132,17 @@ class OutputAccumulator:
         self._spill_dir.mkdir(parents=True, exist_ok=True)
         path = self._spill_dir / f"{self._file_prefix}{secrets.token_hex(8)}.log"
         self._file = open(path, "wb")  # noqa: SIM115 - closed in finish()
-        self._file.write(self._early)
+        self._write(bytes(self._early))
         self._early = bytearray()
         self.full_output_path = path
+
+    def _write(self, chunk: bytes) -> None:
+        assert self._file is not None
+        if not self._redactor.active:
+            self._file.write(chunk)
+            return
+        for piece in self._redactor.feed(chunk):
+            self._file.write(piece)
 
     def finish(self) -> None:
         """Flush the decoder and close the full-output file (idempotent)."""
@@ -142,6 +156,7 @@ class OutputAccumulator:
             if self._file is None and self.over_limits:
                 self._open_spill_file()
         if self._file is not None:
+            self._file.write(self._redactor.flush())
             self._file.flush()
             self._file.close()
 

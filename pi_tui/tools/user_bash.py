@@ -48,7 +48,7 @@ async def run_user_bash(
     The command's environment drops secrets as the ``bash`` tool's does (``shell.shell_env``:
     the user's own command, but its output goes into the conversation and the session file).
     """
-    acc = OutputAccumulator(output_dir(artifact_dir))
+    acc = OutputAccumulator(output_dir(artifact_dir), secrets=secret_values)
     settings_dict = _settings_dict(settings)
 
     def on_output(chunk: bytes) -> None:

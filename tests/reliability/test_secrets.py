@@ -239,3 +239,36 @@ def test_the_users_bang_command_output_is_redacted(tmp_path: Path, project: Path
     assert "x-proxy-token" in result.stdout and REDACTED in result.stdout
     assert leaks(result.stdout, result.stderr) == []
     assert files_leaking(agent, project) == {}
+
+
+# --------------------------------------------------------------------------- the full-output file
+
+HUGE = 'cat "$PI_CODING_AGENT_DIR/models.json"; seq 1 40000; cat "$PI_CODING_AGENT_DIR/models.json"'
+"""A key printed first (only in the full-output file, out of the 50 KB tail) and last (in both)."""
+
+
+def test_a_key_printed_by_a_huge_command_reaches_no_full_output_file(tmp_path: Path, project: Path) -> None:
+    turns = [{"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": HUGE}}]}, {"text": "done"}]
+    with FakeServer(turns) as server:
+        agent = _agent(tmp_path, server.base_url)
+        result = run_cli(["-p", "print a lot", "--api-key", FLAG_KEY], agent, project, env=ENV_SECRETS)
+        tool_output = server.requests[1]["messages"][-1]["content"]
+    assert result.returncode == 0, result.stderr
+    (full,) = (agent / "sessions").rglob("pi-bash-*.log")  # the tool really saved the whole output
+    text = full.read_text()
+    assert text.count("x-proxy-token") == 2 and text.count(REDACTED) >= 4 and "\n40000\n" in text
+    assert str(full) in tool_output and leaks(tool_output) == []
+    assert files_leaking(agent, project) == {}
+
+
+def test_a_key_printed_by_a_huge_bang_command_reaches_no_full_output_file(tmp_path: Path, project: Path) -> None:
+    commands = json.dumps({"id": "1", "type": "bash", "command": HUGE}) + "\n"
+    with FakeServer([]) as server:
+        agent = _agent(tmp_path, server.base_url)
+        result = run_cli(["--mode", "rpc"], agent, project, stdin=commands, env=ENV_SECRETS)
+    frames = [json.loads(line) for line in result.stdout.splitlines()]
+    reply = next(f for f in frames if f.get("type") == "response" and f.get("command") == "bash")
+    full = Path(reply["data"]["fullOutputPath"])
+    assert full.read_text().count("x-proxy-token") == 2
+    assert leaks(result.stdout, result.stderr, full.read_text()) == []
+    assert files_leaking(agent, project) == {}

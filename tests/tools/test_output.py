@@ -65,3 +65,52 @@ def test_bounded_tail_gives_the_same_view_as_the_whole_output(tmp_path, monkeypa
     assert got.total_lines == expected.total_lines and got.total_bytes == expected.total_bytes
     if acc.full_output_path is not None:
         assert acc.full_output_path.read_bytes() == data
+
+
+# --------------------------------------------------------------------------- known keys in the file
+
+KEYS = ["sk-key-0123456789", "sk-key-0123456789-longer-one", "tok-ABCDEFGH"]
+
+
+def _redacted_file(tmp_path: Path, data: bytes, step: int, keys: list[str] = KEYS) -> bytes:
+    acc = OutputAccumulator(tmp_path, max_lines=3, max_bytes=20, secrets=keys)
+    for start in range(0, len(data), step):
+        acc.feed(data[start : start + step])
+    acc.finish()
+    assert acc.full_output_path is not None
+    return acc.full_output_path.read_bytes()
+
+
+def test_a_key_split_at_every_byte_boundary_never_reaches_the_file(tmp_path: Path) -> None:
+    from pi_tui.core.redact import REDACTED, Redactor
+
+    text = "head\n" * 10 + f"a {KEYS[1]} b {KEYS[0]}\nc{KEYS[2]}{KEYS[2]}\nend {KEYS[0][:-1]}"
+    expected = Redactor(KEYS).redact(text).encode()
+    assert expected.count(REDACTED.encode()) == 4
+    for step in range(1, len(KEYS[1]) + 3):
+        for offset in range(step):  # every position of the first split
+            folder = tmp_path / f"{step}-{offset}"
+            acc = OutputAccumulator(folder, max_lines=3, max_bytes=20, secrets=KEYS)
+            data = text.encode()
+            acc.feed(data[:offset])
+            for start in range(offset, len(data), step):
+                acc.feed(data[start : start + step])
+            acc.finish()
+            assert acc.full_output_path is not None
+            assert acc.full_output_path.read_bytes() == expected, (step, offset)
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.sampled_from(["a", "\n", "é", "sk-key-", "0123456789", "-longer-one", *KEYS]), min_size=1,
+                max_size=40).map("".join), st.integers(1, 40))
+def test_the_file_is_the_output_redacted_as_a_whole(tmp_path: Path, text: str, step: int) -> None:
+    from pi_tui.core.redact import Redactor
+
+    data = ("x\n" * 30 + text).encode()
+    folder = tmp_path / f"{abs(hash((text, step)))}"
+    assert _redacted_file(folder, data, step) == Redactor(KEYS).redact(data.decode()).encode()
+
+
+def test_without_keys_the_file_stays_byte_identical(tmp_path: Path) -> None:
+    data = b"\xff\xfe raw " * 100 + KEYS[0].encode()
+    assert _redacted_file(tmp_path, data, 7, keys=[]) == data
