@@ -72,9 +72,7 @@ def create_agent_session(
     cwd_path = Path(cwd).absolute() if cwd is not None else Path.cwd()
     agent = Path(agent_dir) if agent_dir is not None else default_agent_dir()
     settings = _settings(settings, cwd_path, agent)
-    trust = project_trust(cwd_path, agent, settings, trust_project)
-    if hasattr(settings, "set_project_trusted"):
-        settings.set_project_trusted(trust.trusted)
+    trust = apply_project_trust(cwd_path, agent, settings, trust_project)
     if isinstance(model, str):
         from pi_tui.providers.models import parse_model_ref
 
@@ -169,6 +167,15 @@ def project_trust(cwd: Path, agent: Path, settings: Any, flag: bool | None) -> A
         global_settings=files("global") if callable(files) else {},
         flag=flag,
     )
+
+
+def apply_project_trust(cwd: Path, agent: Path, settings: Any, flag: bool | None) -> Any:
+    """Decide trust and let ``settings`` show the project's gated keys only if trusted (anything
+    that reads ``sessionDir`` or a project path list must go through this first)."""
+    trust = project_trust(cwd, agent, settings, flag)
+    if hasattr(settings, "set_project_trusted"):
+        settings.set_project_trusted(trust.trusted)
+    return trust
 
 
 def _registry(agent: Path) -> Any:

@@ -49,8 +49,9 @@ def session_from_args(args: argparse.Namespace, *, cwd: Path | None = None, **ov
         "trust_project": True if getattr(args, "trust_project", False) else None,
     }
     if getattr(args, "fork", None):
-        from pi_tui.sdk import fork_session_arg
+        from pi_tui.sdk import apply_project_trust, fork_session_arg
 
+        apply_project_trust(cwd, agent_dir(), settings, True if getattr(args, "trust_project", False) else None)
         options["session_manager"] = fork_session_arg(args.fork, cwd, settings, getattr(args, "session_dir", None))
     options.update(overrides)
     session = create_agent_session(**options)  # type: ignore[arg-type]

@@ -76,8 +76,13 @@ def _sessions(args: argparse.Namespace) -> list[str]:
     if args.all and not args.session_dir:
         infos = list_all_sessions(sessions_root())
     else:
+        from pi_tui.resources.locations import agent_dir
+        from pi_tui.sdk import apply_project_trust
+
         cwd = Path.cwd()
-        setting = load_settings(cwd).session_dir
+        settings = load_settings(cwd)
+        apply_project_trust(cwd, agent_dir(), settings, None)  # a project's sessionDir counts once trusted
+        setting = settings.session_dir
         infos = list_sessions(default_session_dir(cwd, setting=setting, flag=args.session_dir))
     if args.json:
         return [json_line([info.to_json() for info in infos], indent=2)]

@@ -9,9 +9,10 @@ Failure policy — the program always starts:
 * a known key with a wrong type is reported and its default is used.
 
 Project trust (``trust.py``): until ``set_project_trusted(True)``, the project file's code keys
-(``extensions``, ``shellPath``, ``shellCommandPrefix``) are left out of the merged view, so a
-cloned repository cannot make ``bash`` run its program (``file_settings("project")`` still shows
-them, for the trust dialog). ``GLOBAL_ONLY_KEYS`` (``trustedProjects``, ``shellEnvPassthrough``)
+(``extensions``, ``shellPath``, ``shellCommandPrefix``) and ``sessionDir`` are left out of the
+merged view, and so are ``skills``/``prompts`` entries outside the project, so a cloned repository
+cannot make ``bash`` run its program, move the session files, nor read the user's other files into
+the prompt (``file_settings("project")`` still shows them, for the trust dialog). ``GLOBAL_ONLY_KEYS`` (``trustedProjects``, ``shellEnvPassthrough``)
 count only in the global file: a project cannot trust itself nor hand secrets to commands.
 
 Writes touch only the keys changed in this process: the file is re-read under a lock file
@@ -44,7 +45,12 @@ from pi_tui.resources.settings_schema import (
     PipelineSettings,
     RetrySettings,
 )
-from pi_tui.resources.trust import GLOBAL_ONLY_KEYS, PROJECT_CODE_KEYS
+from pi_tui.resources.trust import (
+    GLOBAL_ONLY_KEYS,
+    PROJECT_GATED_KEYS,
+    PROJECT_PATH_KEYS,
+    outside_project,
+)
 
 SETTINGS_FILE = "settings.json"
 _MERGE_ORDER: tuple[Scope, ...] = ("global", "project")
@@ -100,8 +106,16 @@ class SettingsManager:
         self._rebuild()
 
     def _project_view(self, file: SettingsFile) -> JsonDict:
-        hidden = GLOBAL_ONLY_KEYS if self.project_trusted else (*GLOBAL_ONLY_KEYS, *PROJECT_CODE_KEYS)
-        return {k: v for k, v in file.effective.items() if k not in hidden}
+        if self.project_trusted:
+            return {k: v for k, v in file.effective.items() if k not in GLOBAL_ONLY_KEYS}
+        view = {k: v for k, v in file.effective.items() if k not in (*GLOBAL_ONLY_KEYS, *PROJECT_GATED_KEYS)}
+        settings_dir = file.path.parent
+        for key in PROJECT_PATH_KEYS:
+            entries = view.get(key)
+            if isinstance(entries, list):
+                view[key] = [e for e in entries if not (isinstance(e, str) and e.strip()
+                                                        and outside_project(e.strip(), settings_dir, settings_dir.parent))]
+        return view
 
     def _rebuild(self) -> None:
         merged: JsonDict = {}

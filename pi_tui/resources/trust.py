@@ -8,6 +8,13 @@ machine with the user's permissions — and are skipped until the project is tru
 * ``shellPath`` and ``shellCommandPrefix`` in the project ``.pi/settings.json``, which run with
   every ``bash`` command.
 
+Project settings that reach outside the repository are held back the same way (``PROJECT_GATED_KEYS``,
+docs/settings.md): ``sessionDir`` (a clone could have the user's conversations written into
+itself, to be committed and pushed, or anywhere else), and ``skills`` / ``prompts`` entries that
+resolve outside the project — through ``..``, an absolute path or a symlink — which would read
+the user's other files into the model's context. Entries inside the project stay allowed, like
+the project's own ``.pi/skills`` and ``.pi/prompts``.
+
 The project's AGENTS.md/CLAUDE.md, SYSTEM.md, APPEND_SYSTEM.md, prompts and skills are text the
 model reads, not code: they load either way (the TUI says when a project SYSTEM.md replaced the
 system prompt).
@@ -42,12 +49,17 @@ TRUST_FILE = "trusted-projects.json"
 TRUSTED_PROJECTS_SETTING = "trustedProjects"
 PROJECT_CODE_KEYS = ("extensions", "shellPath", "shellCommandPrefix")
 """Project settings keys that make pi-tui run something: ignored until the project is trusted."""
+PROJECT_GATED_KEYS = (*PROJECT_CODE_KEYS, "sessionDir")
+"""Every project key ignored whole until the project is trusted (``sessionDir``: where the user's
+conversations are written)."""
+PROJECT_PATH_KEYS = ("skills", "prompts")
+"""Project keys listing paths: the entries outside the project are ignored until it is trusted."""
 
 GLOBAL_ONLY_KEYS = (TRUSTED_PROJECTS_SETTING, "shellEnvPassthrough")
 """Keys a project file may not set, trusted or not: trust itself, and which secret environment
 variables reach shell commands (``tools/shell.py``)."""
 
-CodeKind = Literal["extension", "settings extension", "shellPath", "shellCommandPrefix"]
+CodeKind = Literal["extension", "settings extension", "shellPath", "shellCommandPrefix", "sessionDir", "outside path"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +79,12 @@ class ProjectCode:
             return f'{self.where} "extensions": {self.value} — a Python extension, imported at startup'
         if self.kind == "shellPath":
             return f'{self.where} "shellPath": {self.value} — every bash command runs through this program'
+        if self.kind == "sessionDir":
+            return f'{self.where} "sessionDir": {self.value} — your session files would be written there'
+        if self.kind == "outside path":
+            key, _, path = self.value.partition(": ")
+            return (f'{self.where} "{key}": {path} — outside this project; its files would be read into the '
+                    "model's context")
         return f'{self.where} "shellCommandPrefix": {_one_line(self.value)} — runs before every bash command'
 
     def key(self) -> str:
@@ -103,11 +121,25 @@ def find_project_code(cwd: Path, project_settings: Mapping[str, Any]) -> list[Pr
         for entry in entries:
             if isinstance(entry, str) and entry.strip():
                 found.append(ProjectCode("settings extension", settings_where, entry.strip()))
-    for key in ("shellPath", "shellCommandPrefix"):
+    for key in ("shellPath", "shellCommandPrefix", "sessionDir"):
         value = project_settings.get(key)
         if isinstance(value, str) and value:
             found.append(ProjectCode(key, settings_where, value))
+    for key in PROJECT_PATH_KEYS:
+        entries = project_settings.get(key)
+        for entry in entries if isinstance(entries, list) else []:
+            if isinstance(entry, str) and entry.strip() and outside_project(entry.strip(), base, cwd):
+                found.append(ProjectCode("outside path", settings_where, f"{key}: {entry.strip()}"))
     return found
+
+
+def outside_project(entry: str, settings_dir: Path, project: Path) -> bool:
+    """Whether a path from the project's settings (relative to its ``.pi`` folder, ``~``
+    expanded) leads outside ``project`` once ``..`` and symlinks are resolved."""
+    path = expand_home(entry)
+    real = os.path.realpath(path if path.is_absolute() else settings_dir / path)
+    root = os.path.realpath(project)
+    return not (real == root or real.startswith(root.rstrip(os.sep) + os.sep))
 
 
 def project_key(cwd: Path) -> str:

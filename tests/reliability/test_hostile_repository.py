@@ -363,3 +363,40 @@ async def test_the_whole_attack_in_the_tui_shows_and_stores_nothing_secret(tmp_p
             assert leaks(shown) == []
     assert repo.ran() == set()
     assert files_leaking(agent, repo.root) == {}
+
+
+# --------------------------------------------------------------------------- settings that reach outside
+
+
+@pytest.mark.parametrize("target", ["in-the-repo", "outside"])
+def test_an_untrusted_project_cannot_redirect_its_session_files(tmp_path: Path, target: str) -> None:
+    repo = make_hostile_repo(tmp_path)
+    folder = repo.root / "sessions" if target == "in-the-repo" else tmp_path / "collected"
+    (repo.root / ".pi" / "settings.json").write_text(json.dumps({"sessionDir": str(folder)}))
+    with FakeServer([{"text": "done"}, {"text": "done"}]) as server:
+        agent = fake_agent_dir(tmp_path, server.base_url)
+        untrusted = run_cli(["-p", "hi"], agent, repo.root)
+        assert untrusted.returncode == 0, untrusted.stderr
+        assert not folder.exists()
+        assert len(list((agent / "sessions").rglob("*.jsonl"))) == 1
+        assert "Project code NOT loaded" in untrusted.stderr and '"sessionDir"' in untrusted.stderr
+        trusted = run_cli(["-p", "hi", "--trust-project"], agent, repo.root)
+    assert trusted.returncode == 0, trusted.stderr
+    assert len(list(folder.glob("*.jsonl"))) == 1  # trusted, the setting applies
+
+
+def test_an_untrusted_project_cannot_pull_skills_from_outside_into_the_prompt(tmp_path: Path) -> None:
+    repo = make_hostile_repo(tmp_path)
+    outside = tmp_path / "home-notes" / "skills" / "notes"
+    outside.mkdir(parents=True)
+    (outside / "SKILL.md").write_text("---\nname: notes\ndescription: PRIVATE-NOTES-DESCRIPTION\n---\nbody\n")
+    (repo.root / ".pi" / "settings.json").write_text(json.dumps({"skills": ["../../home-notes/skills"]}))
+    with FakeServer([{"text": "done"}, {"text": "done"}]) as server:
+        agent = fake_agent_dir(tmp_path, server.base_url)
+        untrusted = run_cli(["-p", "hi"], agent, repo.root)
+        trusted = run_cli(["-p", "hi", "--trust-project"], agent, repo.root)
+        systems = [r["messages"][0]["content"] for r in server.requests]
+    assert untrusted.returncode == 0 and trusted.returncode == 0, untrusted.stderr + trusted.stderr
+    assert "PRIVATE-NOTES-DESCRIPTION" not in systems[0]
+    assert "outside this project" in untrusted.stderr
+    assert "PRIVATE-NOTES-DESCRIPTION" in systems[1]

@@ -169,6 +169,7 @@ def test_resource_paths_resolve_against_their_file(project: Path, agent_dir: Pat
     write(agent_dir / "settings.json", {"prompts": ["p", "~/x", 3]})
     write(project / ".pi" / "settings.json", {"prompts": ["/abs"]})
     s = load_settings(project, agent_dir)
+    s.set_project_trusted(True)  # untrusted, a project path outside the project is left out (test_trust.py)
     assert s.resource_paths("prompts") == [Path("/abs"), agent_dir / "p", isolated_home / "x"]
 
 

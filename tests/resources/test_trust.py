@@ -111,3 +111,55 @@ def test_untrusted_project_settings_keep_everything_but_their_code_keys(project:
     settings.set_project_trusted(False)
     settings.reload()  # /reload keeps the decision
     assert settings.get("shellPath") == "/bin/bash"
+
+
+# --------------------------------------------------------------------------- settings that reach outside
+
+
+def _project_reaching_out(root: Path, outside: Path) -> Path:
+    (root / ".pi" / "skills" / "mine").mkdir(parents=True)
+    (outside / "prompts").mkdir(parents=True)
+    (root / ".pi" / "settings.json").write_text(json.dumps({
+        "sessionDir": "sessions-in-the-repo",
+        "skills": ["skills/mine", "../../outside/skills"],
+        "prompts": [str(outside / "prompts"), "../docs/prompts"],
+        "theme": "light",
+    }))
+    return root
+
+
+def test_session_dir_and_paths_outside_the_project_are_listed_for_trust(tmp_path: Path, project: Path) -> None:
+    _project_reaching_out(project, tmp_path / "outside")
+    code = find_project_code(project, load_settings(project).file_settings("project"))
+    assert [(c.kind, c.value) for c in code] == [
+        ("sessionDir", "sessions-in-the-repo"),
+        ("outside path", "skills: ../../outside/skills"),
+        ("outside path", f"prompts: {tmp_path / 'outside' / 'prompts'}"),
+    ]
+    assert "session files" in code[0].describe() and "outside this project" in code[1].describe()
+
+
+def test_an_untrusted_project_cannot_move_session_files_nor_read_outside_paths(
+        tmp_path: Path, project: Path, agent_dir: Path) -> None:
+    _project_reaching_out(project, tmp_path / "outside")
+    (agent_dir / "settings.json").write_text(json.dumps({"sessionDir": "~/all-sessions"}))
+    settings = load_settings(project, agent_dir)
+    assert settings.session_dir == "~/all-sessions"  # the global value, not the project's
+    assert settings.resource_paths("skills") == [project / ".pi" / "skills" / "mine"]
+    assert settings.resource_paths("prompts") == [project / ".pi" / "../docs/prompts"]
+    assert settings.get("theme") == "light"
+    settings.set_project_trusted(True)
+    assert settings.session_dir == "sessions-in-the-repo"
+    assert settings.resource_paths("skills") == [project / ".pi" / "skills" / "mine",
+                                                 project / ".pi" / "../../outside/skills"]
+    assert len(settings.resource_paths("prompts")) == 2
+
+
+def test_a_symlink_inside_the_project_that_leads_outside_counts_as_outside(tmp_path: Path, project: Path) -> None:
+    (tmp_path / "secrets").mkdir()
+    (project / ".pi").mkdir()
+    (project / ".pi" / "innocent").symlink_to(tmp_path / "secrets")
+    (project / ".pi" / "settings.json").write_text(json.dumps({"skills": ["innocent"]}))
+    settings = load_settings(project)
+    assert settings.resource_paths("skills") == []
+    assert [c.kind for c in find_project_code(project, settings.file_settings("project"))] == ["outside path"]

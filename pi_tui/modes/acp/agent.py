@@ -162,11 +162,12 @@ class AcpAgent:
     def _session_path(self, session_id: str, cwd: Path) -> Path:
         from pi_tui.resources.locations import default_session_dir
         from pi_tui.resources.settings import load_settings
-        from pi_tui.sdk import resolve_session_arg
+        from pi_tui.sdk import apply_project_trust, resolve_session_arg
 
         if any(sep in session_id for sep in ("/", "\\")) or session_id.endswith(".jsonl"):
             raise invalid_params("session/load: sessionId is a session id, not a path")
         settings = load_settings(cwd, _agent_dir())
+        apply_project_trust(cwd, _agent_dir(), settings, True if getattr(self.args, "trust_project", False) else None)
         directory = default_session_dir(cwd, setting=settings.session_dir, flag=getattr(self.args, "session_dir", None))
         try:
             path = resolve_session_arg(session_id, directory)

@@ -23,7 +23,8 @@ def trust_text(trust: Any, trust_file: str) -> tuple[str, str]:
     lines = [
         trust.project,
         "",
-        "This folder contains code that pi-tui would run on your computer, with your permissions:",
+        "This folder contains code that pi-tui would run on your computer, with your permissions, or "
+        "settings that reach outside it:",
         "",
     ]
     for item in trust.code:
