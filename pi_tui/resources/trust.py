@@ -26,7 +26,8 @@ A project is trusted when any of these holds, first match wins:
    settings cannot trust itself);
 3. the user answered the TUI's dialog with "trust" — remembered in
    ``<agentDir>/trusted-projects.json``, keyed by the project's real path, together with the code
-   that was shown. Code that appears later (a new extension after ``git pull``) is not covered:
+   that was shown, by path or value (not content: README, "Project trust"). Code that appears later
+   (a new extension after ``git pull``) is not covered:
    the TUI asks again, other modes skip it until then.
 
 "Not now" is remembered as well, so the dialog comes once per project; ``/trust`` reopens it.

@@ -163,3 +163,14 @@ def test_a_symlink_inside_the_project_that_leads_outside_counts_as_outside(tmp_p
     settings = load_settings(project)
     assert settings.resource_paths("skills") == []
     assert [c.kind for c in find_project_code(project, settings.file_settings("project"))] == ["outside path"]
+
+
+def test_trust_follows_the_items_not_their_content(project: Path, agent_dir: Path) -> None:
+    # Decided (README "Project trust"): like Claude Code, Codex and Gemini CLI, trusting a project
+    # trusts its authors' later edits; only a new item (path, program, prefix) asks again.
+    _project_with_code(project)
+    shown = _resolve(project, agent_dir)
+    TrustStore(agent_dir).remember(shown.project, True, shown.code)
+    (project / ".pi" / "extensions" / "a.py").write_text("import os  # changed after git pull\n")
+    again = _resolve(project, agent_dir)
+    assert (again.trusted, again.decided, again.new_code) == (True, True, [])
