@@ -9,8 +9,9 @@ The session's ``before_tool_call`` hook (after the extensions' ``tool_call`` han
    session decides, the client is asked with four options: allow once, always allow, reject,
    always reject. "Always" is remembered per session and per tool;
 3. allowed: the call becomes ``in_progress``; rejected, or the turn cancelled meanwhile
-   (``cancelled`` outcome), or the client unable to answer: the call is blocked, and the model
-   gets a result saying so (never a silent run).
+   (``cancelled`` outcome, or ``session/cancel`` while the question is open, answered or not),
+   or the client unable to answer: the call is blocked, and the model gets a result saying so
+   (never a silent run).
 """
 
 from __future__ import annotations
@@ -59,6 +60,13 @@ class PermissionGate:
         must not show the key to the editor (the tool's own result is redacted the same way)."""
         self.always: dict[str, bool] = {}
         """Tool name → True (always allow) / False (always reject), for this session."""
+        self._asking: set[asyncio.Future[Any]] = set()
+
+    def cancel_pending(self) -> None:
+        """``session/cancel``: stop waiting for the questions still open. The client should answer
+        them ``cancelled`` itself; one that leaves a question on screen must not hold the turn."""
+        for asking in list(self._asking):
+            asking.cancel()
 
     async def __call__(self, info: ToolCallInfo) -> BeforeToolCallResult | None:
         call_id, name, args = str(info.tool_call["id"]), str(info.tool_call["name"]), dict(info.args)
@@ -96,9 +104,19 @@ class PermissionGate:
         if diffs:
             tool_call["content"] = diffs
         options = [{"optionId": option, "name": label.format(tool=name), "kind": option} for option, label in OPTIONS]
+        asking = asyncio.ensure_future(self.peer.request("session/request_permission", {
+            "sessionId": self.session_id, "toolCall": tool_call, "options": options}))
+        self._asking.add(asking)
         try:
-            answer = await self.peer.request("session/request_permission", {
-                "sessionId": self.session_id, "toolCall": tool_call, "options": options})
+            await asyncio.wait({asking})  # never raises for the question: only if this call is cancelled
+        finally:
+            self._asking.discard(asking)
+            if not asking.done():
+                asking.cancel()
+        if asking.cancelled():
+            return "cancelled"
+        try:
+            answer = asking.result()
         except (RpcError, ConnectionClosed) as err:
             print(f"pi-tui: permission request for {name} failed ({err}); treated as rejected", file=sys.stderr)
             return "reject_once"

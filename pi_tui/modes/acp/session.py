@@ -153,6 +153,7 @@ class AcpSession:
         if not self.running and self.session.is_idle():
             return
         self.cancel_requested = True
+        self.gate.cancel_pending()
         await asyncio.wait_for(self.session.abort(), timeout=10)
 
     async def close(self) -> None:

@@ -321,3 +321,29 @@ async def test_cancel_while_the_editor_is_starting_the_terminal(project: Path, a
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(pgid, 9)
+
+
+async def test_cancel_ends_the_turn_even_if_the_editor_never_answers_the_question(project: Path, agent_dir: Path) -> None:
+    """The spec has the client answer an open permission question ``cancelled`` after
+    ``session/cancel``; an editor that does not (the question left on screen) must not keep the
+    turn running: the prompt answers ``cancelled`` at once and the call never runs."""
+    editor = EditorClient()
+    asked = asyncio.Event()
+
+    async def leave_it_open() -> None:
+        asked.set()
+        await asyncio.sleep(30)
+
+    editor.on_permission = leave_it_open
+    with FakeServer([_bash("c1", "touch never"), {"text": "unused"}]) as server:
+        write_models(agent_dir, server.base_url)
+        async with acp_agent(editor, agent_dir, project) as conn:
+            session = await conn.new_session(cwd=str(project), mcp_servers=[])
+            turn = asyncio.ensure_future(conn.prompt(session_id=session.session_id, prompt=[text_block("go")]))
+            await asyncio.wait_for(asked.wait(), 30)
+            started = time.monotonic()
+            await conn.cancel(session_id=session.session_id)
+            answer = await asyncio.wait_for(turn, 10)
+            elapsed = time.monotonic() - started
+    assert answer.stop_reason == "cancelled" and elapsed < 1.0, elapsed
+    assert not (project / "never").exists() and len(server.requests) == 1
