@@ -7,6 +7,7 @@ gave a timeout the dialog shows the seconds left; closing it when the time is up
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -36,7 +37,11 @@ class _ExtensionDialog(ModalScreen[Any]):
     def __init__(self, title: str, *, timeout_s: float | None = None) -> None:
         super().__init__()
         self._title = title
-        self._deadline = time.monotonic() + timeout_s if timeout_s is not None else None
+        self._timeout_s = timeout_s
+        self._deadline: float | None = None
+        self.displayed = asyncio.Event()
+        """Set once mounted: the person can see it, and its time starts (a loaded machine can
+        take a good part of a second between asking for a dialog and showing it)."""
 
     def title_widget(self) -> Static:
         return Static(Content(printable(self._title)), classes="ext-title")
@@ -45,9 +50,11 @@ class _ExtensionDialog(ModalScreen[Any]):
         return Static(self.HELP, classes="ext-help", id="ext-help")
 
     def on_mount(self) -> None:
-        if self._deadline is not None:
+        if self._timeout_s is not None:
+            self._deadline = time.monotonic() + self._timeout_s
             self._show_countdown()
             self.set_interval(1.0, self._show_countdown)
+        self.displayed.set()
 
     def _show_countdown(self) -> None:
         if self._deadline is None:

@@ -4,8 +4,8 @@ The session runs on the app's event loop (the chat screen's workers), so a dialo
 place: the modal screen is pushed and the extension's coroutine waits on a future that the
 screen's result resolves. One dialog is shown at a time (tools run in parallel may ask together;
 the second waits for the first answer), so the extension's timeout is counted here, from when
-the dialog is shown (``enforces_timeout``): a dialog queued behind another does not run out
-unseen. When the wait is cancelled (an abort) or the time is up, the dialog is closed.
+the dialog is shown, i.e. mounted (``enforces_timeout``): a dialog queued behind another does not
+run out unseen. When the wait is cancelled (an abort) or the time is up, the dialog is closed.
 
 Status texts (``ctx.ui.set_status``) are kept here, sorted by key when shown; the footer reads
 them through ``session_view.footer_data`` and ``on_status`` asks it to redraw.
@@ -69,7 +69,6 @@ class TuiExtensionUI:
 
     async def _show(self, make_screen: Callable[[], Any], timeout_s: float | None) -> Any:
         async with self._one_at_a_time:
-            # Built now, so its countdown starts when it is shown.
             screen = make_screen()
             answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
 
@@ -79,7 +78,11 @@ class TuiExtensionUI:
 
             self._app.push_screen(screen, callback=answered)
             try:
-                async with asyncio.timeout(timeout_s):
+                async with asyncio.timeout(None) as time_left:
+                    if timeout_s is not None:
+                        # From when it is on screen, as its countdown (set when it mounts) says.
+                        await screen.displayed.wait()
+                        time_left.reschedule(asyncio.get_running_loop().time() + timeout_s)
                     return await answer
             except TimeoutError:
                 return None
