@@ -14,7 +14,7 @@ from pi_tui.core.errors import ToolError
 from pi_tui.core.tool import ToolAborted, ToolContext, ToolResult
 from pi_tui.tools.bash import BashTool
 
-from .helpers import group_after_kill, live_processes_in_group, text
+from .helpers import group_after_kill, live_processes_in_group, output_arrives, text
 
 
 async def bash(ctx: ToolContext, command: str, **extra) -> ToolResult:
@@ -74,7 +74,7 @@ async def test_timeout_kills_the_whole_tree(ctx):
     assert time.monotonic() - started < 10
     assert str(error.value) == "started\n\n\nCommand timed out after 1 seconds"
     pgid = int(pid_file.read_text())
-    assert live_processes_in_group(pgid) == []
+    assert group_after_kill(pgid) == []
 
 
 async def test_timeout_without_output_gives_only_the_status(ctx):
@@ -87,10 +87,7 @@ async def test_abort_kills_the_tree_and_reports_output(tmp_path):
     ctx = ToolContext(cwd=tmp_path, on_update=updates.append)
     pid_file = tmp_path / "pid"
     task = asyncio.create_task(bash(ctx, f"echo $$ > {pid_file}; echo working; sleep 1 & sleep 60"))
-    for _ in range(200):
-        await asyncio.sleep(0.02)
-        if any("working" in text(u) for u in updates):
-            break
+    await output_arrives(lambda: any("working" in text(u) for u in updates))
     task.cancel()
     with pytest.raises(ToolAborted) as aborted:  # a CancelledError carrying the call's result
         await task
@@ -199,7 +196,7 @@ async def test_a_failing_output_sink_stops_the_command_with_a_named_error(ctx, m
     with pytest.raises(ToolError, match=r"^Could not save the output of `echo \$\$ > .*`: \[Errno 28\] No space left"):
         await bash(ctx, f"echo $$ > {pid_file}; echo x; sleep 30")
     assert time.monotonic() - started < 10
-    assert live_processes_in_group(int(pid_file.read_text())) == []
+    assert group_after_kill(int(pid_file.read_text())) == []
 
 
 async def test_unicode_and_spaced_cwd_and_output(tmp_path):

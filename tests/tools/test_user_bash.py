@@ -6,7 +6,7 @@ from pathlib import Path
 from pi_tui.core.terminal_text import printable
 from pi_tui.tools.user_bash import run_user_bash
 
-from .helpers import live_processes_in_group
+from .helpers import group_after_kill, output_arrives
 
 
 def test_sanitize_strips_ansi_controls_and_cr():
@@ -46,12 +46,9 @@ async def test_abort_event_cancels_and_kills_the_group(tmp_path: Path):
     task = asyncio.create_task(run_user_bash(
         f"echo $$ > {pid_file}; echo go; sleep 60", cwd=tmp_path, abort=abort, on_chunk=chunks.append
     ))
-    for _ in range(200):
-        await asyncio.sleep(0.02)
-        if chunks:
-            break
+    await output_arrives(lambda: bool(chunks))
     abort.set()
     result = await task
     assert result["cancelled"] is True and "exitCode" not in result
     assert result["output"] == "go\n"
-    assert live_processes_in_group(int(pid_file.read_text())) == []
+    assert group_after_kill(int(pid_file.read_text())) == []
