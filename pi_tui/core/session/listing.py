@@ -27,7 +27,8 @@ class SessionInfo:
     all_messages_text: str
     file_mtime_ns: int = 0
     """Breaks ties between sessions whose last message has the same millisecond: the file
-    written last is the newer one."""
+    written last is the newer one (best effort: many filesystems' mtimes tick only every few
+    milliseconds or coarser, so such ties can remain)."""
 
     def to_json(self) -> dict[str, Any]:
         """pi's SessionInfo field names, dates as ISO strings."""

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pi_tui.core.messages import user_message
+from pi_tui.core.messages import now_ms, user_message
 from pi_tui.core.session.manager import SessionManager
 from pi_tui.modes.interactive.screens.confirm import ConfirmScreen
 from pi_tui.modes.interactive.screens.session_picker import SessionPickerScreen, format_age
@@ -159,7 +159,9 @@ def test_format_age(delta, expected):
 def _write_fork(session_dir: Path, cwd: Path, parent: Path, prompt: str) -> Path:
     manager = SessionManager.create(cwd, session_dir)
     manager.new_session(parent_session=str(parent))
-    manager.append_message(user_message(prompt))
+    # The newest session by a minute: written right after the others, its message could carry
+    # the same millisecond (a tie the file mtimes, which may tick only every few ms, can't break).
+    manager.append_message(user_message(prompt, timestamp=now_ms() + 60_000))
     manager.append_message(assistant("forked answer"))
     path = manager.session_file
     manager.close()
