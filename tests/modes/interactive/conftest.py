@@ -67,8 +67,10 @@ def make_app(project: Path, agent_dir: Path) -> AppFactory:
     return factory
 
 
-async def wait_for(pilot: Any, condition: Callable[[], bool], *, seconds: float = 5.0) -> None:
-    """Pause until ``condition()`` holds (workers and timers keep running meanwhile)."""
+async def wait_for(pilot: Any, condition: Callable[[], bool], *, seconds: float = 30.0) -> None:
+    """Pause until ``condition()`` holds (workers and timers keep running meanwhile). ``seconds``
+    only bounds a wait that would never end: on a loaded machine one pilot step can take
+    seconds, so it is generous; the wait ends as soon as the condition holds."""
     import asyncio
 
     loop = asyncio.get_running_loop()

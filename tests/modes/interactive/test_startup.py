@@ -127,7 +127,7 @@ async def test_ctrl_q_quits_even_from_a_modal_screen(make_app):
         await pilot.press("f1")
         await wait_for(pilot, lambda: isinstance(app.screen, HotkeysScreen))
         await pilot.press("ctrl+q")
-        await wait_for(pilot, lambda: app.return_code is not None, seconds=2)
+        await wait_for(pilot, lambda: app.return_code is not None)
 
 
 async def test_keys_typed_ahead_of_the_first_frame_do_not_crash_the_chat(make_app):

@@ -67,7 +67,7 @@ class RpcClient:
     def send(self, command: dict[str, Any]) -> None:
         self.send_raw(json.dumps(command).encode() + b"\n")
 
-    async def wait_for(self, condition: Callable[[], bool], seconds: float = 5.0) -> None:
+    async def wait_for(self, condition: Callable[[], bool], seconds: float = 30.0) -> None:
         deadline = asyncio.get_running_loop().time() + seconds
         while not condition():
             if asyncio.get_running_loop().time() > deadline:
