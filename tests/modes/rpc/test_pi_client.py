@@ -15,6 +15,7 @@ from typing import Any
 from pi_tui.extensions.loader import load_extensions
 from pi_tui.resources.loader import ResourceOptions, load_resources
 from pi_tui.resources.settings import load_settings
+from pi_tui.sdk import apply_project_trust
 from tests.modes.rpc.conftest import ClientFactory, RpcClient
 
 SLOW_TEXT = {"text": "Once upon a time, a story streamed slowly. " * 10, "chunk_size": 6, "chunk_delay_ms": 30}
@@ -93,7 +94,10 @@ async def test_get_commands_source_info_for_each_place(make_client: ClientFactor
     extra = tmp_path / "extra"
     extra.mkdir()
     (extra / "cli.md").write_text("Given on the command line\n")
+    # A project's prompts path outside it counts once the project is trusted (tests/resources/test_trust.py).
+    (agent_dir / "settings.json").write_text(json.dumps({"trustedProjects": [str(project)]}))
     settings = load_settings(project, agent_dir)
+    assert apply_project_trust(project, agent_dir, settings, None).trusted
     resources = load_resources(project, agent_dir, ResourceOptions(prompt_template_paths=[str(extra / "cli.md")],
                                                                    settings=settings))
     client = make_client([], settings=settings, resources=resources)
