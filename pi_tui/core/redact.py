@@ -19,6 +19,7 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Iterable, Mapping
+from typing import AnyStr, Generic
 
 REDACTED = "[redacted]"
 MIN_SECRET_LENGTH = 8
@@ -68,53 +69,52 @@ class Redactor:
         return self._pattern.sub(REDACTED, text)
 
 
-class StreamRedactor:
-    """Redacts known secrets from a byte stream fed in chunks: a key split between two chunks is
-    still caught.
+class _KeyStream(Generic[AnyStr]):
+    """Redacts known secrets from a stream fed in pieces (bytes or text): a key split between two
+    pieces is still caught.
 
-    The last ``len(longest key) - 1`` bytes are held back until the next chunk (or ``flush``);
-    before them every position has room for the longest key, so nothing there needs more bytes
-    to be decided. The common case — no key anywhere — costs one ``bytes.__contains__`` per key
-    (C speed, no copy of the chunk). A chunk that holds keys is cut where no key straddles the
-    cut and each key is replaced with ``bytes.replace``, longest first (C speed even with a key
-    in every line; a regular expression took ~10 s per GiB). That is ``Redactor.redact``'s
-    result unless two different keys overlap each other in the text, where either way one of
-    them is cut short.
+    The last ``len(longest key) - 1`` units are held back until the next piece (or ``flush``);
+    before them every position has room for the longest key, so nothing there needs more input
+    to be decided. The common case — no key anywhere — costs one ``in`` per key (C speed). A
+    piece that holds keys is cut where no key straddles the cut and each key is replaced with
+    ``replace``, longest first (C speed even with a key in every line; a regular expression took
+    ~10 s per GiB). That is ``Redactor.redact``'s result unless two different keys overlap each
+    other in the text, where either way one of them is cut short.
     """
 
-    def __init__(self, secrets: Iterable[str | None] = ()) -> None:
-        self._keys = sorted((s.encode("utf-8") for s in Redactor(secrets).values), key=len, reverse=True)
+    def __init__(self, keys: list[AnyStr], token: AnyStr, empty: AnyStr) -> None:
+        self._keys: list[AnyStr] = sorted(keys, key=len, reverse=True)
+        self._token: AnyStr = token
         self._keep = len(self._keys[0]) - 1 if self._keys else 0
-        self._carry = b""
+        self._carry: AnyStr = empty
 
     @property
     def active(self) -> bool:
         return bool(self._keys)
 
-    def feed(self, chunk: bytes) -> list[bytes | memoryview]:
-        """The bytes that can be written now, in order (the last few may be held back)."""
-        if not self._keys:
-            return [chunk]
+    def _feed(self, piece: AnyStr) -> tuple[AnyStr, AnyStr | None]:
+        """``(ready, rest)``: ``ready`` is final; ``rest`` (when not None) follows it as is —
+        the unchanged body of a piece that holds no key, left uncopied for the caller."""
         keep, carry = self._keep, self._carry
-        if len(chunk) > keep and not self._holds_key(carry, chunk):
-            self._carry = chunk[-keep:]
-            return [carry, memoryview(chunk)[: len(chunk) - keep]]
-        buffer = carry + chunk
+        if len(piece) > keep and not self._holds_key(carry, piece):
+            self._carry = piece[-keep:]
+            return carry, piece
+        buffer = carry + piece
         cut = self._cut_outside_keys(buffer, len(buffer) - keep)
         self._carry = buffer[cut:]
-        return [self._replace(buffer[:cut])]
+        return self._replace(buffer[:cut]), None
 
-    def flush(self) -> bytes:
+    def flush(self) -> AnyStr:
         """What is still held back, redacted (the stream has ended)."""
-        rest, self._carry = self._carry, b""
+        rest, self._carry = self._carry, self._carry[:0]
         return self._replace(rest)
 
-    def _holds_key(self, carry: bytes, chunk: bytes) -> bool:
-        # A key within the carry or across the seam lies within ``carry + chunk[:keep]``.
-        seam = carry + chunk[: self._keep] if carry else b""
-        return any(key in chunk or key in seam for key in self._keys)
+    def _holds_key(self, carry: AnyStr, piece: AnyStr) -> bool:
+        # A key within the carry or across the seam lies within ``carry + piece[:keep]``.
+        seam = carry + piece[: self._keep]
+        return any(key in piece or key in seam for key in self._keys)
 
-    def _cut_outside_keys(self, buffer: bytes, cut: int) -> int:
+    def _cut_outside_keys(self, buffer: AnyStr, cut: int) -> int:
         """``cut``, moved past every key occurrence that straddles it."""
         if cut <= 0:
             return 0
@@ -127,10 +127,50 @@ class StreamRedactor:
                     cut, moved = at + len(key), True
         return cut
 
-    def _replace(self, data: bytes) -> bytes:
+    def _replace(self, data: AnyStr) -> AnyStr:
         for key in self._keys:
-            data = data.replace(key, _REDACTED_BYTES)
+            data = data.replace(key, self._token)
         return data
 
 
-_REDACTED_BYTES = REDACTED.encode()
+class StreamRedactor(_KeyStream[bytes]):
+    """Known secrets out of a byte stream written as it arrives (a huge command output's
+    full-output file, ``tools/output.py``)."""
+
+    def __init__(self, secrets: Iterable[str | None] = ()) -> None:
+        super().__init__([s.encode("utf-8") for s in Redactor(secrets).values], REDACTED.encode(), b"")
+
+    def feed(self, chunk: bytes) -> list[bytes | memoryview]:
+        """The bytes that can be written now, in order (the last few may be held back)."""
+        if not self._keys:
+            return [chunk]
+        ready, body = self._feed(chunk)
+        if body is None:
+            return [ready]
+        return [ready, memoryview(body)[: len(body) - self._keep]]  # no copy of a clean chunk
+
+
+class TextStreamRedactor(_KeyStream[str]):
+    """Known secrets out of text shown as it streams (a model's reply, delta by delta): what is
+    final so far, and ``preview()`` of the held-back rest without any beginning of a key."""
+
+    def __init__(self, secrets: Iterable[str | None] = ()) -> None:
+        super().__init__(list(Redactor(secrets).values), REDACTED, "")
+        self._starts = {key[0] for key in self._keys}
+
+    def feed(self, piece: str) -> str:
+        """The part of the stream that is final now (redacted)."""
+        if not self._keys:
+            return piece
+        ready, body = self._feed(piece)
+        return ready if body is None else ready + body[: len(body) - self._keep]
+
+    def preview(self) -> str:
+        """The held-back text as it may be shown meanwhile: redacted, and without a tail that
+        could be the start of a key (it shows once the next piece decides it)."""
+        carry = self._carry
+        for at in range(max(0, len(carry) - self._keep), len(carry)):
+            if carry[at] in self._starts and any(key.startswith(carry[at:]) for key in self._keys):
+                carry = carry[:at]
+                break
+        return self._replace(carry)

@@ -1,4 +1,5 @@
-"""Known keys out of every model call's error text and every tool's output (the redaction seams).
+"""Known keys out of every model call's error text and reply, and every tool's output (the
+redaction seams).
 
 Every model call the session makes — the agent's turns, retries, compaction and branch
 summaries — goes through the provider ``AgentSession.provider_for`` hands out, so this wrapper
@@ -20,7 +21,7 @@ from typing import Any, cast
 from pi_tui.core.errors import ToolError
 from pi_tui.core.messages import JsonValue, UserContent
 from pi_tui.core.provider import AssistantMessageEvent, CompletionRequest, Provider
-from pi_tui.core.redact import SECRET_HEADER, Redactor, secret_env_values
+from pi_tui.core.redact import SECRET_HEADER, Redactor, TextStreamRedactor, secret_env_values
 from pi_tui.core.tool import Tool, ToolAborted, ToolContext, ToolResult
 
 
@@ -43,7 +44,11 @@ class ProviderRedactionError(RuntimeError):
 
 
 class RedactingProvider:
-    """``inner`` with the session's known secrets redacted from its error texts."""
+    """``inner`` with the session's known secrets redacted from everything it streams: error
+    texts, and what the model says — text, thinking and tool-call arguments, as they stream and
+    in the final message. A model can know a key (a context file symlinked to models.json, a
+    proxy echoing the request); what it says is stored, shown and *run*, so a tool call that
+    carries a key runs with ``[redacted]`` instead (``ReplyRedactor``)."""
 
     def __init__(self, inner: Provider, redactor: Redactor) -> None:
         self.inner = inner
@@ -53,9 +58,11 @@ class RedactingProvider:
         return self._stream(request)
 
     async def _stream(self, request: CompletionRequest) -> AsyncIterator[AssistantMessageEvent]:
+        self._redactor.add(request.api_key)  # known before the reply that might quote it
+        reply = ReplyRedactor(self._redactor)
         try:
             async for event in self.inner.stream(request):
-                yield self._clean(event)
+                yield reply.clean(event)
         except Exception as err:
             text = str(err)
             clean = self._redactor.redact(text)
@@ -63,21 +70,85 @@ class RedactingProvider:
                 raise ProviderRedactionError(clean) from None
             raise
 
-    def _clean(self, event: AssistantMessageEvent) -> AssistantMessageEvent:
-        kind = event.get("type")
-        if kind not in ("error", "done"):
+
+_STREAMED = {"text_delta": "text", "thinking_delta": "thinking", "toolcall_delta": "arguments"}
+
+
+class ReplyRedactor:
+    """One reply's events with known keys taken out. Streamed text goes through a
+    ``TextStreamRedactor`` per block, so a key split between deltas never shows, not even its
+    beginning; each ``partial`` snapshot shows the blocks as redacted so far (the arguments of a
+    tool call redacted once per parse, not per delta); block ends and the final message are
+    redacted whole. Signatures and other opaque fields are left alone."""
+
+    def __init__(self, redactor: Redactor) -> None:
+        self._redactor = redactor
+        self._keys = redactor.values
+        self._streams: dict[tuple[int, str], TextStreamRedactor] = {}
+        self._final: dict[tuple[int, str], str] = {}
+        self._previews: dict[tuple[int, str], str] = {}
+        self._shown: dict[tuple[int, str], str] = {}
+        self._arguments: dict[int, tuple[Any, Any]] = {}
+
+    def clean(self, event: AssistantMessageEvent) -> AssistantMessageEvent:
+        if not self._keys:
             return event
-        field = "error" if kind == "error" else "message"
-        message: Any = event.get(field)
-        if not isinstance(message, dict):
-            return event
-        text = message.get("errorMessage")
-        if not isinstance(text, str):
-            return event
-        clean = self._redactor.redact(text)
-        if clean == text:
-            return event
-        return cast(AssistantMessageEvent, {**event, field: {**message, "errorMessage": clean}})
+        out: dict[str, Any] = dict(event)
+        kind = event["type"]
+        index = out.get("contentIndex")
+        if kind in _STREAMED and isinstance(index, int):
+            out["delta"] = self._delta(index, _STREAMED[kind], str(out.get("delta") or ""))
+        elif kind in ("text_end", "thinking_end") and isinstance(index, int):
+            out["content"] = self._redactor.redact(str(out.get("content") or ""))
+            self._shown[(index, "text" if kind == "text_end" else "thinking")] = out["content"]
+        elif kind == "toolcall_end":
+            out["toolCall"] = self._block(-1, out["toolCall"], final=True)
+        for field in ("partial", "message", "error"):
+            if isinstance(out.get(field), dict):
+                out[field] = self._message(out[field], final=field != "partial")
+        return cast(AssistantMessageEvent, out)
+
+    def _delta(self, index: int, field: str, delta: str) -> str:
+        """The delta as shown; the block's text so far goes into ``_shown`` for its partials."""
+        key = (index, field)
+        stream = self._streams.setdefault(key, TextStreamRedactor(self._keys))
+        ready, preview_before = stream.feed(delta), self._previews.get(key, "")
+        final = self._final[key] = self._final.get(key, "") + ready
+        preview = self._previews[key] = stream.preview()
+        self._shown[key] = final + preview
+        tail = ready + preview  # the shown text grows by this past what was final before
+        return tail[len(preview_before):] if tail.startswith(preview_before) else tail
+
+    def _message(self, message: dict[str, Any], *, final: bool) -> dict[str, Any]:
+        out = dict(message)
+        content = out.get("content")
+        if isinstance(content, list):
+            out["content"] = [self._block(i, b, final=final) if isinstance(b, dict) else b
+                              for i, b in enumerate(content)]
+        if isinstance(out.get("errorMessage"), str):
+            out["errorMessage"] = self._redactor.redact(out["errorMessage"])
+        return out
+
+    def _block(self, index: int, block: dict[str, Any], *, final: bool) -> dict[str, Any]:
+        kind = block.get("type")
+        field = "text" if kind == "text" else "thinking" if kind == "thinking" else None
+        if field is not None and isinstance(block.get(field), str):
+            shown = None if final else self._shown.get((index, field))
+            return {**block, field: shown if shown is not None else self._redactor.redact(block[field])}
+        if kind != "toolCall":
+            return block
+        out = dict(block)
+        for name in ("id", "name"):
+            if isinstance(out.get(name), str):
+                out[name] = self._redactor.redact(out[name])
+        arguments = block.get("arguments")
+        cached = self._arguments.get(index)
+        if not final and cached is not None and cached[0] is arguments:
+            out["arguments"] = cached[1]  # the same parse as the last delta's: redacted once
+        else:
+            out["arguments"] = _redacted(arguments, self._redactor)
+            self._arguments[index] = (arguments, out["arguments"])
+        return out
 
 
 class RedactingTool:

@@ -272,3 +272,39 @@ def test_a_key_printed_by_a_huge_bang_command_reaches_no_full_output_file(tmp_pa
     assert full.read_text().count("x-proxy-token") == 2
     assert leaks(result.stdout, result.stderr, full.read_text()) == []
     assert files_leaking(agent, project) == {}
+
+
+# --------------------------------------------------------------------------- keys the model says
+
+def _model_says_the_keys() -> list[dict[str, Any]]:
+    """A model (or a proxy) that knows keys — from a context file symlinked to models.json, or
+    echoing the request — and puts them in its text, its thinking and its tool calls."""
+    return [
+        {"thinking": f"the key is {MODELS_KEY}", "text": f"Your key: {MODELS_KEY} and {FLAG_KEY}.",
+         "tool_calls": [
+             {"id": "c1", "name": "bash", "arguments": {"command": f"echo {FLAG_KEY} > leaked-by-bash.txt"}},
+             {"id": "c2", "name": "write", "arguments": {"path": "leaked-by-write.txt",
+                                                         "content": f"k={MODELS_KEY}\n"}}]},
+        {"text": f"Done; again {ENV_SECRETS['GITHUB_TOKEN']}"},
+    ]
+
+
+@pytest.mark.parametrize("mode", ["text", "json", "rpc"])
+def test_keys_the_model_says_reach_no_stream_no_file_and_no_command(tmp_path: Path, project: Path,
+                                                                     mode: str) -> None:
+    with FakeServer(_model_says_the_keys()) as server:
+        agent = _agent(tmp_path, server.base_url)
+        if mode == "rpc":
+            stdin = json.dumps({"id": "1", "type": "prompt", "message": "hi"}) + "\n"
+            result = run_cli(["--mode", "rpc", "--api-key", FLAG_KEY], agent, project, stdin=stdin, env=ENV_SECRETS)
+        else:
+            extra = ["--mode", "json"] if mode == "json" else []
+            result = run_cli([*extra, "-p", "hi", "--api-key", FLAG_KEY], agent, project, env=ENV_SECRETS)
+        second = json.dumps(server.requests[1]["messages"]) if len(server.requests) > 1 else ""
+    assert (project / "leaked-by-bash.txt").read_text() == f"{REDACTED}\n"  # the command ran, without the key
+    assert (project / "leaked-by-write.txt").read_text() == f"k={REDACTED}\n"
+    assert leaks(result.stdout, result.stderr, second) == []
+    assert REDACTED in (result.stdout + result.stderr)
+    export = tmp_path / "export.html"
+    assert run_cli(["--export", str(_session_file(agent)), str(export)], agent, project).returncode == 0
+    assert files_leaking(agent, project, export.parent) == {}
