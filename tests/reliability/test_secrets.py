@@ -48,6 +48,15 @@ def _agent(base: Path, base_url: str, *, api: str = "openai-completions", api_ke
     return agent
 
 
+def _prompt_hi(mode: str, agent: Path, project: Path) -> Any:
+    """One prompt "hi" in print (``text``), JSON or RPC mode, with ``--api-key`` and the planted env."""
+    if mode == "rpc":
+        stdin = json.dumps({"id": "1", "type": "prompt", "message": "hi"}) + "\n"
+        return run_cli(["--mode", "rpc", "--api-key", FLAG_KEY], agent, project, stdin=stdin, env=ENV_SECRETS)
+    extra = ["--mode", "json"] if mode == "json" else []
+    return run_cli([*extra, "-p", "hi", "--api-key", FLAG_KEY], agent, project, env=ENV_SECRETS)
+
+
 def _session_file(agent: Path) -> Path:
     (path,) = sorted((agent / "sessions").rglob("*.jsonl"))
     return path
@@ -79,12 +88,7 @@ def test_an_echoed_key_reaches_no_file_and_no_stream(tmp_path: Path, project: Pa
              {"text": "x", "fault": {"kind": "echo_auth", "status": 401}}]
     with FakeServer(turns) as server:
         agent = _agent(tmp_path, server.base_url)
-        if mode == "rpc":
-            stdin = json.dumps({"id": "1", "type": "prompt", "message": "hi"}) + "\n"
-            result = run_cli(["--mode", "rpc", "--api-key", FLAG_KEY], agent, project, stdin=stdin, env=ENV_SECRETS)
-        else:
-            extra = ["--mode", "json"] if mode == "json" else []
-            result = run_cli([*extra, "-p", "hi", "--api-key", FLAG_KEY], agent, project, env=ENV_SECRETS)
+        result = _prompt_hi(mode, agent, project)
         sent = [r.headers.get("authorization", "") for r in server.recorded]
     assert sent == [f"Bearer {FLAG_KEY}"] * 2  # the proxy really got (and echoed) the key
     assert leaks(result.stdout, result.stderr) == []
@@ -294,12 +298,7 @@ def test_keys_the_model_says_reach_no_stream_no_file_and_no_command(tmp_path: Pa
                                                                      mode: str) -> None:
     with FakeServer(_model_says_the_keys()) as server:
         agent = _agent(tmp_path, server.base_url)
-        if mode == "rpc":
-            stdin = json.dumps({"id": "1", "type": "prompt", "message": "hi"}) + "\n"
-            result = run_cli(["--mode", "rpc", "--api-key", FLAG_KEY], agent, project, stdin=stdin, env=ENV_SECRETS)
-        else:
-            extra = ["--mode", "json"] if mode == "json" else []
-            result = run_cli([*extra, "-p", "hi", "--api-key", FLAG_KEY], agent, project, env=ENV_SECRETS)
+        result = _prompt_hi(mode, agent, project)
         second = json.dumps(server.requests[1]["messages"]) if len(server.requests) > 1 else ""
     assert (project / "leaked-by-bash.txt").read_text() == f"{REDACTED}\n"  # the command ran, without the key
     assert (project / "leaked-by-write.txt").read_text() == f"k={REDACTED}\n"
