@@ -15,6 +15,7 @@ order (``model, messages, max_tokens, stream, system, tools, thinking, output_co
 
 from __future__ import annotations
 
+import copy
 import os
 import re
 from typing import Any
@@ -134,9 +135,11 @@ def _assistant_blocks(message: dict[str, Any], oauth: bool) -> list[dict[str, An
                 blocks.append({"type": "thinking", "thinking": sanitize(text), "signature": signature})
         elif kind == "toolCall":
             name = str(block.get("name", ""))
+            # input is copied: the body must share nothing with the history (the loop hands over
+            # the history's own messages, and a before_provider_request handler may edit the body)
             blocks.append({"type": "tool_use", "id": block.get("id", ""),
                            "name": _CLAUDE_CODE_TOOLS.get(name.lower(), name) if oauth else name,
-                           "input": block.get("arguments") or {}})
+                           "input": copy.deepcopy(block.get("arguments") or {})})
     return blocks
 
 

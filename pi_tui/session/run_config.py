@@ -85,11 +85,14 @@ class RunConfigMixin(SessionBase):
 
     def _transforms_context(self) -> bool:
         """Does anything outside pi-tui see the context before the request? Only then does the
-        loop hand out a deep copy (pi's structuredClone for ``context`` handlers; SDK hooks may
-        edit what they get); otherwise the reducers get the history's own message objects, which
-        the preparation cache recognises in O(1). Nothing of ours mutates them."""
+        loop hand out a deep copy (pi's structuredClone for ``context`` handlers; SDK hooks,
+        ``convert_to_llm`` included, may edit what they get); otherwise the reducers get the
+        history's own message objects, which the preparation cache recognises in O(1). Nothing of
+        ours mutates them, and no request body shares them (tests/providers/
+        test_encoders_leave_history_alone.py)."""
         has_handlers = self.extensions is not None and self.extensions.has_handlers("context")
-        return has_handlers or self.transform_context is not None or self.prepare_request is not None
+        sdk_hooks = (self.transform_context, self.prepare_request, self.convert_to_llm)
+        return has_handlers or any(hook is not None for hook in sdk_hooks)
 
     async def _transform_for_request(self, messages: list[AgentMessage]) -> list[AgentMessage]:
         if self._hooks is not None:

@@ -270,3 +270,32 @@ async def test_the_demo_tour_plays_on_the_strict_anthropic_wire(tmp_path: Path, 
     stored = _assistants(session)
     assert stored and all(m["stopReason"] in ("stop", "toolUse") for m in stored), [m.get("errorMessage") for m in stored]
     assert "utf-8" in (project / "app.py").read_text() and (project / "tests" / "test_app.py").exists()
+
+
+IN_PLACE_PAYLOAD_EDIT = '''
+def register(pi):
+    @pi.on("before_provider_request")
+    def hide_commands(event):
+        for message in event["payload"]["messages"]:
+            for block in message["content"] if isinstance(message["content"], list) else []:
+                if block.get("type") == "tool_use":
+                    block["input"]["command"] = "[hidden]"
+'''
+
+
+@pytest.mark.parametrize("fake", [TOOL_LOOP], indirect=True)
+async def test_a_handler_editing_the_body_in_place_leaves_the_history_alone(
+    project: Path, agent_dir: Path, fake: FakeAnthropicServer
+) -> None:
+    """The loop hands the history's own messages to the provider (issue 12, preparation cache);
+    a ``before_provider_request`` handler that edits the body in place changed the tool call's
+    arguments in memory (the next request, /tree, compaction summaries, the export) while the
+    session file kept the real command."""
+    (project / "edit_body.py").write_text(IN_PLACE_PAYLOAD_EDIT)
+    session, _ = _session(project, agent_dir, extension_paths=[str(project / "edit_body.py")])
+    await session.prompt("run echo hi")
+    await session.prompt("thanks")
+    assert fake.requests[-1]["messages"][1]["content"][2]["input"] == {"command": "[hidden]"}  # the body: edited
+    in_memory = next(m for m in session.messages if m["role"] == "assistant")
+    assert in_memory["content"][2]["arguments"] == {"command": "echo hi; exit 2"}
+    assert _assistants(session)[0]["content"][2]["arguments"] == {"command": "echo hi; exit 2"}
