@@ -16,19 +16,29 @@ Bounds (pi has none: a 30 MB ``AGENTS.md`` went whole into every request of an 8
 * a binary file (a NUL byte, or not UTF-8), a FIFO or a device is reported, never sent.
 
 Every cut and every refusal is a warning diagnostic naming the file, shown at startup (TUI,
-stderr in print mode).
+stderr in print mode). The project's ``.pi/SYSTEM.md`` and ``.pi/APPEND_SYSTEM.md`` (and the agent
+dir's) are read with the same per-file bound (``read_context_file``).
+
+A link out of the project (``links_out_of_project``): these files are text and load without
+trust, but an ``AGENTS.md`` or ``.pi/SYSTEM.md`` that is a symlink to ``~/.ssh/id_ed25519`` would
+send the user's own file to the model with every request. Such links are project code for trust
+(``trust.find_project_code``) and are skipped until the project is trusted.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pi_tui.core.regular_files import NotRegularFileError, read_regular_bytes
 from pi_tui.core.sizes import format_size
 from pi_tui.resources.diagnostics import ResourceDiagnostic
+from pi_tui.resources.locations import project_dir
 
+SYSTEM_FILE = "SYSTEM.md"
+APPEND_SYSTEM_FILE = "APPEND_SYSTEM.md"
 CONTEXT_FILE_NAMES = ("AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD")
 CONTEXT_FILE_MAX_BYTES = 64 * 1024
 CONTEXT_FILES_MAX_BYTES = 128 * 1024
@@ -57,7 +67,8 @@ def context_budget_bytes(context_window: int | None) -> int:
     return max(MIN_CONTEXT_BUDGET_BYTES, min(CONTEXT_FILES_MAX_BYTES, share))
 
 
-def _first_in(directory: Path) -> Path | None:
+def first_context_file(directory: Path) -> Path | None:
+    """The context file ``directory`` holds: the first of ``CONTEXT_FILE_NAMES`` present."""
     try:
         names = {entry.name for entry in directory.iterdir()}
     except OSError:
@@ -85,8 +96,10 @@ def _cut(file: ContextFile, limit: int, why: str) -> ContextFile:
     return replace(file, content=text + _cut_notice(file.path, size, len(head), why), size=size, sent_bytes=len(head))
 
 
-def read_context_file(path: Path, diagnostics: list[ResourceDiagnostic] | None) -> ContextFile | None:
-    """One context file, bounded; None (with a diagnostic) for a binary or unreadable one."""
+def read_context_file(path: Path, diagnostics: list[ResourceDiagnostic] | None,
+                      what: str = "context file") -> ContextFile | None:
+    """One context file (or, as ``what`` says, a system prompt file), bounded; None (with a
+    diagnostic) for a binary or unreadable one."""
 
     def warn(message: str) -> None:
         if diagnostics is not None:
@@ -95,23 +108,23 @@ def read_context_file(path: Path, diagnostics: list[ResourceDiagnostic] | None) 
     try:
         data, size = read_regular_bytes(path, CONTEXT_FILE_MAX_BYTES + 1)
     except NotRegularFileError as error:
-        warn(f"context file not included: it is {error.kind}, not a regular file")
+        warn(f"{what} not included: it is {error.kind}, not a regular file")
         return None
     except OSError as error:
-        warn(f"cannot read context file: {error.strerror or error}")
+        warn(f"cannot read {what}: {error.strerror or error}")
         return None
     if b"\x00" in data:
-        warn(f"context file not included: it is a binary file ({format_size(size)}), not text")
+        warn(f"{what} not included: it is a binary file ({format_size(size)}), not text")
         return None
     truncated = size > CONTEXT_FILE_MAX_BYTES
     if not _is_utf8(data, cut=truncated):
-        warn(f"context file not included: it is not UTF-8 text ({format_size(size)}; a binary file?)")
+        warn(f"{what} not included: it is not UTF-8 text ({format_size(size)}; a binary file?)")
         return None
     text = data.decode("utf-8", "ignore")  # (only a character split by the cut can be dropped)
     file = ContextFile(path, text, size=size)
     if truncated:
-        file = _cut(file, CONTEXT_FILE_MAX_BYTES, f"context files are limited to {format_size(CONTEXT_FILE_MAX_BYTES)} each")
-        warn(f"context file is {format_size(size)}: only its first {format_size(file.sent_bytes or 0)} "
+        file = _cut(file, CONTEXT_FILE_MAX_BYTES, f"{what}s are limited to {format_size(CONTEXT_FILE_MAX_BYTES)} each")
+        warn(f"{what} is {format_size(size)}: only its first {format_size(file.sent_bytes or 0)} "
              f"are sent to the model (limit {format_size(CONTEXT_FILE_MAX_BYTES)} per file)")
     return file
 
@@ -156,22 +169,54 @@ def fit_context_files(
     return fitted, notes
 
 
+def repository_root(cwd: Path) -> Path:
+    """The folder whose files are the project's: the nearest folder from ``cwd`` up that holds
+    ``.git``, else ``cwd`` itself."""
+    for directory in (cwd, *cwd.parents):
+        if os.path.lexists(directory / ".git"):
+            return directory
+    return cwd
+
+
+def links_out_of_project(cwd: Path) -> list[tuple[Path, str]]:
+    """The project's text files the model would get — the context file of each folder from the
+    repository root down to ``cwd``, ``.pi/SYSTEM.md``, ``.pi/APPEND_SYSTEM.md`` — that resolve
+    (through a symlink, of the file or a folder above it) outside the repository: each path and
+    where it really leads."""
+    cwd = cwd.absolute()
+    root = repository_root(cwd)
+    folders = [cwd, *cwd.parents[: len(cwd.relative_to(root).parts)]]
+    candidates = [found for folder in folders if (found := first_context_file(folder)) is not None]
+    candidates += [project_dir(cwd) / SYSTEM_FILE, project_dir(cwd) / APPEND_SYSTEM_FILE]
+    inside = os.path.realpath(root).rstrip(os.sep) + os.sep
+    links: list[tuple[Path, str]] = []
+    for path in candidates:
+        if os.path.lexists(path):
+            real = os.path.realpath(path)
+            if not real.startswith(inside):
+                links.append((path, real))
+    return links
+
+
 def discover_context_files(
-    cwd: Path, agent_dir: Path, diagnostics: list[ResourceDiagnostic] | None = None
+    cwd: Path, agent_dir: Path, diagnostics: list[ResourceDiagnostic] | None = None,
+    skip: Collection[Path] = (),
 ) -> list[ContextFile]:
+    """The context files in reading order; ``skip``: paths left out (links out of an untrusted
+    project, which the trust report names)."""
     cwd = cwd.absolute()
     candidates: list[Path] = []
-    global_file = _first_in(agent_dir)
+    global_file = first_context_file(agent_dir)
     if global_file is not None:
         candidates.append(global_file)
     for directory in (*reversed(cwd.parents), cwd):
-        found = _first_in(directory)
+        found = first_context_file(directory)
         if found is not None:
             candidates.append(found)
     files: list[ContextFile] = []
     seen: set[Path] = set()
     for path in candidates:
-        if path in seen:
+        if path in seen or path in skip:
             continue
         seen.add(path)
         file = read_context_file(path, diagnostics)

@@ -9,16 +9,20 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pi_tui.core.tool import Tool
 from pi_tui.resources.context_files import (
+    APPEND_SYSTEM_FILE,
+    SYSTEM_FILE,
     ContextFile,
     context_budget_bytes,
     discover_context_files,
     fit_context_files,
+    links_out_of_project,
+    read_context_file,
 )
 from pi_tui.resources.diagnostics import ResourceDiagnostic
 from pi_tui.resources.locations import agent_dir as default_agent_dir
@@ -32,8 +36,7 @@ from pi_tui.resources.system_prompt import (
     options_for_tools,
 )
 
-SYSTEM_FILE = "SYSTEM.md"
-APPEND_SYSTEM_FILE = "APPEND_SYSTEM.md"
+__all__ = ["APPEND_SYSTEM_FILE", "SYSTEM_FILE", "LoadedResources", "ResourceOptions", "load_resources"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +56,9 @@ class ResourceOptions:
     """From extensions' ``resources_discover`` results."""
     extra_prompt_paths: Sequence[Path] = ()
     settings: SettingsManager | None = None
-    """For the ``skills[]`` / ``prompts[]`` settings; None skips them."""
+    """For the ``skills[]`` / ``prompts[]`` settings; None skips them. Its ``project_trusted``
+    also decides whether the project's links out of it (``links_out_of_project``) are read;
+    without settings they are not."""
     include_builtin: bool = True
     """Load the built-in ``prompts/`` and ``skills/`` folders."""
 
@@ -146,13 +151,16 @@ def _text_or_file(value: str, cwd: Path, diagnostics: list[ResourceDiagnostic]) 
         return None, path
 
 
-def _first_file(paths: Sequence[Path], diagnostics: list[ResourceDiagnostic]) -> tuple[str | None, Path | None]:
+def _first_file(paths: Sequence[Path], diagnostics: list[ResourceDiagnostic],
+                skip: Collection[Path]) -> tuple[str | None, Path | None]:
+    """The first of ``paths`` that exists and is text (bounded like a context file; a FIFO, a
+    device or a binary file is reported and the next one is tried)."""
     for path in paths:
-        if path.is_file():
-            try:
-                return path.read_text(encoding="utf-8"), path
-            except (OSError, UnicodeDecodeError) as exc:
-                diagnostics.append(ResourceDiagnostic("error", f"cannot read prompt file: {exc}", path))
+        if path in skip or not path.exists():
+            continue
+        file = read_context_file(path, diagnostics, "system prompt file")
+        if file is not None:
+            return file.content, path
     return None, None
 
 
@@ -164,25 +172,27 @@ def load_resources(
     cwd = cwd.absolute()
     loaded = LoadedResources(cwd=cwd, agent_dir=agent)
     diagnostics = loaded.diagnostics
+    settings = options.settings
+    trusted = bool(settings is not None and settings.project_trusted)
+    links_out = set() if trusted else {path for path, _real in links_out_of_project(cwd)}
 
     if not options.no_context_files:
-        loaded.context_files = discover_context_files(cwd, agent, diagnostics)
+        loaded.context_files = discover_context_files(cwd, agent, diagnostics, skip=links_out)
 
     if options.system_prompt is not None:
         loaded.custom_prompt, loaded.custom_prompt_path = _text_or_file(options.system_prompt, cwd, diagnostics)
     else:
         candidates = [project_dir(cwd) / SYSTEM_FILE, agent / SYSTEM_FILE]
-        loaded.custom_prompt, loaded.custom_prompt_path = _first_file(candidates, diagnostics)
+        loaded.custom_prompt, loaded.custom_prompt_path = _first_file(candidates, diagnostics, links_out)
 
     if options.append_system_prompts:
         parts = [_text_or_file(v, cwd, diagnostics)[0] for v in options.append_system_prompts]
         loaded.append_system_prompt = "\n\n".join(p for p in parts if p) or None
     else:
         loaded.append_system_prompt, loaded.append_system_prompt_path = _first_file(
-            [project_dir(cwd) / APPEND_SYSTEM_FILE, agent / APPEND_SYSTEM_FILE], diagnostics
+            [project_dir(cwd) / APPEND_SYSTEM_FILE, agent / APPEND_SYSTEM_FILE], diagnostics, links_out
         )
 
-    settings = options.settings
     skill_result = load_skills(
         cwd,
         agent,

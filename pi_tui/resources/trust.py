@@ -17,7 +17,9 @@ the project's own ``.pi/skills`` and ``.pi/prompts``.
 
 The project's AGENTS.md/CLAUDE.md, SYSTEM.md, APPEND_SYSTEM.md, prompts and skills are text the
 model reads, not code: they load either way (the TUI says when a project SYSTEM.md replaced the
-system prompt).
+system prompt) — unless one is a symlink leading out of the repository (``AGENTS.md ->
+~/.ssh/id_ed25519``), which would send the user's own file to the model with every request: such
+a link is held back until the project is trusted (``context_files.links_out_of_project``).
 
 A project is trusted when any of these holds, first match wins:
 
@@ -44,6 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from pi_tui.resources.context_files import links_out_of_project
 from pi_tui.resources.locations import expand_home, project_dir
 
 TRUST_FILE = "trusted-projects.json"
@@ -60,7 +63,8 @@ GLOBAL_ONLY_KEYS = (TRUSTED_PROJECTS_SETTING, "shellEnvPassthrough")
 """Keys a project file may not set, trusted or not: trust itself, and which secret environment
 variables reach shell commands (``tools/shell.py``)."""
 
-CodeKind = Literal["extension", "settings extension", "shellPath", "shellCommandPrefix", "sessionDir", "outside path"]
+CodeKind = Literal["extension", "settings extension", "shellPath", "shellCommandPrefix", "sessionDir", "outside path",
+                   "outside link"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +90,9 @@ class ProjectCode:
             key, _, path = self.value.partition(": ")
             return (f'{self.where} "{key}": {path} — outside this project; its files would be read into the '
                     "model's context")
+        if self.kind == "outside link":
+            return (f"{self.where} -> {self.value} — a link out of this project; that file would be sent to the "
+                    "model with every request")
         return f'{self.where} "shellCommandPrefix": {_one_line(self.value)} — runs before every bash command'
 
     def key(self) -> str:
@@ -131,6 +138,8 @@ def find_project_code(cwd: Path, project_settings: Mapping[str, Any]) -> list[Pr
         for entry in entries if isinstance(entries, list) else []:
             if isinstance(entry, str) and entry.strip() and outside_project(entry.strip(), base, cwd):
                 found.append(ProjectCode("outside path", settings_where, f"{key}: {entry.strip()}"))
+    found += [ProjectCode("outside link", os.path.relpath(link, cwd.absolute()), real)
+              for link, real in links_out_of_project(cwd)]
     return found
 
 

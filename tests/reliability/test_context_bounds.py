@@ -154,6 +154,39 @@ def test_a_file_just_under_the_limit_is_sent_whole(fault: FaultRecord, tmp_path:
         assert "only its first" not in done.stderr
 
 
+@pytest.mark.parametrize("name", ["SYSTEM.md", "APPEND_SYSTEM.md"])
+def test_a_huge_project_system_md_is_cut_too(fault: FaultRecord, tmp_path: Path, name: str) -> None:
+    project = _project(tmp_path)
+    (project / ".pi").mkdir()
+    with open(project / ".pi" / name, "w") as fh:
+        fh.write("FIRST-LINE of the prompt\n" + "- a long line of instructions, over and over again.\n" * 40_000)
+    with fault.case(f"2 MB .pi/{name}") as case:
+        done, system, _took = _print_run(project, tmp_path, window=200_000)
+        case.no_traceback(done.stderr, done.stdout)
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert "FIRST-LINE of the prompt" in system
+        assert len(system.encode()) < CONTEXT_FILE_MAX_BYTES + 16 * 1024, f"system prompt of {len(system.encode()):,} bytes"
+        assert f"{name} is 2.0MB; only its first" in system
+        assert name in done.stderr and "only its first" in done.stderr
+
+
+@pytest.mark.parametrize("kind", ["FIFO", "binary"])
+def test_a_project_system_md_that_is_no_text_is_reported(fault: FaultRecord, tmp_path: Path, kind: str) -> None:
+    project = _project(tmp_path)
+    (project / ".pi").mkdir()
+    if kind == "FIFO":
+        os.mkfifo(project / ".pi" / "SYSTEM.md")
+    else:
+        (project / ".pi" / "SYSTEM.md").write_bytes(b"\x7fELF\x00\x00binary")
+    with fault.case(f".pi/SYSTEM.md is {kind}") as case:
+        done, system, took = _print_run(project, tmp_path)
+        case.no_traceback(done.stderr, done.stdout)
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert "SYSTEM.md" in done.stderr and "not included" in done.stderr, done.stderr
+        assert "You are" in system  # pi-tui's own prompt, not the file
+        assert took < 60
+
+
 async def test_the_tui_shows_the_notice(fault: FaultRecord, tmp_path: Path, agent_dir: Path) -> None:
     from pi_tui.modes.interactive.app import PiApp
     from pi_tui.modes.interactive.widgets.chat_items import Notice

@@ -400,3 +400,50 @@ def test_an_untrusted_project_cannot_pull_skills_from_outside_into_the_prompt(tm
     assert "PRIVATE-NOTES-DESCRIPTION" not in systems[0]
     assert "outside this project" in untrusted.stderr
     assert "PRIVATE-NOTES-DESCRIPTION" in systems[1]
+
+
+PRIVATE = "PRIVATE-KEY-MATERIAL-b3BlbnNzaC1rZXktdjEAAAAA"
+
+
+def _home_with_private_files(tmp_path: Path) -> Path:
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    for name in ("id_ed25519", "notes.md", "prompt.md"):
+        (home / ".ssh" / name).write_text(f"-----BEGIN OPENSSH PRIVATE KEY-----\n{PRIVATE} {name}\n")
+    return home
+
+
+@pytest.mark.parametrize("cwd", ["root", "subfolder"])
+def test_an_untrusted_project_cannot_link_private_files_into_the_prompt(tmp_path: Path, cwd: str) -> None:
+    """AGENTS.md, .pi/SYSTEM.md and .pi/APPEND_SYSTEM.md are text and load untrusted — but as
+    symlinks out of the repository they would send the user's files (~/.ssh) to the model with
+    every request, like a skills path outside the project. Held back until trusted, and named."""
+    repo = make_hostile_repo(tmp_path)
+    home = _home_with_private_files(tmp_path)
+    (repo.root / "AGENTS.md").unlink()
+    (repo.root / "AGENTS.md").symlink_to(home / ".ssh" / "id_ed25519")
+    (repo.root / ".pi" / "SYSTEM.md").unlink()
+    (repo.root / ".pi" / "SYSTEM.md").symlink_to(Path("../../home/.ssh/notes.md"))
+    (repo.root / ".pi" / "APPEND_SYSTEM.md").symlink_to(home / ".ssh" / "prompt.md")
+    (repo.root / ".pi" / "settings.json").write_text("{}")
+    (repo.root / "docs").mkdir()
+    (repo.root / "docs" / "RULES.md").write_text("IN-REPO-RULES: links inside the repository are fine\n")
+    (repo.root / "docs" / "CLAUDE.md").symlink_to(Path("RULES.md"))
+    where = repo.root if cwd == "root" else repo.root / "docs"
+    with FakeServer([{"text": "done"}, {"text": "done"}]) as server:
+        agent = fake_agent_dir(tmp_path, server.base_url)
+        untrusted = run_cli(["-p", "hi"], agent, where)
+        trusted = run_cli(["-p", "hi", "--trust-project"], agent, where)
+        systems = [r["messages"][0]["content"] for r in server.requests]
+    assert untrusted.returncode == 0 and trusted.returncode == 0, untrusted.stderr + trusted.stderr
+    assert PRIVATE not in systems[0], "a file outside the repository reached the model untrusted"
+    assert PRIVATE not in untrusted.stdout + untrusted.stderr
+    assert "Project code NOT loaded" in untrusted.stderr
+    for link in ("AGENTS.md", ".pi/SYSTEM.md") if cwd == "root" else ("AGENTS.md",):
+        assert link in untrusted.stderr and str(home / ".ssh") in untrusted.stderr
+    if cwd == "root":
+        assert "APPEND_SYSTEM.md" in untrusted.stderr
+        assert all(f"{PRIVATE} {n}" in systems[1] for n in ("id_ed25519", "notes.md", "prompt.md"))
+    else:
+        assert "IN-REPO-RULES" in systems[0]  # a link within the repository is text like any other
+        assert f"{PRIVATE} id_ed25519" in systems[1]
