@@ -35,6 +35,14 @@ from pi_tui.tools.shell import resolve_shell, shell_env, with_prefix
 OUTPUT_BYTE_LIMIT = 4 * 1024 * 1024
 """What the client keeps of a command's output (its tail); the model sees at most 50 KB of it."""
 KILL_GRACE_SECONDS = 5.0
+_RELEASING: set[asyncio.Future[Any]] = set()
+"""``terminal/release`` requests in flight (a task nobody holds may be collected)."""
+
+
+def _forget(task: asyncio.Future[Any]) -> None:
+    _RELEASING.discard(task)
+    if not task.cancelled():
+        task.exception()  # retrieved: a failed release is the editor's to report
 
 
 class ClientFiles:
@@ -122,8 +130,16 @@ class ClientTerminalBash:
         try:
             return await self._run(terminal_id, command, timeout, ctx)
         finally:
-            with contextlib.suppress(Exception):
-                await asyncio.shield(self.peer.request("terminal/release", self._params(terminal_id)))
+            self._release(terminal_id)
+
+    def _release(self, terminal_id: str) -> None:
+        """``terminal/release``, not waited for: its answer carries nothing we need, and an
+        editor that never sends it must hold neither a finished call nor a cancelled one (the
+        abort's one cancellation is spent by then; nothing would end that wait). Bounded."""
+        task = asyncio.ensure_future(asyncio.wait_for(self.peer.request("terminal/release", self._params(terminal_id)),
+                                                      KILL_GRACE_SECONDS))
+        _RELEASING.add(task)
+        task.add_done_callback(_forget)
 
     async def _run(self, terminal_id: str, command: str, limit_s: float | None, ctx: ToolContext) -> ToolResult:
         timeout = limit_s
@@ -159,8 +175,7 @@ class ClientTerminalBash:
             terminal_id = created.get("terminalId") if isinstance(created, dict) else None
             if isinstance(terminal_id, str) and terminal_id:
                 await self._kill(terminal_id)
-                await asyncio.wait_for(self.peer.request("terminal/release", self._params(terminal_id)),
-                                       KILL_GRACE_SECONDS)
+                self._release(terminal_id)
 
     async def _kill(self, terminal_id: str) -> None:
         with contextlib.suppress(Exception):

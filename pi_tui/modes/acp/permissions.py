@@ -12,6 +12,10 @@ The session's ``before_tool_call`` hook (after the extensions' ``tool_call`` han
    (``cancelled`` outcome, or ``session/cancel`` while the question is open, answered or not),
    or the client unable to answer: the call is blocked, and the model gets a result saying so
    (never a silent run).
+
+Every wait on the client here ends at ``session/cancel`` (``cancel_pending``), answered or not;
+the preview's read is also bounded (``PREVIEW_READ_TIMEOUT``). The question itself has no
+bound: a person may take their time.
 """
 
 from __future__ import annotations
@@ -38,6 +42,9 @@ from pi_tui.tools.paths import resolve_to_cwd
 
 PREVIEW_LIMIT = 1_000_000
 """Above this many characters a diff shows the edited pieces instead of the whole file."""
+PREVIEW_READ_TIMEOUT = 5.0
+"""Seconds the preview waits for the editor's ``fs/read_text_file`` (a buffer it has open answers
+in milliseconds); then the question shows the edited pieces rather than wait for good."""
 OPTIONS = (("allow_once", "Allow"), ("allow_always", "Always allow {tool}"),
            ("reject_once", "Reject"), ("reject_always", "Always reject {tool}"))
 REJECTED = "The user rejected this {tool} call; it did not run."
@@ -60,16 +67,33 @@ class PermissionGate:
         must not show the key to the editor (the tool's own result is redacted the same way)."""
         self.always: dict[str, bool] = {}
         """Tool name → True (always allow) / False (always reject), for this session."""
-        self._asking: set[asyncio.Future[Any]] = set()
+        self._waiting: set[asyncio.Future[Any]] = set()
 
     def cancel_pending(self) -> None:
-        """``session/cancel``: stop waiting for the questions still open. The client should answer
-        them ``cancelled`` itself; one that leaves a question on screen must not hold the turn."""
-        for asking in list(self._asking):
-            asking.cancel()
+        """``session/cancel``: stop waiting for the client (open questions, preview reads). The
+        client should answer a question ``cancelled`` itself; one that leaves it on screen, or
+        never serves a read, must not hold the turn."""
+        for waiting in list(self._waiting):
+            waiting.cancel()
+
+    async def _wait_or_abandon(self, waiting: asyncio.Future[Any], within_s: float | None = None) -> bool:
+        """Whether ``waiting`` finished (with an answer or an error); False when it was abandoned:
+        the turn cancelled (before or meanwhile) or ``within_s`` seconds passed."""
+        if self.cancelled():
+            waiting.cancel()
+        self._waiting.add(waiting)
+        try:
+            await asyncio.wait({waiting}, timeout=within_s)  # never raises for ``waiting`` itself
+        finally:
+            self._waiting.discard(waiting)
+            if not waiting.done():
+                waiting.cancel()
+        return waiting.done() and not waiting.cancelled()  # a task told to cancel is done later
 
     async def __call__(self, info: ToolCallInfo) -> BeforeToolCallResult | None:
         call_id, name, args = str(info.tool_call["id"]), str(info.tool_call["name"]), dict(info.args)
+        if self.cancelled():
+            return BeforeToolCallResult(block=True, reason=CANCELLED.format(tool=name))
         diffs = [self._redacted(d) for d in await self.preview(name, args)] if name in ("edit", "write") else None
         state = self.mapper.calls.get(call_id)
         if state is not None:
@@ -106,14 +130,7 @@ class PermissionGate:
         options = [{"optionId": option, "name": label.format(tool=name), "kind": option} for option, label in OPTIONS]
         asking = asyncio.ensure_future(self.peer.request("session/request_permission", {
             "sessionId": self.session_id, "toolCall": tool_call, "options": options}))
-        self._asking.add(asking)
-        try:
-            await asyncio.wait({asking})  # never raises for the question: only if this call is cancelled
-        finally:
-            self._asking.discard(asking)
-            if not asking.done():
-                asking.cancel()
-        if asking.cancelled():
+        if not await self._wait_or_abandon(asking):
             return "cancelled"
         try:
             answer = asking.result()
@@ -158,11 +175,15 @@ class PermissionGate:
         return [{"type": "diff", "path": str(path), "oldText": planned.original, "newText": planned.new_original}]
 
     async def _current_text(self, path: Path) -> str | None:
+        if self.files is None:
+            reading: asyncio.Future[str | None] = asyncio.ensure_future(asyncio.to_thread(_disk_text, path))
+        else:
+            reading = asyncio.ensure_future(self.files.read_text(path))
+        if not await self._wait_or_abandon(reading, PREVIEW_READ_TIMEOUT):
+            return None
         try:
-            if self.files is not None:
-                return await self.files.read_text(path)
-            return await asyncio.to_thread(_disk_text, path)
-        except (OSError, ValueError, RpcError):
+            return reading.result()
+        except (OSError, ValueError, RpcError, ConnectionClosed):
             return None
 
 

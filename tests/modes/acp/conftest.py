@@ -55,9 +55,11 @@ class EditorClient:
     """Running commands by terminal id; None = the client offers no ``terminal`` capability."""
     terminal_calls: list[str] = field(default_factory=list)
     terminal_shown: list[str] = field(default_factory=list)
+    """What the editor's terminals showed, one entry per ``terminal/output``."""
     create_delay: float = 0.0
     """Seconds between starting a terminal's command and answering ``terminal/create`` (a busy editor)."""
-    """What the editor's terminals showed, one entry per ``terminal/output``."""
+    unanswered: dict[str, int] = field(default_factory=dict)
+    """Method → how many of its next requests the editor never answers (a hung or buggy editor)."""
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         self.updates.append((session_id, update))
@@ -71,9 +73,15 @@ class EditorClient:
             return schema.RequestPermissionResponse(outcome=schema.DeniedOutcome(outcome="cancelled"))
         return schema.RequestPermissionResponse(outcome=schema.AllowedOutcome(outcome="selected", option_id=choice))
 
+    async def _maybe_never_answer(self, method: str) -> None:
+        if self.unanswered.get(method, 0) > 0:
+            self.unanswered[method] -= 1
+            await asyncio.Event().wait()  # until the connection ends
+
     async def read_text_file(self, session_id: str, path: str, line: int | None = None, limit: int | None = None,
                              **kwargs: Any) -> Any:
         self.fs_calls.append(("read", path))
+        await self._maybe_never_answer("fs/read_text_file")
         assert self.buffers is not None
         if path not in self.buffers:
             raise RequestError.resource_not_found(path)
@@ -121,6 +129,7 @@ class EditorClient:
 
     async def release_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
         self.terminal_calls.append("release")
+        await self._maybe_never_answer("terminal/release")
         return schema.ReleaseTerminalResponse()
 
     def on_connect(self, conn: Any) -> None:
