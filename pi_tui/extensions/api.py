@@ -29,6 +29,7 @@ from pi_tui.core.errors import ExtensionError
 from pi_tui.core.messages import JsonValue
 from pi_tui.core.provider import ModelInfo
 from pi_tui.core.tool import FunctionTool, Tool, ToolContext, ToolResult, text_result
+from pi_tui.extensions.command_check import command_problem
 from pi_tui.extensions.ui import ExtensionUIContext, NotifyLevel
 
 if TYPE_CHECKING:
@@ -44,6 +45,8 @@ KNOWN_EVENTS = frozenset({
     "user_bash", "model_select", "thinking_level_select",
 })
 """Events pi-tui emits; subscribing to another name still works but earns a warning (typos)."""
+LOAD_EVENT = "load"
+"""The ``event`` of an ``extension_error`` reported while extensions load (modes show these at start-up)."""
 Handler = Callable[..., Any]
 """``(event) -> result`` or ``(event, ctx) -> result``; the result may be awaitable."""
 CommandHandler = Callable[..., Any]
@@ -340,12 +343,17 @@ class ExtensionAPI:
         self._extension.tools.append(tool)
         return tool
 
-    def register_command(self, name: str, handler: CommandHandler, *, description: str = "") -> None:
-        """``/name args`` runs ``handler(args, ctx)`` instead of prompting the model."""
-        name = name.removeprefix("/")
-        if not name or any(ch.isspace() for ch in name):
-            raise ExtensionError(f"invalid command name {name!r}")
-        self._extension.commands.append((name, handler, description))
+    def register_command(self, name: str, handler: CommandHandler, *, description: str = "", **options: Any) -> None:
+        """``/name args`` runs ``handler(args, ctx)`` instead of prompting the model. A
+        registration that could not work (a handler that is not a function taking ``(args)`` or
+        ``(args, ctx)``, a bad name or option) is reported with this file and the command, and
+        left out; the extension's other registrations stand (``command_check.py``)."""
+        problem = command_problem(name, handler, description, options)
+        if problem is not None:
+            event = LOAD_EVENT if self._runner.host is None else "register_command"
+            self._runner.report(self.path, event, f"register_command({name!r}) refused: {problem}")
+            return
+        self._extension.commands.append((name.removeprefix("/"), handler, description))
 
     # ---------------------------------------------------------------- actions
 

@@ -9,7 +9,9 @@ already left out by the settings then).
 How: each module is imported under a fresh private name (so ``/reload`` really re-executes it)
 and its ``register(pi)`` is called. Anything that goes wrong — a syntax error, an import error,
 a missing or failing ``register`` — is reported with the extension's path and that extension is
-skipped; registrations it made before failing are discarded, so it is all or nothing.
+skipped; registrations it made before failing are discarded, so it is all or nothing. (A single
+command that could never run is refused by ``register_command`` itself, reported the same way,
+and the rest of the extension stands.)
 """
 
 from __future__ import annotations
@@ -23,13 +25,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pi_tui.core.errors import ExtensionError
-from pi_tui.extensions.api import Extension, ExtensionAPI
+from pi_tui.extensions.api import LOAD_EVENT, Extension, ExtensionAPI
 from pi_tui.extensions.dispatch import DEFAULT_TIMEOUT_S, describe
 from pi_tui.extensions.runner import ExtensionRunner
 from pi_tui.resources.locations import project_dir
 from pi_tui.resources.trust import extension_entries
 
-LOAD_EVENT = "load"
 _module_ids = itertools.count(1)
 
 

@@ -95,3 +95,52 @@ def test_reload_executes_the_module_again(tmp_path: Path) -> None:
     load_extensions([path])
     assert builtins.PI_TUI_TEST_LOADS >= 2  # type: ignore[attr-defined]
     del builtins.PI_TUI_TEST_LOADS  # type: ignore[attr-defined]
+
+
+def test_a_command_that_could_not_run_is_refused_at_load_naming_file_and_command(tmp_path: Path) -> None:
+    """``register_command`` with pi's TypeScript ``{handler, description}`` object, or any handler
+    that cannot be called as ``handler(args)`` / ``handler(args, ctx)``, used to be accepted and
+    fail only when typed. Each is refused while loading; the file's other commands and the other
+    extensions load."""
+    mixed = ext(tmp_path / "mixed.py", """
+        def register(pi):
+            pi.register_command("ported", {"description": "Deploy", "handler": lambda args, ctx: None})
+            pi.register_command("text", "echo hi")
+            pi.register_command("none", None)
+            pi.register_command("nullary", lambda: None)
+            pi.register_command("three", lambda args, ctx, extra: None)
+            pi.register_command("kwonly", lambda args, *, token: None)
+            pi.register_command("numbered", lambda args: None, description=3)
+            pi.register_command("typo", lambda args: None, desc="Typo")
+            pi.register_command(42, lambda args: None)
+            pi.register_command("two words", lambda args: None)
+            pi.register_command("fine", lambda args, ctx: None, description="Works")
+            pi.register_command("defaults", lambda args, ctx=None, extra=1: None)
+    """)
+    other = ext(tmp_path / "other.py", """
+        def register(pi):
+            pi.register_command("other", lambda args: None)
+    """)
+    runner = load_extensions([mixed, other])
+    assert [(c.invocation_name, c.extension_path) for c in runner.commands()] == [
+        ("fine", mixed), ("defaults", mixed), ("other", other)]
+    assert {e["extensionPath"] for e in runner.errors} == {str(mixed)}
+    assert {e["event"] for e in runner.errors} == {"load"}  # shown with the start-up diagnostics
+    errors = [e["error"] for e in runner.errors]
+    assert errors == [
+        "register_command('ported') refused: the handler is a dict, not a function (pi's TypeScript "
+        "{handler, description} object is not the Python API): pass the function itself, "
+        "pi.register_command('ported', handler, description='…')",
+        "register_command('text') refused: the handler is a str, not a function taking (args) or (args, ctx)",
+        "register_command('none') refused: the handler is None, not a function taking (args) or (args, ctx)",
+        "register_command('nullary') refused: the handler takes (); it is called as handler(args) or "
+        "handler(args, ctx)",
+        "register_command('three') refused: the handler takes (args, ctx, extra); it is called as "
+        "handler(args) or handler(args, ctx)",
+        "register_command('kwonly') refused: the handler takes (args, *, token); it is called as "
+        "handler(args) or handler(args, ctx)",
+        "register_command('numbered') refused: description is an int, not a string",
+        "register_command('typo') refused: unknown option 'desc'; the options are description=",
+        "register_command(42) refused: the name is an int, not a string",
+        "register_command('two words') refused: a command name must be one word (no spaces), like 'deploy'",
+    ]

@@ -269,6 +269,32 @@ async def test_extensions_errors_commands_and_notify(make_client: ClientFactory,
     assert client.types().count("agent_start") == 1  # only the normal prompt ran the agent
 
 
+async def test_a_command_registered_in_pis_typescript_shape_is_refused_at_start(make_client: ClientFactory,
+                                                                                project: Any) -> None:
+    """``pi.register_command("deploy", {"handler": ..., "description": ...})`` (pi's TypeScript
+    shape) is refused while loading: the client hears why, naming the file and the command, the
+    other command works, and typing ``/deploy`` later is a plain prompt, not a crash."""
+    from pi_tui.extensions.loader import load_extensions
+
+    path = project / "ported.py"
+    path.write_text("def register(pi):\n"
+                    "    pi.register_command('deploy', {'description': 'Deploy', 'handler': lambda a, c: None})\n"
+                    "    pi.register_command('greet', lambda args: pi.notify('hi ' + args))\n")
+    client = make_client([{"text": "ran"}], extensions=load_extensions([path]))
+    commands = (await client.request({"id": "c", "type": "get_commands"}))["data"]["commands"]
+    await client.request({"id": "g", "type": "prompt", "message": "/greet you"})
+    await client.request({"id": "d", "type": "prompt", "message": "/deploy now"})
+    await client.wait_for(lambda: "agent_end" in client.types())
+    await client.close()
+    errors = [f for f in client.frames if f["type"] == "extension_error"]
+    assert [(e["extensionPath"], e["event"]) for e in errors] == [(str(path), "load")]
+    assert errors[0]["error"].startswith("register_command('deploy') refused: the handler is a dict, not a function")
+    assert [c["name"] for c in commands if c["source"] == "extension"] == ["greet"]
+    assert [f["message"] for f in client.frames if f["type"] == "extension_ui_request"] == ["hi you"]
+    assert ("extensions", f"{path}: {errors[0]['error']}") in client.session.diagnostics()  # stderr and the TUI
+    assert client.session.messages[0]["content"][0]["text"] == "/deploy now"  # went to the model as typed
+
+
 async def test_end_of_input_waits_for_a_run_an_extension_command_started(make_client: ClientFactory, project: Any) -> None:
     from pi_tui.extensions.loader import load_extensions
 
