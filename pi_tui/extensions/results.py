@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from pi_tui.core.messages import CustomMessage, ImageContent
@@ -53,3 +54,6 @@ class ResourcePaths:
     skill_paths: list[str] = field(default_factory=list)
     prompt_paths: list[str] = field(default_factory=list)
     theme_paths: list[str] = field(default_factory=list)
+    extension_of: dict[str, Path] = field(default_factory=dict)
+    """Each returned path → the extension that returned it (the last one, when several did;
+    RPC ``get_commands`` names it in ``sourceInfo.source`` as pi does)."""

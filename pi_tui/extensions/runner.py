@@ -301,10 +301,15 @@ class ExtensionRunner(HandlerDispatcher):
 
     async def emit_resources_discover(self, cwd: Path, reason: str) -> ResourcePaths:
         collected = ResourcePaths()
-        for result in await self.emit("resources_discover", {"cwd": str(cwd), "reason": reason}):
-            if isinstance(result, dict):
-                for key, target in (("skillPaths", collected.skill_paths), ("promptPaths", collected.prompt_paths), ("themePaths", collected.theme_paths)):
-                    target.extend(p for p in result.get(key) or () if isinstance(p, str))
+        ctx = self._ctx()
+        for ext, handler in self._handlers("resources_discover"):
+            result = await self._call(ext, handler, {"type": "resources_discover", "cwd": str(cwd), "reason": reason}, ctx)
+            if not isinstance(result, dict):
+                continue
+            for key, target in (("skillPaths", collected.skill_paths), ("promptPaths", collected.prompt_paths), ("themePaths", collected.theme_paths)):
+                paths = [p for p in result.get(key) or () if isinstance(p, str)]
+                target.extend(paths)
+                collected.extension_of.update(dict.fromkeys(paths, ext.path))
         return collected
 
     async def emit_user_bash(self, command: str, exclude_from_context: bool, cwd: Path) -> dict[str, Any] | None:

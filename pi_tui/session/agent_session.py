@@ -127,6 +127,7 @@ class AgentSession(RunConfigMixin, LifecycleMixin, SessionControlMixin, UserBash
         self._started = False
         self._extra_skill_paths: list[Path] = []
         self._extra_prompt_paths: list[Path] = []
+        self._extension_resource_origins: dict[Path, Path] = {}
         self._startup_notes: list[tuple[str, str]] = []
         self.fresh_start: Callable[[], tuple[ModelInfo | None, str | None]] | None = None
         """The model (None = keep the current) and CLI thinking level for an empty replacement

@@ -20,6 +20,7 @@ from pi_tui.session.session_base import SessionBase
 class LifecycleMixin(SessionBase):
     _extra_skill_paths: list[Path]
     _extra_prompt_paths: list[Path]
+    _extension_resource_origins: dict[Path, Path]
     _startup_notes: list[tuple[str, str]]
 
     def diagnostics(self) -> list[tuple[str, str]]:
@@ -92,14 +93,27 @@ class LifecycleMixin(SessionBase):
     async def _discover_resources(self, reason: str) -> None:
         skills: list[Path] = []
         prompts: list[Path] = []
+        origins: dict[Path, Path] = {}
         if self.extensions is not None and self.extensions.has_handlers("resources_discover"):
             found = await self.extensions.emit_resources_discover(self.cwd, reason)
             skills = [self._extension_path(p) for p in found.skill_paths]
             prompts = [self._extension_path(p) for p in found.prompt_paths]
+            origins = {self._extension_path(p): ext for p, ext in found.extension_of.items()}
+        self._extension_resource_origins = origins
         changed = (skills, prompts) != (self._extra_skill_paths, self._extra_prompt_paths)
         self._extra_skill_paths, self._extra_prompt_paths = skills, prompts
         if changed or reason == "reload":
             self.rebuild_system_prompt()
+
+    def extension_of_resource(self, path: Path) -> Path | None:
+        """The extension whose ``resources_discover`` returned ``path`` (a skill or prompt file),
+        or a folder above it; None when no extension did."""
+        path = path.resolve()
+        for listed, extension in self._extension_resource_origins.items():
+            listed = listed.resolve()
+            if path == listed or listed in path.parents:
+                return extension
+        return None
 
     def _extension_path(self, value: str) -> Path:
         """A path an extension returned: ``~`` expanded, relative ones against the cwd."""

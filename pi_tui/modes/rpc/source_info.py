@@ -16,10 +16,16 @@ a path listed in a settings file            local      that file  —
 ``-e`` extension                            cli        temporary  —
 ==========================================  =========  =========  =========================
 
-pi-tui has two sources pi lacks: the prompts and skills it ships (``source: "builtin"``,
-``origin: "package"``) and paths an extension returned from ``resources_discover``
-(``source: "extension"``; pi names the extension, ``extension:<name>``, which pi-tui's loader
-does not record).
+A prompt or skill an extension returned from ``resources_discover`` is pi's
+``{source: "extension:<name>", scope: "temporary", origin: "top-level", baseDir: <the
+extension's folder>}``, ``<name>`` being the extension's file name without ``.py`` (pi: without
+``.ts``/``.js``). A package extension is named after its folder and its ``baseDir`` is that
+folder (pi's folder extension is its ``index.ts``, so pi would say ``extension:index``).
+Extension commands carry the extension's own ``sourceInfo`` (the table) with the top-level
+``source: "extension"``.
+
+pi-tui has one source pi lacks: the prompts and skills it ships (``source: "builtin"``,
+``origin: "package"``).
 """
 
 from __future__ import annotations
@@ -59,10 +65,12 @@ def _settings_scope(path: Path, settings: Any, key: str) -> str | None:
 
 
 def resource_source_info(path: Path, source: str, *, kind: str, cwd: Path, agent_dir: Path,
-                         settings: Any = None, base_dir: Path | None = None) -> dict[str, Any]:
+                         settings: Any = None, base_dir: Path | None = None,
+                         extension: Path | None = None) -> dict[str, Any]:
     """A prompt template's or skill's ``sourceInfo``. ``source`` is pi-tui's loader label
     (``user``, ``project``, ``settings``, ``path``, ``extension``, ``builtin``); ``kind`` is the
-    settings key (``prompts`` or ``skills``)."""
+    settings key (``prompts`` or ``skills``); ``extension`` is the extension that returned the
+    path from ``resources_discover``."""
     if source == "user":
         return _info(path, "auto", "user", base_dir=agent_dir)
     if source == "project":
@@ -71,8 +79,10 @@ def resource_source_info(path: Path, source: str, *, kind: str, cwd: Path, agent
         return _info(path, "local", _settings_scope(path, settings, kind) or "user")
     if source == "builtin":
         return _info(path, "builtin", "temporary", "package", base_dir or path.parent)
-    if source == "extension":
-        return _info(path, "extension", "temporary", base_dir=base_dir or path.parent)
+    if source == "extension" and extension is not None:
+        name = extension.name if extension.is_dir() else extension.name.removesuffix(".py")
+        return _info(path, f"extension:{name}", "temporary",
+                     base_dir=extension if extension.is_dir() else extension.parent)
     return _info(path, "local", "temporary", base_dir=base_dir or path.parent)
 
 

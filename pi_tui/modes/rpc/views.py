@@ -168,12 +168,15 @@ def commands_json(session: AgentSession) -> list[dict[str, Any]]:
         item["path"] = str(command.extension_path)
         out.append(item)
     for template in getattr(resources, "prompt_templates", None) or []:
-        info = resource_source_info(Path(template.file_path), template.source, kind="prompts", cwd=cwd,
-                                    agent_dir=agent_dir, settings=settings)
+        path = Path(template.file_path)
+        info = resource_source_info(path, template.source, kind="prompts", cwd=cwd, agent_dir=agent_dir,
+                                    settings=settings, extension=session.extension_of_resource(path))
         out.append(_resource_command(template.name, template.description, "prompt", template.source, info))
     for skill in getattr(resources, "skills", None) or []:
-        info = resource_source_info(Path(skill.file_path), skill.source, kind="skills", cwd=cwd,
-                                    agent_dir=agent_dir, settings=settings, base_dir=Path(skill.base_dir))
+        path = Path(skill.file_path)
+        info = resource_source_info(path, skill.source, kind="skills", cwd=cwd, agent_dir=agent_dir,
+                                    settings=settings, base_dir=Path(skill.base_dir),
+                                    extension=session.extension_of_resource(path))
         out.append(_resource_command(f"skill:{skill.name}", skill.description, "skill", skill.source, info))
     return out
 

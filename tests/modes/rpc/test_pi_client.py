@@ -118,6 +118,47 @@ async def test_get_commands_source_info_for_each_place(make_client: ClientFactor
         assert info["scope"] in ("user", "project", "temporary") and info["origin"] in ("package", "top-level")
 
 
+async def test_get_commands_names_the_extension_that_found_a_prompt_or_skill(
+        make_client: ClientFactory, project: Path, agent_dir: Path, tmp_path: Path) -> None:
+    """What pi 0.73.1 answers (measured with its RpcClient, a ``.ts`` extension in
+    ``<agentDir>/extensions`` and one given with ``-e``): a prompt or skill returned from
+    ``resources_discover`` has ``sourceInfo.source == "extension:<file name without suffix>"``,
+    scope ``temporary`` and the extension's folder as ``baseDir``; the extension's own command
+    keeps the extension's sourceInfo (``auto``/``user`` here)."""
+    found = tmp_path / "found"
+    (found / "prompts").mkdir(parents=True)
+    (found / "prompts" / "fromext.md").write_text("Found by an extension\n")
+    (found / "skills" / "sweep").mkdir(parents=True)
+    (found / "skills" / "sweep" / "SKILL.md").write_text("---\nname: sweep\ndescription: Sweep up\n---\nSweep.\n")
+    (found / "single.md").write_text("One file\n")
+    finder = agent_dir / "extensions" / "finder.py"
+    finder.parent.mkdir(parents=True)
+    finder.write_text("def register(pi):\n"
+                      "    pi.register_command('find', lambda args: None, description='Find')\n"
+                      f"    pi.on('resources_discover', lambda e: {{'promptPaths': [{str(found / 'prompts')!r}],\n"
+                      f"                                           'skillPaths': [{str(found / 'skills')!r}]}})\n")
+    package = tmp_path / "cli_pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text(
+        f"def register(pi):\n    pi.on('resources_discover', lambda e: {{'promptPaths': [{str(found / 'single.md')!r}]}})\n")
+    client = make_client([], extensions=load_extensions([finder, package]),
+                         resource_options=ResourceOptions(include_builtin=False))
+    commands = {c["name"]: c for c in (await client.request({"id": 1, "type": "get_commands"}))["data"]["commands"]}
+    await client.close()
+    assert commands["find"]["source"] == "extension"
+    assert commands["find"]["sourceInfo"] == {"path": str(finder), "source": "auto", "scope": "user",
+                                              "origin": "top-level", "baseDir": str(agent_dir)}
+    assert commands["fromext"]["sourceInfo"] == {
+        "path": str(found / "prompts" / "fromext.md"), "source": "extension:finder", "scope": "temporary",
+        "origin": "top-level", "baseDir": str(finder.parent)}
+    assert commands["skill:sweep"]["sourceInfo"] == {
+        "path": str(found / "skills" / "sweep" / "SKILL.md"), "source": "extension:finder", "scope": "temporary",
+        "origin": "top-level", "baseDir": str(finder.parent)}
+    assert commands["single"]["sourceInfo"] == {  # a package extension is named after its folder
+        "path": str(found / "single.md"), "source": "extension:cli_pkg", "scope": "temporary",
+        "origin": "top-level", "baseDir": str(package)}
+
+
 # --------------------------------------------------------------------------- set_model
 
 

@@ -58,6 +58,9 @@ const scenarios = {
   async commands() {
     await step("get_commands", () => client.getCommands());
   },
+  async extension_commands() {
+    await step("get_commands", () => client.getCommands());
+  },
   async set_model() {
     await step("state_before", async () => (await client.getState()).thinkingLevel);
     await step("set_model", () => client.setModel("fake", "fake-reasoner"));

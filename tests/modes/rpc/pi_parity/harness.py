@@ -31,6 +31,7 @@ USAGE = {"prompt_tokens": 100, "completion_tokens": 10}
 SCRIPTS: dict[str, list[dict[str, Any]]] = {
     "clone": [{"text": "Hi there!", "usage": USAGE}],
     "commands": [],
+    "extension_commands": [],
     "set_model": [{"text": "Noted.", "usage": USAGE}],
     "abort": [{"text": LONG_TEXT, "chunk_size": 8, "chunk_delay_ms": 100, "usage": USAGE}],
     "bash": [],
@@ -92,6 +93,33 @@ def _write_resources(agent: Path, project: Path | None, base_url: str) -> None:
     (project / ".pi" / "prompts" / "check.md").write_text("Check the build for $@\n")
 
 
+_FINDER = {  # the same extension for each program: a command, and a prompt and a skill it finds
+    "pi": """export default function (pi) {
+  pi.registerCommand("find", { description: "Find", handler: async () => {} });
+  pi.on("resources_discover", () => ({ promptPaths: [FOUND + "/prompts"], skillPaths: [FOUND + "/skills"] }));
+}
+""",
+    "pi-tui": """def register(pi):
+    pi.register_command("find", lambda args: None, description="Find")
+    pi.on("resources_discover", lambda event: {"promptPaths": [FOUND + "/prompts"], "skillPaths": [FOUND + "/skills"]})
+""",
+}
+
+
+def _write_finder(program: str, agent: Path, root: Path) -> None:
+    """``extension_commands``: an extension in ``<agentDir>/extensions`` that registers a command
+    and returns a prompt folder and a skill folder from ``resources_discover``."""
+    found = root / "found"
+    (found / "prompts").mkdir(parents=True)
+    (found / "prompts" / "fromext.md").write_text("Found by an extension\n")
+    (found / "skills" / "sweep").mkdir(parents=True)
+    (found / "skills" / "sweep" / "SKILL.md").write_text("---\nname: sweep\ndescription: Sweep up\n---\nSweep.\n")
+    suffix = "ts" if program == "pi" else "py"
+    (agent / "extensions").mkdir()
+    declare = "const " if program == "pi" else ""
+    (agent / "extensions" / f"finder.{suffix}").write_text(f"{declare}FOUND = {json.dumps(str(found))}\n{_FINDER[program]}")
+
+
 FIXTURES = Path(os.environ.get("PI_TUI_SHARED", str(Path(__file__).resolve().parents[5] / "shared")),
                 "fixtures", "pi-sessions")
 if not FIXTURES.is_dir():
@@ -119,6 +147,8 @@ def run(program: str, scenario: str, root: Path, *, in_project: Path | None = No
     extra_args = ["--session", str(resumable_fixture(project, root))] if scenario == "resume" else []
     with FakeServer(SCRIPTS[scenario]) as server:
         _write_resources(agent, None if in_project else project, server.base_url)
+        if scenario == "extension_commands":
+            _write_finder(program, agent, root)
         env = {
             "PATH": os.environ.get("PATH", ""), "HOME": str(home), "PI_OFFLINE": "1",
             "PI_CODING_AGENT_DIR": str(agent), "LITELLM_OFFLINE_MODE": "true", "LITELLM_MODE": "PRODUCTION",

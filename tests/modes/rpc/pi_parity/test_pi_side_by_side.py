@@ -118,6 +118,29 @@ def test_get_commands_source_info(side_by_side: Any) -> None:
         assert list(mine)[: len(command)] == list(command)
 
 
+def test_get_commands_source_info_of_extension_commands_and_what_extensions_found(side_by_side: Any) -> None:
+    """The extension is ``finder.ts`` for pi and ``finder.py`` for pi-tui (so the command's
+    ``sourceInfo.path`` differs by that suffix); the command and the prompt and skill it found
+    (``extension:finder``) must be equal, in the same order.
+
+    Not compared: once an extension has found resources, pi 0.73.1 re-labels every *other*
+    prompt and skill ``source: "local"`` with its own folder as ``baseDir`` (``auto`` and the
+    agent/project dir otherwise, ``test_get_commands_source_info``): its reload after
+    ``resources_discover`` loses the package metadata. pi-tui keeps them as they were."""
+    pi, ours, _, _ = side_by_side("extension_commands")
+    our_commands = {c["name"]: c for c in ours[0]["data"]}
+    compared = [c for c in pi[0]["data"] if c["source"] == "extension" or c["sourceInfo"]["source"].startswith("extension:")]
+    assert [c["name"] for c in compared] == ["find", "fromext", "skill:sweep"]
+    assert [c["name"] for c in ours[0]["data"] if c["name"] in {"find", "fromext", "skill:sweep"}] == [
+        "find", "fromext", "skill:sweep"]
+    for command in compared:
+        mine = our_commands[command["name"]]
+        if command["name"] == "find":
+            command = {**command, "sourceInfo": {**command["sourceInfo"],
+                                                 "path": command["sourceInfo"]["path"].replace(".ts", ".py")}}
+        assert {key: mine[key] for key in command} == command
+
+
 def test_set_model_applies_the_default_thinking_level(side_by_side: Any) -> None:
     pi, ours, pi_run, our_run = side_by_side("set_model")
     assert ours == pi
