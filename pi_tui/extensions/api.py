@@ -348,7 +348,7 @@ class ExtensionAPI:
         registration that could not work (a handler that is not a function taking ``(args)`` or
         ``(args, ctx)``, a bad name or option) is reported with this file and the command, and
         left out; the extension's other registrations stand (``command_check.py``)."""
-        problem = command_problem(name, handler, description, options)
+        problem = command_problem(name, handler, description, options, accepts_context)
         if problem is not None:
             event = LOAD_EVENT if self._runner.host is None else "register_command"
             self._runner.report(self.path, event, f"register_command({name!r}) refused: {problem}")

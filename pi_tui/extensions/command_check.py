@@ -10,7 +10,7 @@ the loader can name the file, the command and the mistake while the extension lo
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 KNOWN_OPTIONS = ("description",)
@@ -23,8 +23,10 @@ def _kind(value: Any) -> str:
     return f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
 
 
-def command_problem(name: object, handler: object, description: object, options: Mapping[str, Any]) -> str | None:
-    """Why this registration cannot work, or None when it can."""
+def command_problem(name: object, handler: object, description: object, options: Mapping[str, Any],
+                    takes_ctx: Callable[[Any], bool]) -> str | None:
+    """Why this registration cannot work, or None when it can. ``takes_ctx(handler)`` is how the
+    runner decides between ``handler(args)`` and ``handler(args, ctx)`` (``api.accepts_context``)."""
     if not isinstance(name, str):
         return f"the name is {_kind(name)}, not a string"
     bare = name.removeprefix("/")
@@ -41,19 +43,15 @@ def command_problem(name: object, handler: object, description: object, options:
         return f"the handler is {_kind(handler)}, not a function taking (args) or (args, ctx)"
     if not isinstance(description, str):
         return f"description is {_kind(description)}, not a string"
-    return _signature_problem(handler)
+    return _signature_problem(handler, takes_ctx(handler))
 
 
-def _signature_problem(handler: Any) -> str | None:
-    """The handler is called ``handler(args, ctx)`` when it takes two positional arguments (or
-    ``*args``), else ``handler(args)`` (``api.accepts_context``); both must bind."""
+def _signature_problem(handler: Any, takes_ctx: bool) -> str | None:
+    """The call the runner will make must bind."""
     try:
         signature = inspect.signature(handler)
     except (TypeError, ValueError):  # a builtin without a signature: nothing to check
         return None
-    params = signature.parameters.values()
-    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    takes_ctx = len(positional) >= 2 or any(p.kind == p.VAR_POSITIONAL for p in params)
     try:
         signature.bind("", None) if takes_ctx else signature.bind("")
     except TypeError:
