@@ -188,6 +188,14 @@ class SessionControlMixin(SessionBase):
         else:
             self._schedule(self.prompt(text), what="Sending an extension's user message")
 
+    async def settle_background(self) -> None:
+        """Until the work set going in the background has ended: an extension command's
+        ``send_user_message`` turn, a ``trigger_turn`` message's turn, a compaction an extension
+        asked for, extension notifications. A caller that reports a prompt's end (ACP's
+        ``session/prompt`` answer, whose updates must all come before it) waits for these."""
+        while self._background:
+            await asyncio.wait(set(self._background))
+
     def _schedule(self, coro: Any, *, what: str = "A background session task") -> None:
         """Run ``coro`` in the background; outside an event loop (a plain script calling
         ``set_model`` before ``asyncio.run``) there is nothing to run it on, so it is dropped.

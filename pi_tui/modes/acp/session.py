@@ -72,6 +72,7 @@ class AcpSession:
             session.replace_tool(ClientTerminalBash(peer, self.id, self.mapper))
         self.cancel_requested = False
         self.running = False
+        self._settling: asyncio.Future[None] | None = None
 
     def send(self, update: dict[str, Any]) -> None:
         self.peer.notify("session/update", {"sessionId": self.id, "update": update})
@@ -116,6 +117,9 @@ class AcpSession:
                 await self._compact(instructions if isinstance(instructions, str) else None)
             else:
                 await self.session.prompt(text, images=cast(Any, images), source=PROMPT_SOURCE)
+            # An extension command's send_user_message (or a trigger_turn message) runs its turn
+            # in the background: part of this prompt's answer, never updates after it.
+            await self._settle()
         except ProviderSetupError as err:
             raise RpcError(AUTH_REQUIRED, "Authentication required", {"details": str(err)}) from None
         except PiError as err:
@@ -125,6 +129,16 @@ class AcpSession:
         finally:
             self.running = False
         return {"stopReason": self._stop_reason(before)}
+
+    async def _settle(self) -> None:
+        """The session's background work, until it ends or the turn is cancelled."""
+        settling = asyncio.ensure_future(self.session.settle_background())
+        self._settling = settling
+        try:
+            await asyncio.wait({settling})
+        finally:
+            self._settling = None
+            settling.cancel()
 
     async def _compact(self, instructions: str | None) -> None:
         try:
@@ -155,6 +169,8 @@ class AcpSession:
         self.cancel_requested = True
         self.gate.cancel_pending()
         await asyncio.wait_for(self.session.abort(), timeout=10)
+        if self._settling is not None:  # a background turn may start after the abort: stop waiting
+            self._settling.cancel()
 
     async def close(self) -> None:
         self._unsubscribe()
