@@ -5,7 +5,8 @@ Text comes back head-truncated (2,000 lines / 50 KB) with pi's continuation noti
 that is not a supported image is refused with a clear message instead of mojibake (pi would
 return garbage). Large files are never loaded whole: see ``read_window``. FIFOs, devices and sockets
 are refused before anything is read (``core/regular_files``): a FIFO with no writer would block
-the tool forever, ``/dev/zero`` never ends.
+the tool forever, ``/dev/zero`` never ends. A regular file whose read never answers (a hung network
+mount) is given up after ``STALLED_AFTER_SECONDS`` without progress (``run_in_thread_bounded``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import os
 from pathlib import Path
 from typing import BinaryIO, Literal
 
-from pi_tui.core.cancellable_thread import run_in_thread
+from pi_tui.core.cancellable_thread import ThreadStalled, run_in_thread_bounded
 from pi_tui.core.errors import ToolError
 from pi_tui.core.messages import JsonValue, UserContent
 from pi_tui.core.regular_files import NotRegularFileError, open_regular
@@ -81,10 +82,19 @@ class ReadTool:
         limit = optional_int(args, "limit", self.name)
         path = resolve_read_path(raw_path, ctx.cwd)
         with names_failures(self.name, raw_path):
-            if ctx.files is not None and await run_in_thread(_client_may_read, path):
-                text = await ctx.files.read_text(path)  # ACP: the editor's buffer, unsaved changes included
-                return self._text_result(io.BytesIO(text.encode("utf-8", "surrogatepass")), raw_path, offset, limit)
-            return await run_in_thread(self._read, raw_path, path, offset, limit, ctx)
+            try:
+                if ctx.files is not None and await run_in_thread_bounded(None, _client_may_read, path):
+                    text = await ctx.files.read_text(path)  # ACP: the editor's buffer, unsaved changes included
+                    return self._text_result(io.BytesIO(text.encode("utf-8", "surrogatepass")), raw_path, offset, limit)
+                return await run_in_thread_bounded(None, self._read, raw_path, path, offset, limit, ctx)
+            except ThreadStalled as stalled:
+                # A regular file whose read never answers (a hung network/FUSE mount, /proc/kmsg):
+                # abort would end it, but print mode has nobody to press Esc.
+                raise ToolError(
+                    f"Cannot read {raw_path}: the file gave no data for {stalled.seconds:g} s (a hung network "
+                    "mount, or a file that waits for data like /proc/kmsg); gave up. Use bash with a timeout "
+                    f"(e.g. `timeout 5 head -c 4096 {raw_path}`) if you need it."
+                ) from None
 
     def _read(
         self, raw_path: str, path: Path, offset: int | None, limit: int | None, ctx: ToolContext
