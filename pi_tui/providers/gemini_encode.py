@@ -19,6 +19,7 @@ systemInstruction, tools, generationConfig``; parts as ``functionCall``, ``funct
 from __future__ import annotations
 
 import os
+import platform
 import re
 from typing import Any
 
@@ -62,9 +63,11 @@ def gemini_url(model: ModelInfo) -> str:
 
 def gemini_headers(request: CompletionRequest) -> dict[str, str]:
     """The key in ``x-goog-api-key`` (never in the URL, where logs would keep it), then the
-    model's headers (a later source wins)."""
+    model's headers (a later source wins). ``x-goog-api-client`` follows Google's convention
+    for it, ``<client>/<version> gl-<language>/<version>`` (pi's SDK sends
+    ``google-genai-sdk/1.52.0 gl-node/v20...``, §15.15): Google attributes traffic by it."""
     headers = {"content-type": "application/json", "user-agent": f"pi-tui/{__version__}",
-               "x-goog-api-client": f"pi-tui/{__version__}"}
+               "x-goog-api-client": f"pi-tui/{__version__} gl-python/{platform.python_version()}"}
     if request.api_key:
         headers["x-goog-api-key"] = request.api_key
     headers.update(request.model.headers)

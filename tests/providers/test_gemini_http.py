@@ -8,6 +8,7 @@ the fake received, so key order and compactness count.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -72,6 +73,7 @@ async def test_the_exact_body_of_a_fixed_conversation() -> None:
     assert sent.path == "/v1beta/models/gemini-3-pro-preview:streamGenerateContent?alt=sse"  # no ?key=: the key stays out of URLs
     assert sent.headers["x-goog-api-key"] == "gk" and sent.headers["content-type"] == "application/json"
     assert sent.headers["user-agent"].startswith("pi-tui/")
+    assert re.fullmatch(r"pi-tui/\S+ gl-python/3\.\d+\.\d+\S*", sent.headers["x-goog-api-client"])  # Google's client/language form
     expected = {
         "contents": [
             {"parts": [{"text": "run echo hi"}], "role": "user"},
