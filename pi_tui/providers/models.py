@@ -39,6 +39,7 @@ from pi_tui.providers.models_json import (
     resolve_config_value,
 )
 from pi_tui.providers.openai_compat import merge_compat
+from pi_tui.providers.pi_catalog import builtin_model as builtin_pi_model
 from pi_tui.providers.routing import BUILTIN_APIS
 
 ENV_KEYS: dict[str, tuple[str, ...]] = {
@@ -270,8 +271,9 @@ class ModelRegistry:
             headers=self._resolved_headers(config.headers) if config else {},
             compat=dict(config.compat) if config else {},
         )
-        if provider == "anthropic" and (pi_builtin := builtin_anthropic_model(model_id)) is not None:
-            # pi's own numbers for its built-in provider (anthropic_models.py), not litellm's
+        pi_builtin = builtin_anthropic_model(model_id) if provider == "anthropic" else builtin_pi_model(provider, model_id)
+        if pi_builtin is not None:
+            # pi's own numbers for its built-in providers (anthropic_models.py, pi_catalog.py), not litellm's
             info = replace(pi_builtin, base_url=info.base_url, headers=info.headers, compat=info.compat)
         override = config.overrides.get(model_id) if config else None
         return _apply_override(info, override) if override else info

@@ -58,6 +58,21 @@ def is_reasoning_model(model: str) -> bool:
     return re.match(r"^(o\d|gpt-5|codex)", model) is not None
 
 
+def _efforts_of(model: str) -> tuple[str, ...]:
+    """The efforts a gpt-5 model takes (OpenAI's reasoning docs): before gpt-5.1 no ``none``
+    (``Unsupported value: 'none' is not supported with the 'gpt-5-mini' model``), from gpt-5.1 on
+    no ``minimal``, ``xhigh`` only after gpt-5.1-codex-max. Other models: every value."""
+    found = re.match(r"^gpt-5(?:\.(\d+))?", model)
+    if found is None:
+        return _EFFORTS
+    minor = int(found.group(1) or 0)
+    if minor == 0:
+        return ("minimal", "low", "medium", "high")
+    if minor == 1 and "codex-max" not in model:
+        return ("none", "low", "medium", "high")
+    return ("none", "low", "medium", "high", "xhigh")
+
+
 def validate(body: Any, state: IssuedState) -> Rejection | None:
     if not isinstance(body, dict):
         return Rejection(400, "We could not parse the JSON body of your request.")
@@ -90,6 +105,11 @@ def _check_options(body: dict[str, Any], state: IssuedState) -> Rejection | None
         if effort is not None and effort not in _EFFORTS:
             return Rejection(400, f"Invalid value: '{effort}'. Supported values are: {', '.join(repr(e) for e in _EFFORTS)}.",
                              "reasoning.effort", "invalid_value")
+        supported = _efforts_of(str(body["model"]))
+        if effort is not None and effort not in supported:
+            listed = ", ".join(f"'{e}'" for e in supported[:-1]) + f", and '{supported[-1]}'"
+            return Rejection(400, f"Unsupported value: '{effort}' is not supported with the '{body['model']}' model. "
+                                  f"Supported values are: {listed}.", "reasoning.effort", "unsupported_value")
     return None
 
 

@@ -88,7 +88,7 @@ def test_litellm_naming_uses_litellms_catalog() -> None:
     assert claude.litellm_model == "anthropic/claude-sonnet-4-5"
     assert (claude.context_window, claude.context_window_source) == (200_000, "builtin")  # pi's own table
     assert claude.cost.input == pytest.approx(3.0) and claude.cost.output == pytest.approx(15.0)
-    gpt = registry.resolve("openai/gpt-4o")
+    gpt = registry.resolve("openai/gpt-4o-mini-2024-07-18")  # pi has no such built-in model: litellm's numbers
     assert gpt.context_window == 128_000 and gpt.context_window_source == "litellm" and gpt.supports_images
     assert registry.resolve("gpt-4o").ref == "openai/gpt-4o"
 
