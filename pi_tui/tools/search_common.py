@@ -21,9 +21,19 @@ from pi_tui.tools.shell import shell_env
 from pi_tui.tools.truncate import DEFAULT_MAX_BYTES, UNLIMITED_LINES, format_size, truncate_head
 
 
+_OTHER_NAMES = {"fd": ("fdfind",)}
+"""Names a tool is installed under elsewhere: Debian and Ubuntu ship fd as ``fdfind``."""
+
+
 def find_binary(name: str) -> str | None:
-    """``name`` on PATH or in ``<agentDir>/bin`` (where pi keeps downloaded tools); never downloads."""
-    return shutil.which(name, path=shell_env().get("PATH"))
+    """``name`` (or its other name) on PATH or in ``<agentDir>/bin`` (where pi keeps downloaded
+    tools); never downloads."""
+    path = shell_env().get("PATH")
+    for candidate in (name, *_OTHER_NAMES.get(name, ())):
+        found = shutil.which(candidate, path=path)
+        if found is not None:
+            return found
+    return None
 
 
 def kill_quietly(process: asyncio.subprocess.Process) -> None:

@@ -14,8 +14,8 @@ from .helpers import text
 def backend(request, monkeypatch):
     if request.param == "python":
         monkeypatch.setattr("pi_tui.tools.find.find_binary", lambda name: None)
-    elif shutil.which("fd") is None:
-        pytest.skip("fd is not on PATH")
+    elif shutil.which("fd") is None and shutil.which("fdfind") is None:
+        pytest.skip("fd (fdfind on Debian) is not on PATH")
     return request.param
 
 

@@ -98,6 +98,17 @@ def test_find_binary_never_downloads(monkeypatch):
     assert search_common.find_binary("rg") is None
 
 
+def test_fd_is_found_under_debians_name(monkeypatch, tmp_path):
+    """Debian and Ubuntu install fd as ``fdfind``; without the alias find fell back to the slow
+    pure-Python walk there."""
+    fdfind = tmp_path / "fdfind"
+    fdfind.write_text("#!/bin/sh\n")
+    fdfind.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert search_common.find_binary("fd") == str(fdfind)
+    assert search_common.find_binary("rg") is None
+
+
 async def test_bare_carriage_returns_do_not_split_lines(ctx, backend):
     (ctx.cwd / "cr.txt").write_bytes(b"one\rtwo needle\nthree\n")
     assert text(await grep(ctx, pattern="needle")) == "cr.txt:1: onetwo needle"
