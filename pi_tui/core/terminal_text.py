@@ -15,6 +15,11 @@ answer into pi-tui's input. So:
 * ``json_line(value)`` is JSON with U+007F-U+009F and U+2028/U+2029 escaped as well (the stdlib
   escapes only C0): JSON/RPC output stays lossless yet never carries a raw control character.
 
+A lone surrogate (U+D800-U+DFFF: a ``"\\ud800"`` escape in a provider's JSON, a file name that is
+not UTF-8) is not Unicode: written raw, the UTF-8 encoding of stdout (or of the TUI's terminal)
+raises. ``printable`` and ``drop_controls`` turn each into U+FFFD (same width); ``json_line``
+escapes it (``\\ud800``), as ``JSON.stringify`` does.
+
 Our own colours (SGR) are added by our renderers after this, never taken from outside text.
 """
 
@@ -38,28 +43,33 @@ _SEQUENCE = re.compile(
 )
 _CONTROL_CHARS = "".join(chr(c) for c in [*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0)])
 _CONTROL = re.compile(f"[{re.escape(_CONTROL_CHARS)}]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_UNSAFE = re.compile(f"[{re.escape(_CONTROL_CHARS)}\ud800-\udfff]")
 _DROP_CONTROLS = str.maketrans(dict.fromkeys(_CONTROL_CHARS))
-_JSON_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029]")
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 
 
 def has_controls(text: str) -> bool:
-    """Whether ``text`` holds any character ``printable`` would remove (tab/newline excepted)."""
-    return _CONTROL.search(text) is not None
+    """Whether ``text`` holds any character ``printable`` would change: a control character (tab
+    and newline excepted) or a lone surrogate."""
+    return _UNSAFE.search(text) is not None
 
 
 def printable(text: str) -> str:
-    """``text`` without escape sequences and control characters (tab and newline stay)."""
+    """``text`` without escape sequences and control characters (tab and newline stay), lone
+    surrogates shown as U+FFFD."""
     if not has_controls(text):
         return text
     text = _SEQUENCE.sub("", text).replace("\r\n", "\n")
-    return _CONTROL.sub("", text)
+    return _SURROGATE.sub("\ufffd", _CONTROL.sub("", text))
 
 
 def drop_controls(text: str) -> str:
-    """``text`` without control characters, sequences' printable tails left as they are."""
+    """``text`` without control characters, sequences' printable tails left as they are; lone
+    surrogates shown as U+FFFD."""
     if not has_controls(text):
         return text
-    return text.translate(_DROP_CONTROLS)
+    return _SURROGATE.sub("\ufffd", text.translate(_DROP_CONTROLS))
 
 
 def json_line(value: Any, *, indent: int | None = None) -> str:

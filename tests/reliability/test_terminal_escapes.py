@@ -61,6 +61,24 @@ def test_json_lines_are_lossless_and_carry_no_raw_control(value: Any) -> None:
     assert json.loads(line) == value
 
 
+LONE_SURROGATES = ["\ud800.", "\udfff.", "\udc80.", "\ud83d."]
+"""Each followed by a character: a high one right before a low one would be a pair, which JSON
+reads back as one astral character."""
+
+
+@given(st.lists(st.one_of(st.text(), st.sampled_from(LONE_SURROGATES)), max_size=8).map("".join))
+def test_text_with_a_lone_surrogate_still_reaches_a_terminal_and_json(text: str) -> None:
+    """A lone surrogate (a ``\\ud800`` escape in a provider's JSON, a non-UTF-8 file name) is not
+    Unicode: written raw, UTF-8 encoding fails and the write raises (print mode lost its answer,
+    JSON mode its events). The terminal gets U+FFFD; JSON keeps it, escaped."""
+    for shown in (printable(text), drop_controls(text)):
+        shown.encode("utf-8")  # raises for a lone surrogate
+        assert len(shown) <= len(text)
+    line = json_line({"text": text})
+    line.encode("utf-8")
+    assert json.loads(line) == {"text": text}  # lossless
+
+
 # --------------------------------------------------------------------------- CLI subprocesses
 
 
@@ -144,6 +162,30 @@ def test_session_inspectors_print_stored_sequences_harmlessly(tmp_path: Path, pr
     assert sent[0]["content"][0]["text"] == f"hello {FAMILIES['osc0 window title (BEL)']}"  # lossless there
 
 
+SURROGATE_FRAME = ('data: {"id":"x","object":"chat.completion.chunk","created":1,"model":"fake-model","choices":'
+                   '[{"index":0,"delta":{"content":" lone \\ud800 half "},"finish_reason":null}]}\n\n')
+ANSWER_WITH_A_LONE_SURROGATE = [{"text": "12345678after", "fault": {"kind": "garbage", "at": "text", "data": SURROGATE_FRAME}}]
+
+
+@pytest.mark.parametrize("mode", ["text", "json", "rpc"])
+def test_a_lone_surrogate_in_the_answer_reaches_every_output(tmp_path: Path, project: Path, mode: str) -> None:
+    """The model's text holds a lone surrogate (a valid JSON escape, not Unicode): print mode
+    printed a traceback instead of the answer, JSON mode dropped the events that carried it."""
+    args = {"text": ["-p", "go"], "json": ["--mode", "json", "-p", "go"], "rpc": ["--mode", "rpc"]}[mode]
+    stdin = json.dumps({"id": "1", "type": "prompt", "message": "go"}) + "\n" if mode == "rpc" else ""
+    with FakeServer(ANSWER_WITH_A_LONE_SURROGATE) as server:
+        result = run_cli(args, fake_agent_dir(tmp_path, server.base_url), project, stdin=stdin)
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr and "listener failed" not in result.stderr, result.stderr
+    if mode == "text":
+        assert result.stdout == "12345678 lone \ufffd half after\n"  # the surrogate comes after the first delta
+        return
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    ends = [e for e in events if e.get("type") == "message_end" and e["message"]["role"] == "assistant"]
+    assert ends and ends[-1]["message"]["content"][-1]["text"] == "12345678 lone \ud800 half after"  # lossless
+    assert any(e.get("type") == "agent_end" for e in events)
+
+
 # --------------------------------------------------------------------------- the TUI
 
 OURS = re.compile(
@@ -163,6 +205,7 @@ def screen_bytes(app: Any) -> str:
 
 def assert_screen_clean(app: Any, where: str) -> str:
     raw = screen_bytes(app)
+    raw.encode("utf-8")  # a lone surrogate would make the terminal write fail
     rest = OURS.sub("", raw)
     assert controls_in(rest.replace("\n", "")) == [], f"{where}: {controls_in(rest)[:10]}"
     for leaked in ("\x1b]52", "\x1b]0;", "\x1b[2J", "\x1b[6n", "\x9b", "\x07"):
@@ -213,7 +256,7 @@ async def test_tui_shows_model_text_tool_output_errors_and_names_without_control
     ])
     async with app.run_test(size=(140, 60)) as pilot:
         await _ready(pilot)
-        session.set_session_name(f"name {FAMILIES['osc2 window title (ST)']}{FAMILIES['8-bit csi']}")
+        session.set_session_name(f"name {FAMILIES['osc2 window title (ST)']}{FAMILIES['8-bit csi']} lone \ud800 half")
         editor = app.screen.query_one(PromptEditor)
         editor.insert("go")
         await pilot.press("enter")
@@ -222,7 +265,7 @@ async def test_tui_shows_model_text_tool_output_errors_and_names_without_control
         await _settle(app, pilot)
         with fault.case("TUI: conversation, tool panel, events pane, footer"):
             shown = assert_screen_clean(app, "conversation, tool panel, events pane, footer")
-            assert "tool-before" in shown and "tool-after" in shown
+            assert "tool-before" in shown and "tool-after" in shown and "lone \ufffd half" in shown
         editor.insert("again")
         await pilot.press("enter")
         await _settle(app, pilot)
