@@ -20,7 +20,6 @@ from pi_tui.core.tool import ToolResult
 from pi_tui.tools.shell import shell_env
 from pi_tui.tools.truncate import DEFAULT_MAX_BYTES, UNLIMITED_LINES, format_size, truncate_head
 
-
 _OTHER_NAMES = {"fd": ("fdfind",)}
 """Names a tool is installed under elsewhere: Debian and Ubuntu ship fd as ``fdfind``."""
 
