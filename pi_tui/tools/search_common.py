@@ -29,7 +29,7 @@ def find_binary(name: str) -> str | None:
     tools); never downloads."""
     path = shell_env().get("PATH")
     for candidate in (name, *_OTHER_NAMES.get(name, ())):
-        found = shutil.which(candidate, path=path)
+        found: str | None = shutil.which(candidate, path=path)
         if found is not None:
             return found
     return None
