@@ -19,6 +19,10 @@ Script turns (``providers/script.py`` format) with the Responses meanings:
 ``stream_error``       ``{"after": N, "code"?, "message"?}``: an ``error`` event after N events
 ``error``              an HTTP error (``{"status", "message"?, "code"?, "retry_after"?}``)
 ``cut_after_chunks`` / ``stall_after_chunks`` / ``garbage_after_chunks``: counted in events
+``fault``              the shared fault steps (``script_faults.py``): cut/stall/garbage at a named
+                       place (``thinking``, ``text``, ``tool_args``, ``between_tool_calls``,
+                       ``before_usage``...), an HTML page, a drip, an error echoing the key
+``tool_calls[].chunks``  split that call's arguments over this many deltas
 
 With ``context_window`` set, a request larger than it (chars/4) gets the API's overflow error.
 
@@ -49,7 +53,7 @@ from pi_tui.providers.responses_fake_rules import (
     is_reasoning_model,
     validate,
 )
-from pi_tui.providers.script import DEFAULT_CHUNK_SIZE, RequestView, Script, error_body
+from pi_tui.providers.script import DEFAULT_CHUNK_SIZE, RequestView, Script, error_body, split_parts
 from pi_tui.providers.script_faults import Frame
 
 OVERFLOW_MESSAGE = "Your input exceeds the context window of this model. Please adjust your input and try again."
@@ -177,7 +181,9 @@ class _ResponsesHandler(ScriptHandler):
             paired.append(fc_id)
             args = call.get("arguments", {})
             raw_args = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
-            self._call(reply, len(output), fc_id, call.get("id") or f"call_fake{n}_{k}", call["name"], raw_args, size, output)
+            fragments = split_parts(raw_args, int(call["chunks"])) if call.get("chunks") else \
+                [raw_args[i : i + size] for i in range(0, len(raw_args), size)]
+            self._call(reply, len(output), fc_id, call.get("id") or f"call_fake{n}_{k}", call["name"], raw_args, fragments, output)
         if reasoning_id is not None:
             self.server.remember(output[0].get("encrypted_content"), reasoning_id, paired)
         final = {**response, "output": output, "usage": self._usage(turn, view), "service_tier": turn.get("service_tier", "default")}
@@ -224,11 +230,12 @@ class _ResponsesHandler(ScriptHandler):
         output.append(done)
 
     @staticmethod
-    def _call(reply: _Reply, index: int, item_id: str, call_id: str, name: str, args: str, size: int, output: list[Any]) -> None:
+    def _call(reply: _Reply, index: int, item_id: str, call_id: str, name: str, args: str, fragments: list[str],
+              output: list[Any]) -> None:
         item = {"id": item_id, "type": "function_call", "status": "in_progress", "arguments": "", "call_id": call_id, "name": name}
         reply.add("response.output_item.added", output_index=index, item=item)
-        for i in range(0, len(args), size):
-            reply.add("response.function_call_arguments.delta", item_id=item_id, output_index=index, delta=args[i : i + size])
+        for fragment in fragments:
+            reply.add("response.function_call_arguments.delta", item_id=item_id, output_index=index, delta=fragment)
         reply.add("response.function_call_arguments.done", item_id=item_id, output_index=index, arguments=args)
         done = {**item, "status": "completed", "arguments": args}
         reply.add("response.output_item.done", output_index=index, item=done)
@@ -245,7 +252,7 @@ class _ResponsesHandler(ScriptHandler):
                 "total_tokens": prompt + output}
 
     def _stream(self, events: list[dict[str, Any]], turn: dict[str, Any]) -> None:
-        frames = [Frame(f"event: {e['type']}\ndata: {json.dumps(e, ensure_ascii=False)}\n\n".encode()) for e in events]
+        frames = tagged_frames(events)
 
         def stream_error(error: dict[str, Any], n: int) -> bytes:
             data = {"type": "error", "sequence_number": n, "code": error.get("code", "server_error"),
@@ -255,6 +262,37 @@ class _ResponsesHandler(ScriptHandler):
         self.send_frames(frames, turn, error_body=lambda status, message: {"error": {"message": message, "type": "invalid_request_error"}},
                          credential=self.headers.get("Authorization", ""), garbage=b"data: <html><body>502 Bad Gateway</body></html>\n\n",
                          stream_error=stream_error, content_type="text/event-stream; charset=utf-8")
+
+
+_FINAL_EVENTS = ("response.completed", "response.incomplete", "response.failed")
+
+
+def tagged_frames(events: list[dict[str, Any]]) -> list[Frame]:
+    """The events as ``script_faults`` frames, tagged with what they carry, so a turn's ``fault``
+    lands at the same named places as on the other wires: ``thinking`` (reasoning summary text),
+    ``text``, ``tool:<i>`` (the i-th function call's argument fragments), ``tool_end:<i>`` (its
+    ``output_item.done``); the final ``response.completed`` carries the finish, the usage and the
+    end of the stream at once (``finish``, ``usage``, ``done``)."""
+    frames = []
+    calls = -1
+    for event in events:
+        kind = event["type"]
+        tags: set[str] = set()
+        item: dict[str, Any] = event["item"] if isinstance(event.get("item"), dict) else {}
+        if kind == "response.output_item.added" and item.get("type") == "function_call":
+            calls += 1
+        elif kind == "response.reasoning_summary_text.delta":
+            tags.add("thinking")
+        elif kind == "response.output_text.delta":
+            tags.add("text")
+        elif kind == "response.function_call_arguments.delta":
+            tags.add(f"tool:{calls}")
+        elif kind == "response.output_item.done" and item.get("type") == "function_call":
+            tags.add(f"tool_end:{calls}")
+        elif kind in _FINAL_EVENTS:
+            tags |= {"finish", "usage", "done"}
+        frames.append(Frame(f"event: {kind}\ndata: {json.dumps(event, ensure_ascii=False)}\n\n".encode(), frozenset(tags)))
+    return frames
 
 
 class ResponsesFakeServer(FakeServerBase):

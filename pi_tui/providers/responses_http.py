@@ -18,11 +18,12 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from pi_tui.core.provider import AssistantMessageEvent, CompletionRequest
-from pi_tui.providers.http_stream import StreamResponse
+from pi_tui.providers.http_stream import HttpStreamError, ReadTimeout, StreamCut, StreamResponse
 from pi_tui.providers.http_wire import HttpWireProvider, WireCall, bearer_headers
 from pi_tui.providers.openai_sse import MALFORMED_CAUSE, snippet
 from pi_tui.providers.responses_encode import base_url, build_body, request_headers
 from pi_tui.providers.responses_stream import ResponsesAssembler
+from pi_tui.providers.script import CONNECTION_CUT_MESSAGE
 
 
 class _ResponsesCall(WireCall):
@@ -41,7 +42,7 @@ class _ResponsesCall(WireCall):
         async for line in response.iter_lines():
             if not line.startswith("data:"):
                 if line and not line.startswith((":", "event:", "id:", "retry:")):
-                    for out in self.fail(f"{MALFORMED_CAUSE}: {snippet(line)}", "transient"):
+                    for out in self.reply.interrupted(f"{MALFORMED_CAUSE}: {snippet(line)}"):
                         yield out
                     return
                 continue
@@ -51,7 +52,7 @@ class _ResponsesCall(WireCall):
             except ValueError:
                 parsed = None
             if not isinstance(parsed, dict):
-                for out in self.fail(f"{MALFORMED_CAUSE}: {snippet(data)}", "transient"):
+                for out in self.reply.interrupted(f"{MALFORMED_CAUSE}: {snippet(data)}"):
                     yield out
                 return
             for out in self.reply.feed(parsed):
@@ -60,6 +61,16 @@ class _ResponsesCall(WireCall):
                 break
         for out in self.reply.finish():
             yield out
+
+
+    def transport_failure(self, error: HttpStreamError) -> list[AssistantMessageEvent]:
+        """A cut body or no data within the timeout, named by where the reply stopped and which
+        of its calls did not run (as on the other wires); no connection at all is the usual text."""
+        if isinstance(error, ReadTimeout):
+            return self.reply.interrupted(self.timeout_message)
+        if isinstance(error, StreamCut):
+            return self.reply.interrupted(CONNECTION_CUT_MESSAGE)
+        return super().transport_failure(error)
 
 
 class ResponsesHttpProvider(HttpWireProvider):

@@ -216,11 +216,18 @@ class ResponsesAssembler(ReplyBuilder):
         if self._failure is not None:
             return self.fail(*self._failure)
         if not self._completed:
-            return self.fail(CONNECTION_CUT_MESSAGE, "transient")
+            return self.interrupted(f"{CONNECTION_CUT_MESSAGE} (no response.completed)")
         if self.message["stopReason"] == "error":
             return self.fail("An unknown error occurred", "unknown")
         reason = self.message["stopReason"]
         return [{"type": "done", "reason": reason, "message": copy.deepcopy(self.message)}]  # type: ignore[typeddict-item]
+
+    def position(self) -> str:
+        """Where a broken stream stopped: inside a function call whose item never finished, or
+        after the last block (``ReplyBuilder``)."""
+        if self._block is not None and self._block["type"] == "toolCall":
+            return f"in the middle of the arguments of tool call {self._block['name'] or '?'!r}"
+        return super().position()
 
     def fail(self, error_message: str, kind: ErrorKind, *, retry_after_ms: int | None = None) -> list[AssistantMessageEvent]:
         """End with ``error``; the partial content is kept (an unfinished block is closed as is)."""

@@ -169,7 +169,7 @@ def _split(text: str, size: int) -> Iterator[str]:
         yield text[start : start + size]
 
 
-def _split_parts(text: str, parts: int) -> list[str]:
+def split_parts(text: str, parts: int) -> list[str]:
     if not text:
         return [""]
     parts = max(1, min(parts, len(text)))
@@ -189,7 +189,7 @@ def turn_pieces(turn: dict[str, Any], view: RequestView) -> Iterator[Piece]:
         args = call.get("arguments", {})
         raw = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
         call_id = call.get("id") or f"call_{index}"
-        for n, fragment in enumerate(_split_parts(raw, int(call.get("chunks", DEFAULT_ARGUMENT_CHUNKS)))):
+        for n, fragment in enumerate(split_parts(raw, int(call.get("chunks", DEFAULT_ARGUMENT_CHUNKS)))):
             first = n == 0
             yield Piece(
                 "tool_call",

@@ -127,18 +127,31 @@ async def test_long_retention_asks_for_a_24h_cache(monkeypatch: pytest.MonkeyPat
         ({"text": "abc", "failed": {"code": "server_error", "message": "boom"}}, "server_error: boom", "transient", None),
         ({"text": "abcdefghijklmnop", "stream_error": {"after": 4}},
          "Error Code server_error: The server had an error while processing your request.", "transient", None),
-        ({"text": "abcdefghijklmnop", "cut_after_chunks": 5}, "Connection error: the stream ended before it was complete", "transient", None),
+        ({"text": "abcdefghijklmnop", "cut_after_chunks": 5}, "Connection error: the stream ended before it was complete, during the text", "transient", None),
         ({"text": "abcdefghijklmnop", "garbage_after_chunks": 5},
-         "Malformed stream from the provider: '<html><body>502 Bad Gateway</body></html>'", "transient", None),
-        ({"text": "abcdefghijklmnop", "stall_after_chunks": 5}, "Request timed out: no data from the provider within the read timeout",
+         "Malformed stream from the provider: '<html><body>502 Bad Gateway</body></html>', during the text", "transient", None),
+        ({"text": "abcdefghijklmnop", "stall_after_chunks": 5}, "Request timed out: no data from the provider within the read timeout, during the text",
          "transient", None),
+        ({"text": "abc", "fault": {"kind": "echo_auth"}}, "401 Invalid credentials in request: Bearer sk", "auth", None),
+        ({"text": "abc", "fault": {"kind": "html", "status": 502, "title": "Bad Gateway"}},
+         "502 Bad Gateway (an HTML page instead of the API's error)", "transient", None),
+        ({**TOOL_TURN, "tool_calls": [{"name": "bash", "arguments": {"command": "echo hi"}, "chunks": 3}],
+          "fault": {"kind": "cut", "at": "tool_args", "style": "clean"}},
+         "Connection error: the stream ended before it was complete (no response.completed), in the middle of the arguments of "
+         "tool call 'bash'; tool call 'bash' not run", "transient", None),
     ],
-    ids=["429", "overflow", "failed", "stream-error", "cut", "garbage", "stall"],
+    ids=["429", "overflow", "failed", "stream-error", "cut", "garbage", "stall", "echo-auth", "html-502", "cut-in-args"],
 )
 async def test_failures_end_in_a_classified_error(turn: dict[str, Any], message: str, kind: str, retry: int | None) -> None:
     with ResponsesFakeServer([turn]) as server:
         final = await _final(server, [user_message("x", timestamp=1)], read_timeout=1.5)
     assert (final["stopReason"], final["errorMessage"], final["errorKind"], final.get("retryAfterMs")) == ("error", message, kind, retry)
+
+
+async def test_a_dripping_stream_is_still_the_whole_answer() -> None:
+    with ResponsesFakeServer([{**TOOL_TURN, "fault": {"kind": "drip", "bytes": 64, "interval_ms": 1}}]) as server:
+        final = await _final(server, [user_message("x", timestamp=1)])
+    assert final["stopReason"] == "toolUse" and final["content"][2]["arguments"] == {"command": "echo hi"}
 
 
 async def test_an_incomplete_response_is_a_length_stop() -> None:

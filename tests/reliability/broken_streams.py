@@ -12,6 +12,8 @@ A **wire** is a way pi-tui talks to a model, each against a strict local fake:
 * ``gemini``: a models.json ``google-generative-ai`` provider → the direct Gemini client
   (``providers/gemini_http.py``) → the Gemini fake;
 * ``gemini-litellm``: the same through litellm's Gemini client (``PI_TUI_FORCE_LITELLM=1``);
+* ``responses``: a models.json ``openai-responses`` provider → the direct Responses client
+  (``providers/responses_http.py``) → the Responses fake (it has no litellm twin here);
 * ``scripted``: the in-process scripted provider (SDK only), which decodes the same bytes.
 """
 
@@ -27,8 +29,9 @@ from typing import Any
 from pi_tui.providers.fake_anthropic_server import FakeAnthropicServer
 from pi_tui.providers.fake_server import FakeServer
 from pi_tui.providers.gemini_fake import GeminiFakeServer
+from pi_tui.providers.responses_fake import ResponsesFakeServer
 
-WIRES = ("openai", "openai-litellm", "anthropic", "anthropic-litellm", "gemini", "gemini-litellm")
+WIRES = ("openai", "openai-litellm", "anthropic", "anthropic-litellm", "gemini", "gemini-litellm", "responses")
 PLACES = ("thinking", "text", "tool_args", "between_tool_calls", "before_usage")
 TIMEOUT_MS = 600
 """``retry.provider.timeoutMs`` in these tests: a stall ends after 0.6 s without data."""
@@ -94,7 +97,7 @@ def stream_faults(wire: str) -> list[Fault]:
                     CUT if style == "reset" else clean_cut, where=at)
               for style in ("clean", "eof", "reset") for at in PLACES]
     faults += [Fault(f"stall@{at}", {"kind": "stall", "at": at}, TIMED_OUT, where=at) for at in PLACES]
-    if wire in ("openai", "scripted", "gemini"):
+    if wire in ("openai", "scripted", "gemini", "responses"):
         faults += [Fault(f"garbage@{at}", {"kind": "garbage", "at": at}, MALFORMED, where=at) for at in ("start", "text", "tool_args")]
     elif wire == "anthropic":
         faults.append(Fault("garbage-body", {"kind": "garbage", "whole_body": True}, "Anthropic stream ended without a message",
@@ -128,7 +131,7 @@ def expected_place(wire: str, at: str | None) -> str:
         "text": "during the text",
         "tool_args": "in the middle of the arguments of tool call 'bash'",
         "between_tool_calls": "after tool call 'bash'",
-        "before_usage": "after tool call 'bash'" if wire in ("anthropic-litellm", "gemini", "gemini-litellm")
+        "before_usage": "after tool call 'bash'" if wire in ("anthropic-litellm", "gemini", "gemini-litellm", "responses")
         else "after the finish reason, before the usage",
         "start": "before any content",
     }[at]
@@ -137,7 +140,7 @@ def expected_place(wire: str, at: str | None) -> str:
 @contextmanager
 def fake_for(wire: str, turns: list[dict[str, Any]]) -> Iterator[Any]:
     server: Any = FakeAnthropicServer(turns) if wire.startswith("anthropic") else \
-        GeminiFakeServer(turns) if wire.startswith("gemini") else FakeServer(turns)
+        GeminiFakeServer(turns) if wire.startswith("gemini") else ResponsesFakeServer(turns) if wire == "responses" else FakeServer(turns)
     with server:
         yield server
 
@@ -154,6 +157,10 @@ def write_agent_dir(agent: Path, wire: str, base_url: str, *, max_retries: int =
         provider = {"baseUrl": base_url, "api": "google-generative-ai", "apiKey": "gk-reliability",
                     "models": [{"id": "gemini-2.5-flash", "reasoning": True, "contextWindow": 1048576, "maxTokens": 4000}]}
         ref = "google/gemini-2.5-flash"
+    elif wire == "responses":
+        provider = {"baseUrl": base_url, "api": "openai-responses", "apiKey": "sk-reliability",
+                    "models": [{"id": "o4-mini", "reasoning": True, "contextWindow": 200000, "maxTokens": 4000}]}
+        ref = "oai/o4-mini"
     else:
         provider = {"baseUrl": base_url, "api": "openai-completions", "apiKey": "sk-reliability",
                     "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},

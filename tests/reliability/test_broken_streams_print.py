@@ -2,7 +2,7 @@
 (the answer channel), on stderr one line per retry and then the error naming what happened and
 where; no tool ran; the session file holds errors only.
 
-Every fault × place on the direct OpenAI-compatible, Anthropic and Gemini wires; on the wires
+Every fault × place on the direct OpenAI-compatible, Anthropic, Gemini and Responses wires; on the wires
 through litellm (whose import costs seconds per process) one case per kind of fault.
 """
 
@@ -34,7 +34,7 @@ FAULT_CLASS = "broken streams"
 
 SAMPLED = ("cut-clean@tool_args", "cut-reset@text", "stall@between_tool_calls", "garbage-body", "html-502")
 CASES = [pytest.param(wire, fault, id=f"print-{wire}-{fault.name}")
-         for wire in ("openai", "anthropic", "gemini") for fault in stream_faults(wire)]
+         for wire in ("openai", "anthropic", "gemini", "responses") for fault in stream_faults(wire)]
 CASES += [pytest.param(wire, fault, id=f"print-{wire}-{fault.name}")
           for wire in ("openai-litellm", "anthropic-litellm", "gemini-litellm") for fault in stream_faults(wire) if fault.name in SAMPLED]
 
