@@ -17,6 +17,8 @@ import os
 import stat
 from typing import BinaryIO
 
+from pi_tui.core.sizes import format_size
+
 _KINDS = (
     (stat.S_ISDIR, "a directory"),
     (stat.S_ISFIFO, "a FIFO (named pipe)"),
@@ -91,3 +93,21 @@ def read_regular_text(path: str | os.PathLike[str], *, errors: str = "strict") -
     """A regular file's whole text (UTF-8); ``NotRegularFileError`` for a FIFO, device …"""
     data, _size = read_regular_bytes(path)
     return data.decode("utf-8", errors)
+
+
+def read_text_file(path: str | os.PathLike[str], max_bytes: int, limit_for: str) -> str:
+    """A regular UTF-8 text file of at most ``max_bytes``. ``ValueError`` says why one cannot be
+    used — a FIFO/device, over the limit (``f"... limit for {limit_for}"``), binary, not UTF-8;
+    ``OSError`` (``FileNotFoundError`` …) passes through."""
+    try:
+        data, size = read_regular_bytes(path, max_bytes + 1)
+    except NotRegularFileError as error:
+        raise ValueError(f"it is {error.kind}, not a regular file") from None
+    if size > max_bytes:
+        raise ValueError(f"the file is {format_size(size)}, over the {format_size(max_bytes)} limit for {limit_for}")
+    if b"\x00" in data:
+        raise ValueError(f"it is a binary file ({format_size(size)}), not text")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"it is not UTF-8 text ({format_size(size)}; a binary file?)") from None

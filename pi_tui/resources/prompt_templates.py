@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from pi_tui.core.regular_files import read_text_file
 from pi_tui.resources.builtin import builtin_prompts_dir
 from pi_tui.resources.diagnostics import ResourceDiagnostic
 from pi_tui.resources.frontmatter import FrontmatterError, parse_frontmatter
@@ -25,6 +26,8 @@ from pi_tui.resources.scan import FirstWins, list_markdown_files
 
 TemplateSource = Literal["path", "project", "user", "settings", "builtin", "extension"]
 DESCRIPTION_FALLBACK_CHARS = 60
+PROMPT_TEMPLATE_MAX_BYTES = 1024 * 1024
+"""Like a skill file: a template is sent whole when used, and read at every start."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,8 +60,11 @@ def load_template_file(
     path: Path, source: TemplateSource, diagnostics: list[ResourceDiagnostic]
 ) -> PromptTemplate | None:
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_text_file(path, PROMPT_TEMPLATE_MAX_BYTES, "prompt templates")
+    except ValueError as exc:
+        diagnostics.append(ResourceDiagnostic("warning", f"prompt template not loaded: {exc}", path))
+        return None
+    except OSError as exc:
         diagnostics.append(ResourceDiagnostic("warning", f"cannot read prompt template: {exc}", path))
         return None
     try:

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
+from pi_tui.core.regular_files import read_text_file
 from pi_tui.resources import settings_schema as schema
 from pi_tui.resources.diagnostics import ResourceDiagnostic
 from pi_tui.resources.settings_schema import MISSING, JsonDict
@@ -18,6 +19,8 @@ from pi_tui.resources.settings_schema import MISSING, JsonDict
 LOCK_TRIES = 10
 LOCK_WAIT_S = 0.02
 STALE_LOCK_S = 10.0
+SETTINGS_FILE_MAX_BYTES = 1024 * 1024
+"""A settings file is a few KB; a bigger one (a cloned repository's trap) is not read."""
 
 Scope = Literal["global", "project"]
 
@@ -63,10 +66,14 @@ def _remove(data: JsonDict, parts: tuple[str, ...]) -> None:
 def read_settings_file(path: Path) -> tuple[JsonDict, str | None]:
     """``(data, problem)``: a missing file is ``{}`` with no problem."""
     try:
-        text = path.read_text(encoding="utf-8")
+        # Bounded and never blocking: a cloned repository's .pi/settings.json may be a FIFO (which
+        # hung startup) or a huge file.
+        text = read_text_file(path, SETTINGS_FILE_MAX_BYTES, "settings files")
     except FileNotFoundError:
         return {}, None
-    except (OSError, UnicodeDecodeError) as exc:
+    except ValueError as exc:
+        return {}, f"cannot read settings: {exc}; using defaults"
+    except OSError as exc:
         return {}, f"cannot read settings: {exc}"
     if not text.strip():
         return {}, None

@@ -27,8 +27,7 @@ from pathlib import Path
 from typing import Any, Literal
 from xml.sax.saxutils import escape
 
-from pi_tui.core.regular_files import NotRegularFileError, read_regular_bytes
-from pi_tui.core.sizes import format_size
+from pi_tui.core.regular_files import read_text_file
 from pi_tui.resources.builtin import builtin_skills_dir
 from pi_tui.resources.diagnostics import ResourceDiagnostic
 from pi_tui.resources.frontmatter import FrontmatterError, parse_frontmatter, strip_frontmatter
@@ -88,18 +87,7 @@ def validate_description(description: Any) -> list[str]:
 
 def read_skill_text(path: Path) -> str:
     """A skill file's text, bounded; ``ValueError`` / ``OSError`` say why it cannot be used."""
-    try:
-        data, size = read_regular_bytes(path, SKILL_FILE_MAX_BYTES + 1)
-    except NotRegularFileError as error:
-        raise ValueError(f"it is {error.kind}, not a regular file") from None
-    if size > SKILL_FILE_MAX_BYTES:
-        raise ValueError(f"the file is {format_size(size)}, over the {format_size(SKILL_FILE_MAX_BYTES)} limit for skills")
-    if b"\x00" in data:
-        raise ValueError(f"it is a binary file ({format_size(size)}), not text")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ValueError(f"it is not UTF-8 text ({format_size(size)}; a binary file?)") from None
+    return read_text_file(path, SKILL_FILE_MAX_BYTES, "skills")
 
 
 def load_skill_file(path: Path, source: SkillSource, diagnostics: list[ResourceDiagnostic]) -> Skill | None:

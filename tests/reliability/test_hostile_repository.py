@@ -447,3 +447,29 @@ def test_an_untrusted_project_cannot_link_private_files_into_the_prompt(tmp_path
     else:
         assert "IN-REPO-RULES" in systems[0]  # a link within the repository is text like any other
         assert f"{PRIVATE} id_ed25519" in systems[1]
+
+
+@pytest.mark.parametrize("trap", ["settings.json is a FIFO", "settings.json is 20 MB", "a 3 MB prompt template"])
+def test_a_repository_whose_pi_files_never_end_or_are_huge_does_not_stop_pi_tui(tmp_path: Path, trap: str) -> None:
+    """``.pi/settings.json`` as a FIFO hung every mode at startup (read with no writer); huge
+    settings or templates were read whole. Each is refused with a message naming the file."""
+    import os
+
+    project = tmp_path / "repo"
+    (project / ".pi" / "prompts").mkdir(parents=True)
+    if trap == "settings.json is a FIFO":
+        os.mkfifo(project / ".pi" / "settings.json")
+    elif trap == "settings.json is 20 MB":
+        (project / ".pi" / "settings.json").write_text('{"theme": "dark", "pad": "' + "x" * (20 << 20) + '"}')
+    else:
+        (project / ".pi" / "prompts" / "huge.md").write_text("HUGE-TEMPLATE\n" + "y" * (3 << 20))
+    with FakeServer([{"text": "done"}]) as server:
+        agent = fake_agent_dir(tmp_path, server.base_url)
+        result = run_cli(["-p", "hi"], agent, project)
+    assert result.returncode == 0 and result.stdout == "done\n", result.stderr
+    assert "Traceback" not in result.stderr
+    if trap.startswith("settings"):
+        assert ".pi/settings.json" in result.stderr and "using defaults" in result.stderr, result.stderr
+        assert ("FIFO" if "FIFO" in trap else "20.0MB") in result.stderr
+    else:
+        assert "huge.md" in result.stderr and "3.0MB" in result.stderr and "not loaded" in result.stderr, result.stderr
