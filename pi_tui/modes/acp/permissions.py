@@ -1,4 +1,5 @@
-"""``session/request_permission`` before the tools that change things (edit, write, bash).
+"""``session/request_permission`` before the tools that change things (edit, write, bash, and
+extension tools: pi-tui cannot know what those change).
 
 The session's ``before_tool_call`` hook (after the extensions' ``tool_call`` handlers):
 
@@ -30,7 +31,7 @@ from pi_tui.agent.types import BeforeToolCallResult, ToolCallInfo
 from pi_tui.core.tool import FileAccess
 from pi_tui.modes.acp.jsonrpc import ConnectionClosed, Peer, RpcError
 from pi_tui.modes.acp.tool_calls import (
-    CHANGING_TOOLS,
+    asks_permission,
     fragment_diffs,
     tool_kind,
     tool_locations,
@@ -100,7 +101,7 @@ class PermissionGate:
             state.diffs = diffs
         if self.cancelled():
             return BeforeToolCallResult(block=True, reason=CANCELLED.format(tool=name))
-        if name in CHANGING_TOOLS and self.ask():
+        if asks_permission(name) and self.ask():
             allowed = self.always.get(name)
             if allowed is None:
                 answer = await self._question(call_id, name, args, diffs)

@@ -20,8 +20,13 @@ from pi_tui.tools.paths import resolve_to_cwd
 
 KINDS = {"read": "read", "edit": "edit", "write": "edit", "bash": "execute",
          "grep": "search", "find": "search", "ls": "search"}
-CHANGING_TOOLS = ("edit", "write", "bash")
-"""Tools that change things: they ask permission first (``permissions.py``)."""
+READ_ONLY_TOOLS = ("read", "grep", "find", "ls")
+"""The tools known to change nothing. Every other tool asks permission first (``permissions.py``):
+``edit``, ``write``, ``bash``, and any extension's tool, whose effects pi-tui cannot know."""
+
+
+def asks_permission(name: str) -> bool:
+    return name not in READ_ONLY_TOOLS
 TITLE_LIMIT = 200
 
 

@@ -347,3 +347,40 @@ async def test_cancel_ends_the_turn_even_if_the_editor_never_answers_the_questio
             elapsed = time.monotonic() - started
     assert answer.stop_reason == "cancelled" and elapsed < 1.0, elapsed
     assert not (project / "never").exists() and len(server.requests) == 1
+
+
+STAMP_EXTENSION = '''
+from pathlib import Path
+
+
+def register(pi):
+    def stamp(call_id, args, ctx):
+        Path(ctx.cwd, "stamped").write_text("yes")
+        return "stamped"
+    pi.register_tool(name="stamp", description="writes a stamp file", execute=stamp,
+                     parameters={"type": "object", "properties": {}})
+'''
+
+
+async def test_an_extension_tool_is_asked_about_and_read_only_tools_are_not(project: Path, agent_dir: Path) -> None:
+    """pi-tui cannot know what an extension's tool changes, so it asks before it runs (kind
+    ``other``); the built-in read-only tools (read here; grep, find, ls) run without a question."""
+    (agent_dir / "extensions").mkdir()
+    (agent_dir / "extensions" / "stamp.py").write_text(STAMP_EXTENSION)
+    (project / "notes.md").write_text("notes\n")
+    script = [{"tool_calls": [{"id": "s1", "name": "stamp", "arguments": {}},
+                              {"id": "r1", "name": "read", "arguments": {"path": "notes.md"}}]},
+              {"text": "ok"}]
+    editor = EditorClient(choices=["reject_once"])
+    with FakeServer(script) as server:
+        write_models(agent_dir, server.base_url)
+        async with acp_agent(editor, agent_dir, project) as conn:
+            session = await conn.new_session(cwd=str(project), mcp_servers=[])
+            await conn.prompt(session_id=session.session_id, prompt=[text_block("stamp it")])
+    (question, options), = editor.permission_requests
+    assert question.tool_call_id == "s1" and question.kind == "other" and question.title == "stamp"
+    assert [o.name for o in options] == ["Allow", "Always allow stamp", "Reject", "Always reject stamp"]
+    assert not (project / "stamped").exists()
+    results = {m["tool_call_id"]: str(m["content"]) for m in server.requests[1]["messages"] if m["role"] == "tool"}
+    assert "The user rejected this stamp call; it did not run." in results["s1"]
+    assert "notes" in results["r1"]
