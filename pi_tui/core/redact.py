@@ -24,9 +24,13 @@ from typing import AnyStr, Generic
 REDACTED = "[redacted]"
 MIN_SECRET_LENGTH = 8
 """Shorter values are not treated as secrets: redacting "1" or "true" would mangle any text."""
-SECRET_NAME_PATTERNS = ("*_API_KEY", "*_TOKEN", "*_SECRET", "*_SECRET_*", "*_ACCESS_KEY", "*_PASSWORD",
-                        "API_KEY", "TOKEN", "SECRET", "PASSWORD")
-"""Environment variable names that hold secrets (case-insensitive), as Codex's default exclusions."""
+SECRET_NAME_PATTERNS = ("*_API_KEY", "*_TOKEN", "*_SECRET", "*_SECRET_*", "*_ACCESS_KEY", "*_KEY", "*APIKEY",
+                        "*PASSWORD", "*_PASSWD", "*_PWD", "API_KEY", "TOKEN", "SECRET", "PASSWORD")
+"""Environment variable names that hold secrets (case-insensitive). Narrower than Codex's default
+exclusions (``*KEY*``, ``*SECRET*``, ``*TOKEN*``), which also drop ``TOKENIZERS_PARALLELISM`` or
+``AWS_ACCESS_KEY_ID``; wider than the bare ``*_API_KEY``/``*_TOKEN``/``*_SECRET``: the common
+``AZURE_OPENAI_KEY``/``STRIPE_KEY``, ``OPENAI_APIKEY``, libpq's ``PGPASSWORD`` and MySQL's
+``MYSQL_PWD`` are secrets too."""
 SECRET_HEADER = re.compile(r"auth|key|token|secret|cookie|password|credential|session", re.IGNORECASE)
 """Header names whose values are credentials (``Authorization``, ``x-api-key``, ``Cookie`` …)."""
 

@@ -74,6 +74,10 @@ def test_the_redactor_replaces_every_known_secret_longest_first() -> None:
 @pytest.mark.parametrize(("name", "secret"), [
     ("OPENAI_API_KEY", True), ("github_token", True), ("AWS_SECRET_ACCESS_KEY", True), ("DB_PASSWORD", True),
     ("MY_SERVICE_SECRET", True), ("PATH", False), ("HOME", False), ("TOKENIZERS_PARALLELISM", False),
+    # Common names the first rule missed: Azure's and many services' *_KEY, *APIKEY, libpq's PGPASSWORD, MySQL's
+    ("AZURE_OPENAI_KEY", True), ("STRIPE_KEY", True), ("OPENAI_APIKEY", True), ("PGPASSWORD", True),
+    ("MYSQL_PWD", True), ("SMTP_PASSWD", True), ("PWD", False), ("OLDPWD", False), ("KEYTIMEOUT", False),
+    ("AWS_ACCESS_KEY_ID", False), ("PASSWORD_STORE_DIR", False), ("GOOGLE_APPLICATION_CREDENTIALS", False),
 ])
 def test_secret_names(name: str, secret: bool) -> None:
     assert is_secret_name(name) is secret
