@@ -45,7 +45,8 @@ class EditorClient:
     buffers: dict[str, str] | None = None
     """Open buffers by absolute path; None = the client offers no ``fs`` capability."""
     choices: list[str] = field(default_factory=list)
-    """Option ids to answer permission questions with, in order (``"cancelled"`` = the outcome)."""
+    """Option ids to answer permission questions with, in order (``"cancelled"`` = the outcome,
+    ``"error"`` = an error answer; an id pi-tui did not offer is sent as it is)."""
     updates: list[tuple[str, Any]] = field(default_factory=list)
     permission_requests: list[Any] = field(default_factory=list)
     fs_calls: list[tuple[str, str]] = field(default_factory=list)
@@ -69,6 +70,8 @@ class EditorClient:
         if self.on_permission is not None:
             await self.on_permission()
         choice = self.choices.pop(0) if self.choices else "reject_once"
+        if choice == "error":  # a buggy editor: an error answer instead of an outcome
+            raise RequestError.internal_error({"details": "the dialog crashed"})
         if choice == "cancelled":
             return schema.RequestPermissionResponse(outcome=schema.DeniedOutcome(outcome="cancelled"))
         return schema.RequestPermissionResponse(outcome=schema.AllowedOutcome(outcome="selected", option_id=choice))
