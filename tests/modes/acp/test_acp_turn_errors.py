@@ -73,3 +73,30 @@ async def test_a_broken_permission_answer_rejects_the_call(project: Path, agent_
     tool_result = [m for m in server.requests[1]["messages"] if m["role"] == "tool"][-1]["content"]
     assert "The user rejected this bash call; it did not run." in str(tool_result)
     assert "treated as rejected" in stderr
+
+
+async def test_cancel_stops_a_compaction_within_a_second(project: Path, agent_dir: Path) -> None:
+    (agent_dir / "settings.json").write_text(json.dumps({"compaction": {"keepRecentTokens": 50}}))
+    slow_summary = {"text": "## Goal\n" + "summary " * 300, "chunk_size": 8, "chunk_delay_ms": 100}
+    turns = [{"text": "First answer. " * 50}, {"text": "Second answer. " * 50}, slow_summary, {"text": "unused"}]
+    editor = EditorClient()
+    with FakeServer(turns) as server:
+        write_models(agent_dir, server.base_url)
+        async with acp_agent(editor, agent_dir, project) as conn:
+            session = await conn.new_session(cwd=str(project), mcp_servers=[])
+            for text in ("one", "two"):
+                await conn.prompt(session_id=session.session_id, prompt=[text_block(text)])
+            turn = asyncio.ensure_future(conn.prompt(session_id=session.session_id, prompt=[text_block("/compact")]))
+            deadline = time.monotonic() + 30
+            while len(server.requests) < 3:
+                assert time.monotonic() < deadline and not turn.done()
+                await asyncio.sleep(0.02)
+            await asyncio.sleep(0.3)  # the summary is streaming
+            started = time.monotonic()
+            await conn.cancel(session_id=session.session_id)
+            answer = await asyncio.wait_for(turn, 10)
+            elapsed = time.monotonic() - started
+    assert answer.stop_reason == "cancelled" and elapsed < 1.0, elapsed
+    assert "> Context compacted:" not in editor.message_text()
+    session_file, = (agent_dir / "sessions").rglob(f"*_{session.session_id}.jsonl")
+    assert not any(json.loads(line)["type"] == "compaction" for line in session_file.read_text().splitlines())
