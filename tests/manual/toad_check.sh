@@ -63,7 +63,8 @@ if [ ! -x "$ROOT/opt/toad/bin/toad" ]; then
     in_root sh -c 'python3.14 -m venv /opt/toad && /opt/toad/bin/pip install -q batrachian-toad' \
         || die "Toad did not install"
 fi
-echo "toad_check: pi-tui $(git -C "$REPO" rev-parse --short HEAD) into the chroot"
+PITUI_REV=$(git -C "$REPO" rev-parse --short HEAD)
+echo "toad_check: pi-tui $PITUI_REV into the chroot"
 rm -rf "$ROOT/opt/pi-tui-src" && mkdir -p "$ROOT/opt/pi-tui-src"
 git -C "$REPO" archive HEAD | tar -x -C "$ROOT/opt/pi-tui-src"
 if [ -x "$ROOT/opt/pitui/bin/pi-tui" ]; then
@@ -158,6 +159,6 @@ fi
 SESSION_FILE=$(find "$ROOT/root/.pi/agent/sessions" -name '*.jsonl' | head -n 1)
 [ -n "$SESSION_FILE" ] || die "pi-tui saved no session"
 grep -q '"call_2"' "$SESSION_FILE" || die "the session file lacks the edit ($SESSION_FILE)"
-echo "toad_check: PASS — Toad $TOAD_VERSION drove pi-tui $(git -C "$REPO" rev-parse --short HEAD):" \
+echo "toad_check: PASS — Toad $TOAD_VERSION drove pi-tui $PITUI_REV:" \
      "bash and edit asked, allowed, run; answers shown; / lists the commands; session ${SESSION_FILE#"$ROOT"}"
 echo "toad_check: screens in $SCREENS"
