@@ -217,6 +217,18 @@ def _check_tools(tools: Any) -> ApiError | None:
 
 _USER_BLOCKS = ("text", "image", "tool_result", "document")
 _ASSISTANT_BLOCKS = ("text", "thinking", "redacted_thinking", "tool_use")
+_BLOCK_KEYS = {
+    "text": {"type", "text", "cache_control", "citations"},
+    "image": {"type", "source", "cache_control"},
+    "document": {"type", "source", "cache_control", "title", "context", "citations"},
+    "tool_result": {"type", "tool_use_id", "content", "is_error", "cache_control"},
+    "tool_use": {"type", "id", "name", "input", "cache_control"},
+    "thinking": {"type", "thinking", "signature"},  # no cache_control: thinking blocks cannot be marked
+    "redacted_thinking": {"type", "data"},
+}
+"""The keys each content block takes; anything else (a client's own ``thinkingSignature``,
+``textSignature``, ``partialJson``...) is ``Extra inputs are not permitted``, as from the API."""
+_TOOL_RESULT_BLOCKS = ("text", "image", "document", "search_result")
 
 
 def _check_messages(messages: Any, *, thinking_on: bool) -> ApiError | None:
@@ -232,6 +244,9 @@ def _check_messages(messages: Any, *, thinking_on: bool) -> ApiError | None:
 def _check_message_shape(i: int, message: Any, *, last: bool) -> ApiError | None:
     if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
         return _invalid(f"messages.{i}.role: Input should be 'user' or 'assistant'")
+    for key in message:
+        if key not in ("role", "content"):
+            return _invalid(f"messages.{i}.{key}: Extra inputs are not permitted")
     content = message.get("content")
     if isinstance(content, str):
         if not content and not (last and message["role"] == "assistant"):
@@ -260,9 +275,20 @@ def _check_message_shape(i: int, message: Any, *, last: bool) -> ApiError | None
     return None
 
 
+def _extra_key(where: str, block: dict[str, Any]) -> ApiError | None:
+    kind = block["type"]
+    for key in block:
+        if key not in _BLOCK_KEYS.get(kind, {key}):
+            return _invalid(f"{where}.{kind}.{key}: Extra inputs are not permitted")
+    return None
+
+
 def _check_block(i: int, j: int, block: dict[str, Any]) -> ApiError | None:
     kind = block["type"]
     where = f"messages.{i}.content.{j}"
+    problem = _extra_key(where, block)
+    if problem is not None:
+        return problem
     if kind == "text":
         if not isinstance(block.get("text"), str) or not block["text"]:
             return _invalid("messages: text content blocks must be non-empty")
@@ -286,6 +312,17 @@ def _check_block(i: int, j: int, block: dict[str, Any]) -> ApiError | None:
             return _invalid(f"{where}.tool_result.tool_use_id: String should match pattern '^[a-zA-Z0-9_-]+$'")
         if "is_error" in block and not isinstance(block["is_error"], bool):
             return _invalid(f"{where}.tool_result.is_error: Input should be a valid boolean")
+        content = block.get("content", "")
+        if not isinstance(content, (str, list)):
+            return _invalid(f"{where}.tool_result.content: Input should be a valid string or list")
+        for k, part in enumerate(content if isinstance(content, list) else []):
+            kind_k = part.get("type") if isinstance(part, dict) else None
+            if kind_k not in _TOOL_RESULT_BLOCKS:
+                return _invalid(f"{where}.tool_result.content.{k}.type: Input tag '{kind_k}' found using 'type' does not "
+                                f"match any of the expected tags: {', '.join(repr(t) for t in _TOOL_RESULT_BLOCKS)}")
+            problem = _extra_key(f"{where}.tool_result.content.{k}", part)
+            if problem is not None:
+                return problem
     elif kind == "image":
         source = block.get("source")
         if not isinstance(source, dict) or source.get("type") != "base64" or not source.get("data"):
@@ -367,9 +404,14 @@ def _check_cache_markers(body: dict[str, Any]) -> ApiError | None:
         count += sum("cache_control" in b for b in _blocks(message))
     if count > MAX_CACHE_MARKERS:
         return _invalid(f"A maximum of {MAX_CACHE_MARKERS} blocks with cache_control may be provided. Found {count}.")
+    seen_short = False
     for where, marker in _markers(body):
         if not isinstance(marker, dict) or marker.get("type") != "ephemeral" or marker.get("ttl") not in (None, "5m", "1h"):
             return _invalid(f"{where}.cache_control: Input should be {{'type': 'ephemeral', 'ttl'?: '5m' | '1h'}}")
+        if marker.get("ttl") == "1h" and seen_short:  # longer TTLs must come first (Anthropic's caching docs)
+            return _invalid("A ttl='1h' cache_control block must not come after a ttl='5m' cache_control block. Note that "
+                            "blocks are processed in the following order: `tools`, `system`, `messages`.")
+        seen_short = seen_short or marker.get("ttl") in (None, "5m")
     return None
 
 

@@ -149,6 +149,22 @@ THINKING = {"type": "enabled", "budget_tokens": 8192}
       "tools": [{**TOOL, "cache_control": {"type": "ephemeral"}}],
       "messages": [{"role": "user", "content": [{"type": "text", "text": "x", "cache_control": {"type": "ephemeral"}}]}]},
      "A maximum of 4 blocks with cache_control may be provided. Found 5."),
+    # keys a client keeps for itself must not leak onto the wire
+    ({"thinking": THINKING, "messages": _tool_history({"type": "thinking", "thinking": "hm", "signature": sign_thinking("hm"),
+                                                        "thinkingSignature": sign_thinking("hm")})},
+     "messages.1.content.0.thinking.thinkingSignature: Extra inputs are not permitted"),
+    ({"messages": [{"role": "user", "content": [{"type": "text", "text": "x", "textSignature": "{}"}]}]},
+     "messages.0.content.0.text.textSignature: Extra inputs are not permitted"),
+    ({"messages": [{"role": "user", "content": "x", "timestamp": 1}]}, "messages.0.timestamp: Extra inputs are not permitted"),
+    ({"thinking": THINKING, "messages": _tool_history({"type": "thinking", "thinking": "hm", "signature": sign_thinking("hm"),
+                                                        "cache_control": {"type": "ephemeral"}})},
+     "messages.1.content.0.thinking.cache_control: Extra inputs are not permitted"),
+    ({"messages": [*_tool_history(None)[:2], {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_1", "content": [{"type": "toolCall", "text": "x"}]}]}]},
+     "messages.2.content.0.tool_result.content.0.type: Input tag 'toolCall'"),
+    ({"system": [{"type": "text", "text": "s", "cache_control": {"type": "ephemeral"}}],
+      "messages": [{"role": "user", "content": [{"type": "text", "text": "x", "cache_control": {"type": "ephemeral", "ttl": "1h"}}]}]},
+     "A ttl='1h' cache_control block must not come after a ttl='5m' cache_control block."),
 ])
 def test_invalid_bodies_get_the_real_400(changes: dict[str, Any], text: str) -> None:
     with FakeAnthropicServer([{"text": "never"}]) as server:
