@@ -15,8 +15,10 @@ from pi_tui.core.provider import CompletionRequest, ModelCost, ModelInfo
 from pi_tui.providers.models import ModelRegistry
 from pi_tui.providers.responses_fake import OVERFLOW_MESSAGE, ResponsesFakeServer
 from pi_tui.providers.responses_http import ResponsesHttpProvider
+from pi_tui.resources.settings import SettingsManager
 from pi_tui.sdk import create_agent_session, default_provider_for
 from tests.providers.wire_helpers import BASH, final_message, tool_result
+from tests.session.conftest import FakeClock
 
 O4 = ModelInfo(provider="openai", id="o4-mini", api="openai-responses", reasoning=True, max_tokens=100_000,
                cost=ModelCost(input=1.1, output=4.4, cache_read=0.275))
@@ -198,3 +200,53 @@ async def test_openai_base_url_from_the_environment_reaches_a_proxy(monkeypatch:
         events = [event async for event in ResponsesHttpProvider(timeout=5).stream(request)]
         assert server.recorded[0].path == "/v1/responses"
     assert events[-1]["type"] == "done"
+
+
+def _responses_provider(agent_dir: Path, base_url: str, *, window: int = 200000) -> None:
+    (agent_dir / "models.json").write_text(json.dumps({"providers": {"oai": {
+        "baseUrl": base_url, "api": "openai-responses", "apiKey": "sk",
+        "models": [{"id": "o4-mini", "reasoning": True, "contextWindow": window, "maxTokens": 100000}]}}}))
+
+
+async def test_the_overflow_text_compacts_and_retries(project: Path, agent_dir: Path) -> None:
+    """§15.14: 'exceeds the context window' is an overflow on this wire: the session compacts
+    (the summary call goes over the same wire) and retries the request, never auto-retries it."""
+    turns = [{"text": "first answer"}, {"text": "middle answer"},
+             {"error": {"status": 400, "message": OVERFLOW_MESSAGE}, "when": {"last_user_contains": "second"}},  # the text alone
+             {"text": "## Goal\nRESPONSES-SUMMARY", "when": {"system_contains": "summarize conversations"}},
+             {"text": "recovered"}]
+    settings = SettingsManager.in_memory({"compaction": {"reserveTokens": 2000, "keepRecentTokens": 1000}})
+    with ResponsesFakeServer(turns, api_key="sk") as server:
+        _responses_provider(agent_dir, server.base_url, window=8192)
+        session = create_agent_session(cwd=project, agent_dir=agent_dir, model="oai/o4-mini", settings=settings,
+                                       load_extensions=False, clock=FakeClock())
+        events: list[dict[str, Any]] = []
+        session.subscribe(events.append)
+        await session.prompt("first " + "f" * 6000)
+        await session.prompt("middle " + "m" * 6000)
+        await session.prompt("second question")
+        requests = server.requests
+    end = next(e for e in events if e["type"] == "compaction_end")
+    assert end["reason"] == "overflow" and end["willRetry"] is True
+    assert not [e for e in events if e["type"] == "auto_retry_start"]
+    assert len(requests) == 5 and "RESPONSES-SUMMARY" in json.dumps(requests[4]["input"])
+    assert session.messages[-1]["content"][-1]["text"] == "recovered"
+
+
+async def test_rate_limits_and_server_errors_retry_after_the_servers_delay(project: Path, agent_dir: Path) -> None:
+    turns = [{"error": {"status": 429, "message": "Rate limit reached for o4-mini", "retry_after": 7}},
+             {"error": {"status": 503, "message": "The server is overloaded", "retry_after": 9}},
+             {"text": "after the waits"}]
+    clock = FakeClock()
+    with ResponsesFakeServer(turns, api_key="sk") as server:
+        _responses_provider(agent_dir, server.base_url)
+        session = create_agent_session(cwd=project, agent_dir=agent_dir, model="oai/o4-mini", load_extensions=False, clock=clock)
+        events: list[dict[str, Any]] = []
+        session.subscribe(events.append)
+        await session.prompt("hello")
+        assert len(server.requests) == 3
+    starts = [e for e in events if e["type"] == "auto_retry_start"]
+    assert [(s["attempt"], s["delayMs"]) for s in starts] == [(1, 7000), (2, 9000)]  # the server's delay (when above the backoff)
+    assert starts[0]["errorMessage"].startswith("429 Rate limit reached")
+    assert next(e for e in events if e["type"] == "auto_retry_end")["success"] is True
+    assert session.messages[-1]["content"][-1]["text"] == "after the waits"
