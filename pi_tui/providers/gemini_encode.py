@@ -18,6 +18,7 @@ systemInstruction, tools, generationConfig``; parts as ``functionCall``, ``funct
 
 from __future__ import annotations
 
+import copy
 import os
 import platform
 import re
@@ -110,7 +111,9 @@ def _model_parts(message: dict[str, Any], model: ModelInfo) -> list[dict[str, An
             call: dict[str, Any] = {}
             if requires_tool_call_id(model.id):
                 call["id"] = block.get("id", "")
-            call["args"] = block.get("arguments") or {}
+            # copied: the body must share nothing with the history (the loop hands over the
+            # history's own messages, and a before_provider_request handler may edit the body)
+            call["args"] = copy.deepcopy(block.get("arguments") or {})
             call["name"] = block.get("name", "")
             parts.append(_signed({"functionCall": call}, block.get("thoughtSignature"), same))
     return parts

@@ -22,6 +22,7 @@ import pytest
 from pi_tui.core.context.convert import convert_to_llm
 from pi_tui.core.provider import CompletionRequest, ModelInfo, ToolSpec
 from pi_tui.providers.anthropic_encode import build_anthropic_body
+from pi_tui.providers.gemini_encode import build_gemini_body
 from pi_tui.providers.litellm_convert import encoded_body, family_body
 from pi_tui.providers.openai_encode import build_request_body
 from pi_tui.providers.responses_encode import build_body
@@ -94,6 +95,8 @@ COMPAT_HEAVY = ModelInfo(provider="proxy", id="any", api="openai-completions", b
 ANTHROPIC = ModelInfo(provider="anthropic", id="claude-sonnet-4-5", api="anthropic-messages", reasoning=True,
                       input=("text", "image"))
 RESPONSES = ModelInfo(provider="openai", id="gpt-5", api="openai-responses", reasoning=True, input=("text", "image"))
+GEMINI = ModelInfo(provider="google", id="gemini-3-pro-preview", api="google-generative-ai", reasoning=True, input=("text", "image"))
+GEMINI_2 = ModelInfo(provider="google", id="gemini-2.5-flash", api="google-generative-ai", reasoning=True, input=("text", "image"))
 
 
 def litellm_model(name: str) -> ModelInfo:
@@ -108,6 +111,8 @@ ENCODERS = [
     pytest.param(lambda r: build_anthropic_body(dataclasses.replace(r, api_key="sk-ant-oat01-x")), ANTHROPIC,
                  id="anthropic-oauth"),
     pytest.param(lambda r: build_body(r), RESPONSES, id="responses"),
+    pytest.param(lambda r: build_gemini_body(r), GEMINI, id="gemini-3"),
+    pytest.param(lambda r: build_gemini_body(r), GEMINI_2, id="gemini-2.5"),  # tool-result images in an extra user turn
     pytest.param(lambda r: encoded_body(r), litellm_model("openai/gpt-5"), id="litellm-openai"),
     pytest.param(lambda r: family_body(r), litellm_model("anthropic/claude-sonnet-4-5"), id="litellm-anthropic"),
     pytest.param(lambda r: family_body(r), litellm_model("gemini/gemini-3-pro-preview"), id="litellm-gemini"),
