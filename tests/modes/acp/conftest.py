@@ -15,6 +15,7 @@ import json
 import os
 import signal
 import sys
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -197,6 +198,23 @@ async def acp_agent(client: EditorClient, agent_dir: Path, cwd: Path, *args: str
             conn.init = await conn.initialize(protocol_version=1, client_capabilities=client.capabilities())
             yield conn
     check_frames(client.frames)
+
+
+async def wait_during(turn: asyncio.Future[Any], ready: Callable[[], Any], seconds: float = 30) -> None:
+    """Until ``ready()`` (bounded), failing if the prompt ``turn`` ends first."""
+    deadline = time.monotonic() + seconds
+    while not ready():
+        assert time.monotonic() < deadline and not turn.done(), "never happened while the turn ran"
+        await asyncio.sleep(0.02)
+
+
+async def cancel_when(conn: Any, session_id: str, turn: asyncio.Future[Any], ready: Callable[[], Any]) -> tuple[Any, float]:
+    """Once ``ready()``: ``session/cancel``; the prompt's answer and the seconds it took after the cancel."""
+    await wait_during(turn, ready)
+    started = time.monotonic()
+    await conn.cancel(session_id=session_id)
+    answer = await asyncio.wait_for(turn, 10)
+    return answer, time.monotonic() - started
 
 
 @pytest.fixture

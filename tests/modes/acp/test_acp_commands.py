@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from pathlib import Path
 
 from acp import text_block
 
 from pi_tui.providers.fake_server import FakeServer
-from tests.modes.acp.conftest import EditorClient, acp_agent, write_models
+from tests.modes.acp.conftest import EditorClient, acp_agent, cancel_when, write_models
 
 GREETER_EXTENSION = '''
 def register(pi):
@@ -84,14 +83,7 @@ async def test_cancel_stops_the_turn_an_extension_command_started(project: Path,
         async with acp_agent(editor, agent_dir, project) as conn:
             session = await conn.new_session(cwd=str(project), mcp_servers=[])
             turn = asyncio.ensure_future(conn.prompt(session_id=session.session_id, prompt=[text_block("/greet Ada")]))
-            deadline = time.monotonic() + 30
-            while "hello" not in editor.message_text():
-                assert time.monotonic() < deadline and not turn.done(), "the command's turn never streamed"
-                await asyncio.sleep(0.02)
-            started = time.monotonic()
-            await conn.cancel(session_id=session.session_id)
-            answer = await asyncio.wait_for(turn, 10)
-            elapsed = time.monotonic() - started
+            answer, elapsed = await cancel_when(conn, session.session_id, turn, lambda: "hello" in editor.message_text())
             streamed = len(editor.message_text())
             await asyncio.sleep(0.5)
             assert len(editor.message_text()) == streamed  # nothing after the answer

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,7 @@ from acp import text_block
 from acp.exceptions import RequestError
 
 from pi_tui.providers.fake_server import FakeServer
-from tests.modes.acp.conftest import EditorClient, acp_agent, write_models
+from tests.modes.acp.conftest import EditorClient, acp_agent, cancel_when, wait_during, write_models
 
 
 async def test_a_provider_error_is_the_prompts_error_and_the_session_goes_on(project: Path, agent_dir: Path) -> None:
@@ -45,10 +44,7 @@ async def test_a_second_prompt_while_one_runs_is_refused(project: Path, agent_di
         async with acp_agent(editor, agent_dir, project) as conn:
             session = await conn.new_session(cwd=str(project), mcp_servers=[])
             turn = asyncio.ensure_future(conn.prompt(session_id=session.session_id, prompt=[text_block("talk")]))
-            deadline = time.monotonic() + 30
-            while not editor.of_kind("agent_message_chunk"):
-                assert time.monotonic() < deadline and not turn.done()
-                await asyncio.sleep(0.02)
+            await wait_during(turn, lambda: editor.of_kind("agent_message_chunk"))
             with pytest.raises(RequestError) as refused:
                 await conn.prompt(session_id=session.session_id, prompt=[text_block("me too")])
             await conn.cancel(session_id=session.session_id)
@@ -87,15 +83,9 @@ async def test_cancel_stops_a_compaction_within_a_second(project: Path, agent_di
             for text in ("one", "two"):
                 await conn.prompt(session_id=session.session_id, prompt=[text_block(text)])
             turn = asyncio.ensure_future(conn.prompt(session_id=session.session_id, prompt=[text_block("/compact")]))
-            deadline = time.monotonic() + 30
-            while len(server.requests) < 3:
-                assert time.monotonic() < deadline and not turn.done()
-                await asyncio.sleep(0.02)
+            await wait_during(turn, lambda: len(server.requests) >= 3)
             await asyncio.sleep(0.3)  # the summary is streaming
-            started = time.monotonic()
-            await conn.cancel(session_id=session.session_id)
-            answer = await asyncio.wait_for(turn, 10)
-            elapsed = time.monotonic() - started
+            answer, elapsed = await cancel_when(conn, session.session_id, turn, lambda: True)
     assert answer.stop_reason == "cancelled" and elapsed < 1.0, elapsed
     assert "> Context compacted:" not in editor.message_text()
     session_file, = (agent_dir / "sessions").rglob(f"*_{session.session_id}.jsonl")

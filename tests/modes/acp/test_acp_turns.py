@@ -15,7 +15,7 @@ from typing import Any
 from acp import text_block
 
 from pi_tui.providers.fake_server import FakeServer
-from tests.modes.acp.conftest import EditorClient, acp_agent, write_models
+from tests.modes.acp.conftest import EditorClient, acp_agent, cancel_when, write_models
 from tests.reliability.pi_process import live_in_group, wait_until
 
 
@@ -147,14 +147,8 @@ async def test_cancel_stops_the_stream_within_a_second(tmp_path: Path, project: 
         async with acp_agent(editor, agent_dir, project) as conn:
             session = await conn.new_session(cwd=str(project), mcp_servers=[])
             turn = asyncio.ensure_future(conn.prompt(session_id=session.session_id, prompt=[text_block("talk")]))
-            deadline = time.monotonic() + 30
-            while not editor.of_kind("agent_message_chunk"):
-                assert time.monotonic() < deadline and not turn.done()
-                await asyncio.sleep(0.01)
-            started = time.monotonic()
-            await conn.cancel(session_id=session.session_id)
-            answer = await asyncio.wait_for(turn, 10)
-            elapsed = time.monotonic() - started
+            answer, elapsed = await cancel_when(conn, session.session_id, turn,
+                                                lambda: editor.of_kind("agent_message_chunk"))
             streamed = len(editor.message_text())
             await asyncio.sleep(0.5)
             assert len(editor.message_text()) == streamed  # nothing after the answer
@@ -229,17 +223,6 @@ async def test_cancel_while_a_permission_question_is_open(tmp_path: Path, projec
     assert len(server.requests) == 1  # no model call after the cancel
 
 
-async def _cancel_when(conn: Any, session_id: str, turn: Any, ready: Any) -> tuple[Any, float]:
-    deadline = time.monotonic() + 30
-    while not ready():
-        assert time.monotonic() < deadline and not turn.done()
-        await asyncio.sleep(0.02)
-    started = time.monotonic()
-    await conn.cancel(session_id=session_id)
-    answer = await asyncio.wait_for(turn, 10)
-    return answer, time.monotonic() - started
-
-
 def _group_ends(pgid: int) -> bool:
     """No live process is left in the group within a second (zombies do not count)."""
     return wait_until(lambda: not live_in_group(pgid), 1.0)
@@ -257,7 +240,7 @@ async def test_cancel_stops_a_running_bash_within_a_second(project: Path, agent_
             async with acp_agent(editor, agent_dir, project) as conn:
                 session = await conn.new_session(cwd=str(project), mcp_servers=[])
                 turn = asyncio.ensure_future(conn.prompt(session_id=session.session_id, prompt=[text_block("go")]))
-                answer, elapsed = await _cancel_when(conn, session.session_id, turn,
+                answer, elapsed = await cancel_when(conn, session.session_id, turn,
                                                      lambda: pidfile.exists() and pidfile.read_text().strip())
                 sent = len(editor.updates)
                 await asyncio.sleep(0.5)
@@ -311,7 +294,7 @@ async def test_cancel_while_the_editor_is_starting_the_terminal(project: Path, a
         async with acp_agent(editor, agent_dir, project) as conn:
             session = await conn.new_session(cwd=str(project), mcp_servers=[])
             turn = asyncio.ensure_future(conn.prompt(session_id=session.session_id, prompt=[text_block("go")]))
-            answer, _elapsed = await _cancel_when(conn, session.session_id, turn,
+            answer, _elapsed = await cancel_when(conn, session.session_id, turn,
                                                   lambda: pidfile.exists() and pidfile.read_text().strip())
             assert editor.terminal_calls == ["create", "kill", "release"]  # before the prompt's answer
     pgid = int(pidfile.read_text())

@@ -22,19 +22,12 @@ from acp import text_block
 
 from pi_tui.modes.acp.permissions import PREVIEW_READ_TIMEOUT
 from pi_tui.providers.fake_server import FakeServer
-from tests.modes.acp.conftest import EditorClient, acp_agent, write_models
+from tests.modes.acp.conftest import EditorClient, acp_agent, cancel_when, write_models
 
 
 def _edit(call_id: str, path: str, old: str, new: str) -> dict[str, Any]:
     return {"tool_calls": [{"id": call_id, "name": "edit", "arguments": {"path": path, "edits": [
         {"oldText": old, "newText": new}]}}]}
-
-
-async def _wait(condition: Any, turn: asyncio.Future[Any], seconds: float = 30) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline and not turn.done(), "never happened"
-        await asyncio.sleep(0.02)
 
 
 async def test_cancel_ends_a_turn_whose_preview_read_is_never_answered(project: Path, agent_dir: Path) -> None:
@@ -47,11 +40,7 @@ async def test_cancel_ends_a_turn_whose_preview_read_is_never_answered(project: 
         async with acp_agent(editor, agent_dir, project) as conn:
             session = await conn.new_session(cwd=str(project), mcp_servers=[])
             turn = asyncio.ensure_future(conn.prompt(session_id=session.session_id, prompt=[text_block("go")]))
-            await _wait(lambda: editor.fs_calls, turn)
-            started = time.monotonic()
-            await conn.cancel(session_id=session.session_id)
-            answer = await asyncio.wait_for(turn, 10)
-            elapsed = time.monotonic() - started
+            answer, elapsed = await cancel_when(conn, session.session_id, turn, lambda: editor.fs_calls)
     assert answer.stop_reason == "cancelled" and elapsed < 1.0, elapsed
     assert editor.permission_requests == [] and buffers[str(target)] == "x = 1\n"
     assert len(server.requests) == 1  # no model call after the cancel
@@ -87,11 +76,8 @@ async def test_an_unanswered_terminal_release_holds_no_turn(project: Path, agent
             session = await conn.new_session(cwd=str(project), mcp_servers=[])
             first = await asyncio.wait_for(conn.prompt(session_id=session.session_id, prompt=[text_block("one")]), 10)
             turn = asyncio.ensure_future(conn.prompt(session_id=session.session_id, prompt=[text_block("two")]))
-            await _wait(lambda: editor.terminal_calls.count("wait") == 2, turn)
-            started = time.monotonic()
-            await conn.cancel(session_id=session.session_id)
-            second = await asyncio.wait_for(turn, 10)
-            elapsed = time.monotonic() - started
+            second, elapsed = await cancel_when(conn, session.session_id, turn,
+                                                lambda: editor.terminal_calls.count("wait") == 2)
     assert first.stop_reason == "end_turn" and "hi" in str(server.requests[1]["messages"][-1])
     assert second.stop_reason == "cancelled" and elapsed < 1.0, elapsed
     assert editor.terminal_calls.count("release") == 2 and "kill" in editor.terminal_calls
