@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -199,3 +200,39 @@ def test_structural_damage_hides_no_entry_and_every_problem_is_named(fault: Faul
             version = json.loads(data.decode("utf-8").removeprefix("\ufeff").split("\n")[0]).get("version")
             if version != 3:
                 assert listed.get(1, "").startswith(f"{path}:1: session header: version"), warnings
+
+
+@pytest.mark.parametrize("command", ["tree", "context", "export", "print --session", "print --continue", "sessions"])
+def test_a_session_path_that_is_a_fifo_is_refused_not_waited_on(fault: FaultRecord, tmp_path: Path,
+                                                                command: str) -> None:
+    """A FIFO where a session file is expected (named on the command line, or among the session
+    files of a folder): every command waited forever to read it."""
+    import subprocess
+    import sys
+
+    from pi_tui.providers.fake_server import FakeServer
+    from tests.reliability.pi_process import child_env, fake_agent_dir
+
+    sessions_dir = tmp_path / "sessions"
+    sessions_dir.mkdir()
+    fifo = sessions_dir / "2026-01-01T00-00-00-000Z_fifo.jsonl"
+    os.mkfifo(fifo)
+    args = {"tree": ["tree", str(fifo)], "context": ["context", str(fifo)],
+            "export": ["--export", str(fifo), str(tmp_path / "out.html")],
+            "print --session": ["-p", "--session", str(fifo), "hi"],
+            "print --continue": ["-p", "--continue", "--session-dir", str(sessions_dir), "hi"],
+            "sessions": ["sessions", "--session-dir", str(sessions_dir)]}[command]
+    with fault.case(f"session file is a FIFO: {command}") as case, FakeServer([{"text": "ok"}]) as server:
+        agent = fake_agent_dir(tmp_path, server.base_url)
+        try:
+            done = subprocess.run([sys.executable, "-m", "pi_tui", "--model", "fake/fake-model", *args]
+                                  if command.startswith("print") else [sys.executable, "-m", "pi_tui", *args],
+                                  cwd=tmp_path, env=child_env(agent), capture_output=True, text=True, timeout=30,
+                                  stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"pi-tui {command} waited on a FIFO session file") from None
+        case.no_traceback(done.stdout, done.stderr)
+        if command in ("print --continue", "sessions"):  # the FIFO is skipped; the rest works
+            assert done.returncode == 0, done.stderr
+        else:
+            assert done.returncode != 0 and "FIFO" in done.stderr, done.stderr

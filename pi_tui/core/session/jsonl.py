@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pi_tui.core.regular_files import open_regular, read_regular_bytes
 from pi_tui.core.session.entries import Entry
 
 _BLANK = " \t\r\f\v"
@@ -236,8 +237,10 @@ def _report(result: ParsedSession) -> None:
 
 
 def read_session_file(path: Path) -> ParsedSession:
-    """Read and parse ``path``; raises ``OSError`` (e.g. FileNotFoundError) if it can't be read."""
-    return parse_session_bytes(path.read_bytes(), path)
+    """Read and parse ``path``; raises ``OSError`` (e.g. FileNotFoundError, or
+    ``NotRegularFileError`` for a FIFO or device, which a plain read would wait on forever)."""
+    data, _size = read_regular_bytes(path)
+    return parse_session_bytes(data, path)
 
 
 def _json_fallback(value: object) -> object:
@@ -271,7 +274,7 @@ def read_header(path: Path, limit: int = 65536) -> Entry | None:
     pi reads only 512 bytes here; a header with a long cwd or ``parentSession`` can be longer.
     """
     try:
-        with path.open("rb") as handle:
+        with open_regular(path) as handle:  # never waits on a FIFO among the session files
             first = handle.readline(limit)
     except OSError:
         return None

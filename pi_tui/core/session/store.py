@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 from pathlib import Path
 
 from pi_tui.core.errors import SessionLockedError
+from pi_tui.core.regular_files import NotRegularFileError, file_kind
 from pi_tui.core.session.entries import Entry
 from pi_tui.core.session.jsonl import dump_lines
 
@@ -57,7 +59,12 @@ class SessionFile:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | (os.O_EXCL if create else 0)
         for _attempt in range(10):
-            fd = os.open(self.path, flags, 0o644)
+            fd = os.open(self.path, flags | os.O_NONBLOCK, 0o644)
+            mode = os.fstat(fd).st_mode
+            if not stat.S_ISREG(mode):  # appending to a FIFO would block once its pipe is full
+                os.close(fd)
+                raise NotRegularFileError(self.path, file_kind(mode))
+            os.set_blocking(fd, True)
             self._lock(fd)
             if create or self._still_at_path(fd):
                 break
