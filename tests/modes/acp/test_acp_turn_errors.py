@@ -90,3 +90,16 @@ async def test_cancel_stops_a_compaction_within_a_second(project: Path, agent_di
     assert "> Context compacted:" not in editor.message_text()
     session_file, = (agent_dir / "sessions").rglob(f"*_{session.session_id}.jsonl")
     assert not any(json.loads(line)["type"] == "compaction" for line in session_file.read_text().splitlines())
+
+
+async def test_cancel_ends_a_retry_wait_within_a_second(project: Path, agent_dir: Path) -> None:
+    (agent_dir / "settings.json").write_text(json.dumps({"retry": {"baseDelayMs": 30000}}))
+    editor = EditorClient()
+    with FakeServer([{"error": {"status": 503, "message": "upstream busy"}}, {"text": "unused"}]) as server:
+        write_models(agent_dir, server.base_url)
+        async with acp_agent(editor, agent_dir, project) as conn:
+            session = await conn.new_session(cwd=str(project), mcp_servers=[])
+            turn = asyncio.ensure_future(conn.prompt(session_id=session.session_id, prompt=[text_block("go")]))
+            answer, elapsed = await cancel_when(conn, session.session_id, turn, lambda: "> Retrying in" in editor.message_text())
+    assert answer.stop_reason == "cancelled" and elapsed < 1.0, elapsed
+    assert len(server.requests) == 1
