@@ -15,6 +15,7 @@ a missing model or key is -32000 (authentication required), naming what to set.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
@@ -33,6 +34,9 @@ from pi_tui.modes.acp.updates import EventMapper, notice
 if TYPE_CHECKING:
     from pi_tui.session.agent_session import AgentSession
 
+ABORT_TIMEOUT_SECONDS = 10.0
+"""The most an abort waits for the run to settle (tools answer an abort at once; a stuck one must
+not hold ``session/cancel`` or the way out)."""
 PROMPT_SOURCE = "rpc"
 """The extension ``input`` event's ``source`` for ACP prompts: pi knows interactive, rpc and
 extension; an editor driving pi-tui over a protocol is the RPC case."""
@@ -166,17 +170,23 @@ class AcpSession:
         """``session/cancel``: stop the model call, tool runs, retry waits and compaction now."""
         if not self.running and self.session.is_idle():
             return
+        await self.abort()
+
+    async def abort(self) -> None:
+        """End the turn (``session/cancel``, a signal, the end of input): what waits for the
+        editor (open questions, preview reads) is abandoned first — an editor that never answers
+        must not hold the abort —, then the model call, tools, retry waits and compaction stop."""
         self.cancel_requested = True
         self.gate.cancel_pending()
-        await asyncio.wait_for(self.session.abort(), timeout=10)
+        await asyncio.wait_for(self.session.abort(), timeout=ABORT_TIMEOUT_SECONDS)
         if self._settling is not None:  # a background turn may start after the abort: stop waiting
             self._settling.cancel()
 
     async def close(self) -> None:
         self._unsubscribe()
         if self.running:
-            self.cancel_requested = True
-            await self.session.abort()
+            with contextlib.suppress(TimeoutError):
+                await self.abort()
         runner = self.session.extensions
         if runner is not None and runner.has_handlers("session_shutdown"):
             await runner.emit("session_shutdown", {"reason": "quit"})

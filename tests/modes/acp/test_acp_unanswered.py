@@ -14,6 +14,8 @@ hold a turn for good: every wait on the editor either has a bound or ends at ``s
 from __future__ import annotations
 
 import asyncio
+import json
+import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,7 @@ from typing import Any
 from acp import text_block
 
 from pi_tui.modes.acp.permissions import PREVIEW_READ_TIMEOUT
+from pi_tui.modes.shutdown import HARD_EXIT_SECONDS
 from pi_tui.providers.fake_server import FakeServer
 from tests.modes.acp.conftest import EditorClient, acp_agent, cancel_when, write_models
 
@@ -81,3 +84,35 @@ async def test_an_unanswered_terminal_release_holds_no_turn(project: Path, agent
     assert first.stop_reason == "end_turn" and "hi" in str(server.requests[1]["messages"][-1])
     assert second.stop_reason == "cancelled" and elapsed < 1.0, elapsed
     assert editor.terminal_calls.count("release") == 2 and "kill" in editor.terminal_calls
+
+
+async def test_sigterm_with_a_question_left_open_ends_cleanly(project: Path, agent_dir: Path) -> None:
+    """The editor stops the agent (SIGTERM) while a permission question it never answers is open:
+    pi-tui stops waiting for it, records the blocked call, and exits 143 within the abort grace —
+    not by the hard-exit backstop, which skips the session's clean shutdown."""
+    editor = EditorClient()
+    asked = asyncio.Event()
+
+    async def leave_it_open() -> None:
+        asked.set()
+        await asyncio.Event().wait()
+
+    editor.on_permission = leave_it_open
+    with FakeServer([{"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": "touch never"}}]},
+                     {"text": "unused"}]) as server:
+        write_models(agent_dir, server.base_url)
+        async with acp_agent(editor, agent_dir, project) as conn:
+            session = await conn.new_session(cwd=str(project), mcp_servers=[])
+            turn = asyncio.ensure_future(conn.prompt(session_id=session.session_id, prompt=[text_block("go")]))
+            await asyncio.wait_for(asked.wait(), 30)
+            started = time.monotonic()
+            conn.process.send_signal(signal.SIGTERM)
+            code = await asyncio.wait_for(conn.process.wait(), 10)
+            took = time.monotonic() - started
+            turn.cancel()
+    assert code == 143 and took < HARD_EXIT_SECONDS - 1, (code, took)
+    assert not (project / "never").exists() and len(server.requests) == 1
+    session_file, = (agent_dir / "sessions").rglob(f"*_{session.session_id}.jsonl")
+    entries = [json.loads(line) for line in session_file.read_text().splitlines()]
+    results = [e["message"] for e in entries if e["type"] == "message" and e["message"]["role"] == "toolResult"]
+    assert [r["toolCallId"] for r in results] == ["c1"] and results[0]["isError"]
