@@ -71,7 +71,11 @@ class CompactionSteps:
         signal = self._signal
         if signal is None:
             return await awaitable
-        self._raise_if_aborted()
+        if signal.aborted:  # never started: close it, or it is reported as never awaited
+            close = getattr(awaitable, "close", None)
+            if callable(close):
+                close()
+            raise SummaryCancelled(CANCELLED)
         task = signal.spawn(awaitable)
         try:
             result = await task
