@@ -129,19 +129,20 @@ async def test_no_empty_compaction_events_while_everything_is_kept(make_session:
 async def test_a_compaction_that_left_the_context_above_the_threshold_is_not_repeated(tmp_path: Path) -> None:
     """A summary that shrinks the messages but, with what the provider counts beyond them (system
     prompt, tools), leaves the context above the threshold: the next turn would summarize again
-    for the same reason. It does not; the events pane says so once; /compact still works."""
-    host = FakeHost(tmp_path, [{"text": "## Goal\n" + "s" * 20_000}, {"text": "## Goal\nshort"}])
+    for the same reason. It does not, although each later turn brings more than keep-recent (so
+    there is something to cut); the events pane says so once; /compact still works."""
+    host = FakeHost(tmp_path, [{"text": "## Goal\n" + "s" * 24_000}, {"text": "## Goal\nshort"}, {"text": "## Goal\nshort"}])
     seed(host, turns=10)  # ~7,600 estimated tokens of messages
     for turn in range(3):
-        host.add(user_message(f"more {turn}"))
-        last = usage_assistant("big", total=19_500)  # threshold 18,000: ~11,900 beyond the messages
+        host.add(user_message(f"more {turn} " + "m" * 4000))  # ~1,000 tokens: keep-recent is 1,000
+        last = usage_assistant("big", total=19_900)  # threshold 18,000: ~10,300 beyond the messages
         last["timestamp"] += 1000 * turn  # answered after the compaction entry was written
         host.add(last)
         await host.runner.check_after_run(last)
     assert len(host.provider.requests) == 1
     assert len(compactions(host)) == 1
     notes = [e for e in host.events if e["type"] == "notify" and "above the compaction threshold" in e["message"]]
-    assert len(notes) == 1
+    assert len(notes) == 1 and "compacting again would do the same" in notes[0]["message"]
     seed(host, turns=2)
     await host.runner.compact()  # by hand it runs, and clears the guard
     assert len(host.provider.requests) == 2 and host.runner.state.threshold_stuck is None
@@ -198,6 +199,26 @@ async def test_a_handler_that_swallows_the_abort_still_gets_nothing_written(tmp_
     with pytest.raises(PiError, match="Compaction cancelled"):
         await asyncio.wait_for(task, 5)
     assert compactions(host) == []
+
+
+async def test_a_call_never_started_because_of_an_abort_is_closed(tmp_path: Path) -> None:
+    """Aborted between building a summarizer call and starting it: the call is closed, not left
+    for the garbage collector to report as 'never awaited' (the state machine showed it)."""
+    import inspect
+
+    from pi_tui.session.summarizer import SummaryCancelled
+
+    host = FakeHost(tmp_path, [])
+
+    async def summarizer_call() -> str:
+        return "never"
+
+    with host.runner.operation() as signal:
+        signal.abort()
+        call = summarizer_call()
+        with pytest.raises(SummaryCancelled):
+            await host.runner._guarded(call)
+    assert inspect.getcoroutinestate(call) == inspect.CORO_CLOSED
 
 
 async def test_abort_while_waiting_for_the_lock_sends_nothing(tmp_path: Path) -> None:
