@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from pi_tui.core.context.compaction import estimate_tokens_now_and_after
-from pi_tui.core.context.pipeline import request_bytes, tool_pairing_problems
+from pi_tui.core.context.convert import convert_to_llm
+from pi_tui.core.context.pipeline import tool_pairing_problems
 from pi_tui.core.context.pipeline_summary import PIPELINE_SUMMARY_PREFIX, SUMMARY_FIELDS
 from pi_tui.core.session.loading import load_session_readonly
 from pi_tui.providers.script import RequestView, Script
@@ -183,14 +184,87 @@ def check_turn_bounds(log: EventLog, thresholds: dict[tuple[Any, ...], int]) -> 
             stuck = None
 
 
+WIRE_KEYS = ("role", "content", "toolCallId", "toolName", "isError")
+
+
+def sent_bytes(messages: list[Any]) -> int:
+    """The request's size counted here, independently of the pipeline's own measure: the compact
+    UTF-8 JSON of what each message puts on the wire (docs/compaction.md), no usage, timestamps,
+    model ids, tool ``details`` or failed answers (the replay drops those)."""
+    total = 0
+    for message in convert_to_llm(messages):
+        if message.get("role") == "assistant" and message.get("stopReason") in ("error", "aborted"):
+            continue
+        wire = {key: message[key] for key in WIRE_KEYS if key in message}  # type: ignore[literal-required]
+        total += len(json.dumps(wire, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass"))
+    return total
+
+
 def check_request(request: Any, *, pipeline: bool, measured: int | None, threshold_bytes: int) -> list[str]:
     """Problems with one agent request: under the pipeline, the bytes it measured must be the
     bytes sent, and tool calls and results must pair up."""
     problems: list[str] = []
     if not pipeline:
         return problems
-    sent = request_bytes(request.messages)
+    sent = sent_bytes(request.messages)
     if measured != sent:
         problems.append(f"the pipeline measured {measured} bytes, the request has {sent}")
     problems.extend(tool_pairing_problems(request.messages))
     return problems
+
+
+ONCE_NOTES = ("compaction.keepRecentTokens ", "The context is above the compaction threshold", "cache-aware pruning:")
+"""Notices the events pane shows once per session (the keep bound, nothing to cut, the bounded
+cache-aware budgets); the same text twice means the runner said it again."""
+
+
+def check_events(log: EventLog) -> None:
+    """Per session: no empty threshold ``compaction_start``/``compaction_end`` pair (nothing is
+    started when nothing can be cut), and each once-only notice at most once."""
+    seen: set[str] = set()
+    for item in log.events:
+        event = item.event
+        if event.get("type") == "compaction_end" and event.get("reason") == "threshold":
+            empty = event.get("result") is None and not event.get("aborted") and not event.get("errorMessage")
+            assert not empty, "an empty threshold compaction_start/compaction_end pair"
+        if event.get("type") == "notify" and str(event.get("message", "")).startswith(ONCE_NOTES):
+            text = str(event["message"])
+            assert text not in seen, f"said twice in one session: {text}"
+            seen.add(text)
+
+
+@dataclass
+class AbortMark:
+    """Where an abort was requested: the log position and what had been written by then."""
+
+    log_index: int
+    compactions: int
+    branch_summaries: int
+    compacting: bool
+
+
+def count_entries(entries: list[dict[str, Any]], kind: str) -> int:
+    return sum(1 for e in entries if e.get("type") == kind)
+
+
+def check_abort(mark: AbortMark, log: EventLog, entries: list[dict[str, Any]], written_at: dict[int, int]) -> None:
+    """An abort requested while a compaction, pipeline summary or branch summary ran: that
+    operation writes nothing after the request. Its outcome is the first compaction_end or
+    pipeline summary event after the mark; ``written_at`` maps a log index to the number of
+    compaction entries when that event arrived (a success whose entry was written before the
+    abort, e.g. while ``session_compact`` handlers ran, is fine)."""
+    if not mark.compacting:
+        return
+    for index in range(mark.log_index, len(log.events)):
+        event = log.events[index].event
+        kind = event.get("type")
+        if kind == "compaction_end":
+            if event.get("result") is not None:
+                assert written_at[index] == mark.compactions, "a compaction was written after its abort"
+            return
+        if kind == "context_reduced" and event.get("step") in ("summary", "summary_rejected"):
+            assert event.get("step") != "summary", "a pipeline summary was written after its abort"
+            return
+        if kind == TREE_MOVED:
+            assert count_entries(entries, "branch_summary") == mark.branch_summaries, "a branch summary was written after its abort"
+            return

@@ -1,19 +1,24 @@
 """A stateful property test of compaction (issue 12): Hypothesis drives a real AgentSession on the
 scripted provider through prompts with tool results of random sizes and alphabets (CJK and emoji
-included), steering and follow-ups, aborts at any await point, ``/compact [focus]``, ``/new``,
-``/tree`` moves, model switches between 8k and 1M windows, keep/reserve settings (keep above the
-threshold included), both strategies, and summarizer faults. After every step it checks:
+included), steering and follow-ups (typed while an answer streams, a tool runs or a compaction
+runs), aborts at any await point (at the n-th event, or a few loop ticks into a running
+compaction, pipeline summary or branch summary), ``/compact [focus]``, ``/new``, ``/tree`` moves,
+model switches between 8k and 1M windows, keep/reserve settings (keep above the threshold
+included), both strategies, and summarizer faults. After every step it checks:
 
 * the session file only grows, every entry ever appended is still there, and it loads;
 * a compaction entry exists only with a non-empty summary that passed validation;
 * per user turn at most one threshold and one overflow compaction, and no threshold compaction
-  repeats one that left the context above the threshold;
-* nothing queued is lost: each steer/follow-up was sent or is still visibly queued;
-* every compaction entry has its success event (an aborted or failed one wrote nothing), and the
-  session is idle with ``is_compacting`` false;
+  repeats one that left the context above the threshold; no empty threshold start/end pair, and
+  the once-only notices (keep bounded by the window, nothing to cut) said once per session;
+* nothing queued is lost: each steer/follow-up was sent or is still visibly queued, and a prompt
+  that ended in a good answer without an abort left nothing queued (§2.8 step 5);
+* every compaction entry has its success event (an aborted or failed one wrote nothing), an
+  operation aborted while it ran wrote nothing after the abort, and the session is idle with
+  ``is_compacting`` false;
 * breaker state belongs to one session (``/new`` starts clean);
-* pipeline: the bytes it measured are the bytes of the request sent, calls and results pair up,
-  and after a summary the request is below the threshold.
+* pipeline: the bytes it measured are the bytes of the request sent (counted here on their own),
+  calls and results pair up, and after a summary the request is below the threshold.
 
 ``make test`` runs a bounded number of examples; ``make soak-compaction`` (PI_TUI_SOAK=1) many more.
 """
@@ -43,13 +48,17 @@ from tests.session.compaction_machine_support import (
     FAULTS,
     PIPELINE_SYSTEM_MARK,
     TREE_MOVED,
+    AbortMark,
     EventLog,
     Logged,
     WindowScript,
+    check_abort,
     check_compaction_entries,
+    check_events,
     check_file_grows,
     check_request,
     check_turn_bounds,
+    count_entries,
     make_text,
     summarizer_turn,
 )
@@ -77,7 +86,15 @@ def register(pi):
 sizes = st.sampled_from([0, 40, 400, 3_000, 12_000, 12_000, 25_000, 40_000])
 alphabets = st.sampled_from(sorted(ALPHABETS))
 tool_results = st.lists(st.tuples(alphabets, sizes), max_size=3)
-abort_at = st.none() | st.integers(min_value=1, max_value=60)
+interjections = st.none() | st.tuples(
+    st.sampled_from(["steer", "follow_up"]), st.sampled_from(["message_update", "tool_execution_start", "compaction_start", "compaction_start"]))
+"""A steer or follow-up typed while the answer streams, a tool runs, or a compaction runs."""
+ticks = st.integers(min_value=0, max_value=12)
+abort_at = st.none() | st.tuples(st.just("event"), st.integers(min_value=1, max_value=60), ticks) | st.tuples(
+    st.just("compacting"), ticks)
+"""When an operation is aborted: at its n-th event, or once a compaction, pipeline summary or
+branch summary is running; either way after a number of event-loop ticks, so that the abort
+lands on every await point (the lock, each extension hook, the summarizer's stream, the write)."""
 faults = st.sampled_from(("ok", "ok", "ok", *FAULTS))
 """How the summarizer answers during a step: drawn with each step that may summarize, so that
 every fault meets every kind of compaction within a bounded number of examples."""
@@ -115,6 +132,8 @@ class CompactionMachine(RuleBasedStateMachine):
         self.log = EventLog()
         self.session.subscribe(self._record)
         self.successes = 0
+        self.abort_marks: list[AbortMark] = []
+        self.written_at: dict[int, int] = {}
 
     def teardown(self) -> None:
         if hasattr(self, "session"):
@@ -141,6 +160,8 @@ class CompactionMachine(RuleBasedStateMachine):
     def _record(self, event: dict[str, Any]) -> None:
         self.log.events.append(Logged(event, self._key()))
         kind = event.get("type")
+        if kind == "compaction_end":
+            self.written_at[len(self.log.events) - 1] = count_entries(self.session.session_manager.get_entries(), "compaction")
         if kind == "message_start" and event["message"].get("role") == "user":
             content = event["message"].get("content")
             text = content if isinstance(content, str) else "".join(b.get("text", "") for b in content or [])
@@ -169,35 +190,63 @@ class CompactionMachine(RuleBasedStateMachine):
             return self.agent_turns.pop(0) if self.agent_turns else {"text": "Done."}
         return summarizer_turn(self.fault, pipeline=PIPELINE_SYSTEM_MARK in view.system_prompt)
 
-    def _run(self, make: Any, abort_after: int | None, interject: str | None = None) -> Any:
-        """Run one session operation to its end; optionally abort at the n-th event after it
-        starts, and queue a steer/follow-up when the first answer or compaction starts."""
+    def _run(self, make: Any, abort: tuple[Any, ...] | None, interject: tuple[str, str] | None = None) -> Any:
+        """Run one session operation to its end; optionally abort it (``abort_at``), and queue a
+        steer/follow-up (``interjections``) at the first event of its kind."""
         seen = 0
         pending: list[asyncio.Future[Any]] = []
+
+        async def abort_after(wait: int) -> None:
+            for _ in range(wait):
+                await asyncio.sleep(0)
+            self._mark_abort()
+            await self.session.abort()
 
         def listener(event: dict[str, Any]) -> None:
             nonlocal seen, interject
             seen += 1
-            if abort_after is not None and seen == abort_after:
-                pending.append(asyncio.ensure_future(self.session.abort()))
-            if interject and event.get("type") in ("message_update", "compaction_start", "tool_execution_start"):
-                self._queue(interject)
+            if abort is not None and abort[0] == "event" and seen == abort[1]:
+                pending.append(asyncio.ensure_future(abort_after(abort[2])))
+            if interject and event.get("type") == interject[1]:
+                hypothesis_event(f"{interject[0]} queued at {interject[1]}")
+                self._queue(interject[0])
                 interject = None
+
+        async def when_compacting(wait: int) -> None:
+            # a poll, once per event-loop tick: is_compacting has no event of its own, and the
+            # pipeline's summary step starts without one
+            while not self.session.is_compacting:  # noqa: ASYNC110
+                await asyncio.sleep(0)
+            await abort_after(wait)
 
         unsubscribe = self.session.subscribe(listener)
 
         async def go() -> Any:
+            watcher = asyncio.ensure_future(when_compacting(abort[1])) if abort is not None and abort[0] == "compacting" else None
             try:
                 return await make()
             except PiError as err:
                 return err
             finally:
-                await asyncio.gather(*pending)
+                if watcher is not None and not self.abort_marks:
+                    watcher.cancel()  # nothing compacted (or not yet aborting): no abort
+                await asyncio.gather(*pending, *([watcher] if watcher is not None else []), return_exceptions=True)
+                for task in [*pending, *([watcher] if watcher is not None else [])]:
+                    if not task.cancelled() and task.exception() is not None:
+                        raise task.exception()  # type: ignore[misc]
 
         try:
             return self.loop.run_until_complete(asyncio.wait_for(go(), STEP_TIMEOUT))
         finally:
             unsubscribe()
+
+    def _mark_abort(self) -> None:
+        entries = self.session.session_manager.get_entries()
+        compacting = self.session.is_compacting
+        if compacting:
+            hypothesis_event("abort while compacting")
+        self.abort_marks.append(AbortMark(len(self.log.events), count_entries(entries, "compaction"),
+                                          count_entries(entries, "branch_summary"), compacting))
 
     def _queue(self, kind: str) -> None:
         self.counter += 1
@@ -207,10 +256,9 @@ class CompactionMachine(RuleBasedStateMachine):
 
     # ------------------------------------------------------------------ rules
 
-    @rule(alphabet=alphabets, size=sizes, results=tool_results, interject=st.sampled_from([None, "steer", "follow_up"]),
-          abort_after=abort_at, fault=faults)
-    def prompt(self, alphabet: str, size: int, results: list[tuple[str, int]], interject: str | None,
-               abort_after: int | None, fault: str) -> None:
+    @rule(alphabet=alphabets, size=sizes, results=tool_results, interject=interjections, abort_after=abort_at, fault=faults)
+    def prompt(self, alphabet: str, size: int, results: list[tuple[str, int]], interject: tuple[str, str] | None,
+               abort_after: tuple[Any, ...] | None, fault: str) -> None:
         self.fault = fault
         self.counter += 1
         calls = []
@@ -221,9 +269,21 @@ class CompactionMachine(RuleBasedStateMachine):
         self.agent_turns = ([{"tool_calls": calls}] if calls else []) + [{"text": make_text(alphabet, min(size, 2000), "answer")}]
         text = make_text(alphabet, size, f"prompt {self.counter}")
         self._run(lambda: self.session.prompt(text), abort_after, interject)
+        last = self.session.agent.messages[-1] if self.session.agent.messages else {}
+        answered = last.get("role") == "assistant" and last.get("stopReason") not in ("error", "aborted")
+        if answered and not self.abort_marks:
+            # §2.8 step 5: the session goes on with what was queued, even after a compaction
+            queued = [*self.session.state.steering, *self.session.state.follow_up]
+            assert not queued, f"answered and idle with messages still queued: {queued}"
+
+    @rule(alphabet=alphabets, size=sizes, results=tool_results, interject=interjections, abort_after=abort_at, fault=faults)
+    def another_prompt(self, **step: Any) -> None:
+        """Prompts are most of a session and what makes it grow to a compaction: drawn twice as
+        often as each other step."""
+        self.prompt(**step)
 
     @rule(focus=st.none() | st.sampled_from(["keep the file paths", "焦点: テスト"]), abort_after=abort_at, fault=faults)
-    def compact(self, focus: str | None, abort_after: int | None, fault: str) -> None:
+    def compact(self, focus: str | None, abort_after: tuple[Any, ...] | None, fault: str) -> None:
         self.fault = fault
         self._run(lambda: self.session.compact(focus), abort_after)
 
@@ -232,6 +292,7 @@ class CompactionMachine(RuleBasedStateMachine):
         self.loop.run_until_complete(asyncio.wait_for(self.session.new_session(), STEP_TIMEOUT))
         self.queued.clear()  # /new discards what was queued, as pi does
         self.log = EventLog()
+        self.written_at = {}
         self.successes = 0
         runner = self.runner
         assert not runner.circuit_open and not runner.pipeline_circuit_open
@@ -239,7 +300,7 @@ class CompactionMachine(RuleBasedStateMachine):
         assert runner.state.threshold_stuck is None and not runner.state.overflow_attempted
 
     @rule(pick=st.integers(min_value=0, max_value=10_000), summarize=st.booleans(), abort_after=abort_at, fault=faults)
-    def tree(self, pick: int, summarize: bool, abort_after: int | None, fault: str) -> None:
+    def tree(self, pick: int, summarize: bool, abort_after: tuple[Any, ...] | None, fault: str) -> None:
         self.fault = fault
         entries = [e for e in self.session.session_manager.get_entries() if e.get("type") == "message"]
         if not entries:
@@ -282,6 +343,10 @@ class CompactionMachine(RuleBasedStateMachine):
         written = sum(1 for e in entries if e.get("type") == "compaction")
         assert written == self.successes, f"{written} compaction entries, {self.successes} successes reported"
         check_turn_bounds(self.log, self.thresholds)
+        check_events(self.log)
+        for mark in self.abort_marks:
+            check_abort(mark, self.log, entries, self.written_at)
+        self.abort_marks.clear()
         visible = set(session.state.steering) | set(session.state.follow_up)
         lost = {text for text in self.queued if text not in self.sent_user_texts and text not in visible}
         assert not lost, f"queued messages lost: {sorted(lost)}"
