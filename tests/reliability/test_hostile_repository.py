@@ -473,3 +473,18 @@ def test_a_repository_whose_pi_files_never_end_or_are_huge_does_not_stop_pi_tui(
         assert ("FIFO" if "FIFO" in trap else "20.0MB") in result.stderr
     else:
         assert "huge.md" in result.stderr and "3.0MB" in result.stderr and "not loaded" in result.stderr, result.stderr
+
+
+def test_python_m_pi_tui_in_a_repository_imports_none_of_its_modules(tmp_path: Path) -> None:
+    """``python -m pi_tui`` (how the tests and CI start it) puts the working directory first on
+    sys.path: a clone holding ``argparse.py`` or ``asyncio/`` had its module imported instead of
+    the standard library's, before any trust question."""
+    repo = make_hostile_repo(tmp_path)
+    for name in ("argparse", "json", "textwrap"):
+        (repo.root / f"{name}.py").write_text(
+            f"import pathlib\npathlib.Path({str(repo.canary / name)!r}).write_text('ran')\n")
+    with FakeServer([{"text": "done"}]) as server:
+        agent = fake_agent_dir(tmp_path, server.base_url)
+        result = run_cli(["-p", "hi"], agent, repo.root)
+    assert result.returncode == 0 and result.stdout == "done\n", result.stderr
+    assert repo.ran() == set(), f"the repository's modules ran: {repo.ran()}"
