@@ -13,10 +13,11 @@
 #
 # pi-tui talks to the fake OpenAI-compatible server (pi_tui.providers.fake_server, on 127.0.0.1,
 # run inside the chroot) with a script of four turns: a streamed thought and a `bash` call, the
-# answer; an `edit` of hello.py, the answer. The check answers Toad's permission questions with
-# `a` (Allow), and fails unless: the question shows pi-tui's four options, the command's output
-# and the answer appear, the edit's question shows the diff, the file is edited (through Toad's
-# fs/write_text_file), `/` lists pi-tui's commands, and the session file holds the turns.
+# answer; an `edit` of hello.py, the answer; `rm hello.py`, the answer. The check answers Toad's
+# permission questions with `a` (Allow), `a`, then `r` (Reject), and fails unless: the question
+# shows pi-tui's four options, the command's output and the answer appear, the edit's question
+# shows the diff, the file is edited (through Toad's fs/write_text_file), the rejected `rm` did
+# not run, `/` lists pi-tui's commands, and the session file holds the turns.
 # Screens are written to $TOAD_SCREENS (default /tmp/toad-check) as text.
 set -euo pipefail
 
@@ -84,7 +85,9 @@ cat > "$ROOT/root/toad-script.json" <<'EOF'
  {"text": "This folder holds one file, hello.py, which prints a greeting. Anything else?"},
  {"tool_calls": [{"id": "call_2", "name": "edit", "arguments": {"path": "hello.py", "edits": [
      {"oldText": "hello from the demo project", "newText": "hello, world"}]}}]},
- {"text": "Done: hello.py now prints hello, world."}]
+ {"text": "Done: hello.py now prints hello, world."},
+ {"tool_calls": [{"id": "call_3", "name": "bash", "arguments": {"command": "rm hello.py"}}]},
+ {"text": "Understood: I left hello.py alone."}]
 EOF
 # chroot (not a shell function) in the background: $! is the server itself (chroot and env exec it)
 chroot "$ROOT" env -i HOME=/root PATH=/usr/bin:/bin \
@@ -145,9 +148,15 @@ keys a
 wait_for "Done: hello.py" 4-edit-answer
 grep -aqF 'print("hello, world")' "$ROOT/root/demo/hello.py" || die "hello.py was not edited"
 
+send "Delete it."
+wait_for "Always reject bash" 5-reject-question
+keys r
+wait_for "hello.py alone." 6-reject-answer
+[ -f "$ROOT/root/demo/hello.py" ] || die "the rejected rm ran: hello.py is gone"
+
 keys "/"
-wait_for "/compact" 5-commands
-grep -aqF "/skill:" "$SCREENS/5-commands.txt" || die "/ does not list pi-tui's skills"
+wait_for "/compact" 7-commands
+grep -aqF "/skill:" "$SCREENS/7-commands.txt" || die "/ does not list pi-tui's skills"
 keys BSpace
 
 if [ -n "${TOAD_KEEP:-}" ]; then
@@ -159,6 +168,7 @@ fi
 SESSION_FILE=$(find "$ROOT/root/.pi/agent/sessions" -name '*.jsonl' | head -n 1)
 [ -n "$SESSION_FILE" ] || die "pi-tui saved no session"
 grep -q '"call_2"' "$SESSION_FILE" || die "the session file lacks the edit ($SESSION_FILE)"
+grep -q 'The user rejected this bash call' "$SESSION_FILE" || die "the session file lacks the rejection"
 echo "toad_check: PASS — Toad $TOAD_VERSION drove pi-tui $PITUI_REV:" \
-     "bash and edit asked, allowed, run; answers shown; / lists the commands; session ${SESSION_FILE#"$ROOT"}"
+     "bash and edit asked, allowed, run; rm asked, rejected, not run; answers shown; / lists the commands; session ${SESSION_FILE#"$ROOT"}"
 echo "toad_check: screens in $SCREENS"
