@@ -137,6 +137,10 @@ async def test_files_go_through_the_editors_buffers(tmp_path: Path, project: Pat
     assert ("write", str(target)) in editor.fs_calls and ("read", str(target)) in editor.fs_calls
     edit_question = editor.permission_requests[0][0]
     assert edit_question.content[0].old_text == "unsaved text\n"  # the diff is against the buffer
+    write_question = editor.permission_requests[1][0]  # a new file: a diff from nothing
+    diff = write_question.content[0]
+    assert write_question.kind == "edit" and diff.type == "diff" and diff.path == str(project / "new.md")
+    assert diff.old_text is None and diff.new_text == "fresh\n"
 
 
 async def test_cancel_stops_the_stream_within_a_second(tmp_path: Path, project: Path, agent_dir: Path) -> None:
