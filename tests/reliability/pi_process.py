@@ -204,25 +204,26 @@ def check_session_kept(case: Case, agent: Path) -> None:
 
 
 @contextlib.contextmanager
-def tmux_session(command: str, project: Path) -> Iterator[str]:
+def tmux_session(command: str, project: Path, marker: str = "pi_tui") -> Iterator[str]:
     """A detached 120x40 tmux session running ``command``; afterwards the session, any pi-tui
-    still running in ``project`` and the stubborn command's group are gone."""
+    still running in ``project`` (a process whose command line names ``marker``) and the
+    stubborn command's group are gone."""
     name = f"pi-tui-reliability-{uuid.uuid4().hex[:8]}"
     tmux("new-session", "-d", "-s", name, "-x", "120", "-y", "40", command)
     try:
         yield name
     finally:
         tmux("kill-session", "-t", name)
-        for pid in pids_running_in(project):
+        for pid in pids_running_in(project, marker):
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
 
 
-def start_stubborn_call_in_tui(name: str, project: Path, pidfile: Path) -> tuple[int, int]:
+def start_stubborn_call_in_tui(name: str, project: Path, pidfile: Path, marker: str = "pi_tui") -> tuple[int, int]:
     """Once the TUI is up: submit the prompt whose answer runs the stubborn command; returns
     (pi-tui's pid, the command's process group)."""
     tmux_wait_for(name, READY_TEXT)
-    (pid,) = pids_running_in(project)
+    (pid,) = pids_running_in(project, marker)
     tmux("send-keys", "-t", name, "-l", PROMPT)
     tmux("send-keys", "-t", name, "Enter")
     return pid, wait_for_stubborn_call(pidfile)

@@ -49,25 +49,40 @@ def _makefile(tmp_path: Path, command: str) -> Path:
     return makefile
 
 
-@pytest.mark.parametrize("started", ["directly", "under make"])
+REPOSITORY = Path(__file__).resolve().parents[2]
+SCRIPT_MARKER = "bin/pi-tui"
+"""How the repository's ``make run`` process is told apart: it runs ``.venv/bin/pi-tui``."""
+
+
+@pytest.mark.parametrize("started", ["directly", "under make", "by the repository's make run"])
 def test_killing_the_terminal_ends_pi_tui_and_its_commands(
     fault: FaultRecord, tmp_path: Path, isolated_home: Path, started: str
 ) -> None:
     project = tmp_path / "project"
     project.mkdir()
+    marker = "pi_tui"
     pidfile = tmp_path / "shell.pid"
     with FakeServer(stubborn_script(pidfile)) as server:
         agent = fake_agent_dir(tmp_path, server.base_url)
         command = tui_shell_command(project, agent, isolated_home)
         if started == "under make":
             command = f"make -s -f {shlex.quote(str(_makefile(tmp_path, command)))} run"
+        elif started == "by the repository's make run":
+            if not (REPOSITORY / ".venv" / SCRIPT_MARKER).exists():
+                pytest.skip("no .venv/bin/pi-tui (make run installs it)")
+            # `make run` in the repository itself (its cwd is the project): the Makefile, its
+            # compile step and the installed script, as a person starts it; -o: never reinstall here.
+            project, marker = REPOSITORY, SCRIPT_MARKER
+            command = (f"cd {shlex.quote(str(REPOSITORY))} && env HOME={shlex.quote(str(isolated_home))} "
+                       f"PI_CODING_AGENT_DIR={shlex.quote(str(agent))} make -s -o .venv/.installed run "
+                       "ARGS='--model fake/fake-model'")
         else:
             command = f"exec sh -c {shlex.quote(command.replace(' env ', ' exec env ', 1))}"
         pgid = None
-        with tmux_session(command, project) as name:
+        with tmux_session(command, project, marker) as name:
             try:
                 with fault.case(f"tmux session killed, pi-tui started {started}") as case:
-                    pid, pgid = start_stubborn_call_in_tui(name, project, pidfile)
+                    pid, pgid = start_stubborn_call_in_tui(name, project, pidfile, marker)
                     tmux("kill-session", "-t", name)
                     killed = time.monotonic()
                     gone = wait_until(lambda: not is_alive(pid), GONE_WITHIN + 5)
