@@ -28,6 +28,8 @@ from pi_tui.tools.read_window import OffsetBeyondEnd, read_line_window
 from pi_tui.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size
 
 _SNIFF_BYTES = 8192
+IMAGE_FILE_MAX_BYTES = 64 * 1024 * 1024
+"""An image is read whole to be resized; a camera's photo is ~10-30 MB."""
 NO_VISION_NOTE = "[Current model does not support images. The image will be omitted from this request.]"
 IMAGE_OMITTED_NOTE = "[Image omitted: could not be resized below the inline image size limit.]"
 
@@ -112,6 +114,13 @@ class ReadTool:
                 head = fh.read(_SNIFF_BYTES)
                 mime = detect_image_mime(head)
                 if mime is not None:
+                    size = os.fstat(fh.fileno()).st_size
+                    if size > IMAGE_FILE_MAX_BYTES:  # read whole to be resized: never a file this big
+                        raise ToolError(
+                            f"Cannot read {raw_path}: it is an image of {format_size(size)}, over the "
+                            f"{format_size(IMAGE_FILE_MAX_BYTES)} limit for images. Use bash to make a smaller copy "
+                            "(e.g. `convert in.png -resize 2000x2000 out.png`) and read that."
+                        )
                     fh.seek(0)
                     return self._image_result(fh.read(), mime, ctx)
                 if looks_binary(head):

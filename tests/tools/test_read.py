@@ -199,3 +199,13 @@ async def test_reading_near_the_end_of_a_big_file_does_not_load_it(ctx):
     assert text(result).startswith("0123456789")
     assert text(result).count("\n") == 11  # lines 199,990..200,001 (the last one empty)
     assert peak < 8 * 1024 * 1024  # a couple of 1 MB chunks, never the 18 MB file
+
+
+async def test_an_image_file_too_big_to_hold_is_refused_before_reading(ctx):
+    """A file with an image's magic bytes is read whole to be resized: a 200 MB (or a sparse
+    64 GB) "image" was loaded into memory first."""
+    path = ctx.cwd / "huge.png"
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 100)
+    os.truncate(path, 200 << 20)
+    with pytest.raises(ToolError, match=r"huge\.png: it is an image of 200\.0MB, over the 64\.0MB limit"):
+        await ReadTool().execute("c1", {"path": "huge.png"}, ctx)
