@@ -30,6 +30,7 @@ FINE_GRAINED_TOOL_STREAMING_BETA = "fine-grained-tool-streaming-2025-05-14"
 INTERLEAVED_THINKING_BETA = "interleaved-thinking-2025-05-14"
 OAUTH_BETAS = ("claude-code-20250219", "oauth-2025-04-20")
 CLAUDE_CODE_IDENTITY = "You are Claude Code, Anthropic's official CLI for Claude."
+CLAUDE_CODE_USER_AGENT = "claude-cli/2.1.75"
 DEFAULT_THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
 MIN_OUTPUT_TOKENS = 1024
 NO_TEXT_TOOL_RESULT = "(see attached image)"
@@ -251,6 +252,7 @@ def anthropic_headers(request: CompletionRequest, body: dict[str, Any]) -> dict[
     if is_oauth_token(key):
         headers["authorization"] = f"Bearer {key}"
         headers["anthropic-beta"] = ",".join([*OAUTH_BETAS, *betas])
+        headers["user-agent"] = CLAUDE_CODE_USER_AGENT  # pi's, with the Claude Code identity (§15.2)
         headers["x-app"] = "cli"
     else:
         if key:

@@ -204,6 +204,7 @@ def test_oauth_tokens_use_bearer_auth_and_the_claude_code_identity() -> None:
     headers = anthropic_headers(request, body)
     assert "x-api-key" not in headers and headers["authorization"] == "Bearer sk-ant-oat01-abc"
     assert headers["anthropic-beta"].startswith("claude-code-20250219,oauth-2025-04-20,")
+    assert (headers["user-agent"], headers["x-app"]) == ("claude-cli/2.1.75", "cli")
     assert body["system"][0]["text"].startswith("You are Claude Code")
     assert sum("cache_control" in b for b in body["system"]) == 2
     assert [t["name"] for t in body["tools"]] == ["Bash", "Write"]
