@@ -35,8 +35,20 @@ def known_secrets(registry: Any, api_key: str | None, env: Mapping[str, str]) ->
     providers = getattr(registry, "providers", None) or {}
     for config in providers.values():
         raw = [config.api_key, *(v for k, v in config.headers.items() if SECRET_HEADER.search(k))]
-        found += [resolve_config_value(value, dict(env)) for value in raw if value and not value.startswith("!")]
+        values = [resolve_config_value(value, dict(env)) for value in raw if value and not value.startswith("!")]
+        found += values
+        found += [credential_without_scheme(value) for value in values if value]
     return [value for value in found if value]
+
+
+def credential_without_scheme(value: str) -> str | None:
+    """``"Bearer TOKEN"`` -> ``"TOKEN"``: a proxy quoting the token, or a model printing it, does
+    not repeat the scheme word. None when the value is not ``<word> <credential>``."""
+    scheme, _, credential = value.strip().partition(" ")
+    credential = credential.strip()
+    if scheme.isalpha() and credential and " " not in credential:
+        return credential
+    return None
 
 
 class ProviderRedactionError(RuntimeError):

@@ -311,3 +311,24 @@ def test_keys_the_model_says_reach_no_stream_no_file_and_no_command(tmp_path: Pa
     export = tmp_path / "export.html"
     assert run_cli(["--export", str(_session_file(agent)), str(export)], agent, project).returncode == 0
     assert files_leaking(agent, project, export.parent) == {}
+
+
+def test_a_credential_header_is_known_without_its_scheme_too(tmp_path: Path) -> None:
+    """models.json ``"headers": {"Authorization": "Bearer TOKEN"}``: the session knew the whole
+    value, so a proxy quoting just the token ("invalid token TOKEN") or a model printing it went
+    through unredacted."""
+    from pi_tui.providers.models import ModelRegistry
+    from pi_tui.session.redaction import known_secrets
+
+    token = "hdr-tok-0123456789abcdef"
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    (agent / "models.json").write_text(json.dumps({"providers": {"proxy": {
+        "baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions", "apiKey": "none",
+        "headers": {"Authorization": f"Bearer {token}", "X-Api-Key": "Token other-0123456789", "X-Trace": "Bearer"},
+        "models": [{"id": "m"}]}}}))
+    redactor = Redactor(known_secrets(ModelRegistry.for_agent_dir(agent), None, {}))
+    assert redactor.redact(f"401: invalid token {token}") == f"401: invalid token {REDACTED}"
+    assert redactor.redact(f"Authorization: Bearer {token}") == f"Authorization: {REDACTED}"  # the whole value
+    assert redactor.redact("bad other-0123456789") == f"bad {REDACTED}"
+    assert redactor.redact("a Bearer token") == "a Bearer token"  # a bare scheme word is no secret
