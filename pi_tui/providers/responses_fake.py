@@ -31,9 +31,12 @@ Command line (for pi and benchmarks): ``python -m pi_tui.providers.responses_fak
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import itertools
 import json
 import math
+import re
 import sys
 import threading
 from pathlib import Path
@@ -77,6 +80,27 @@ def view_of_responses_body(body: dict[str, Any], raw_text: str) -> RequestView:
     return RequestView(system_prompt=system, last_user_text=last_user, has_tools=bool(body.get("tools")), body_text=raw_text)
 
 
+_SIGNING_KEY = b"pi-tui fake responses encryption key"
+
+
+def encrypted_content(n: int, reasoning_id: str) -> str:
+    """The ``encrypted_content`` the fake issues for reasoning item ``reasoning_id`` of its n-th
+    reply. Like OpenAI's, it is verifiable without any server memory (the API keeps nothing with
+    ``store: false``): an HMAC with the fake's fixed key, so a session resumed against a fresh
+    fake (another process, another test step) replays items that still verify, and a made-up or
+    edited one does not."""
+    mac = hmac.new(_SIGNING_KEY, f"{n}\0{reasoning_id}".encode(), hashlib.sha256).hexdigest()[:24]
+    return f"gAAAAB-fake-{n}-{reasoning_id}-{mac}"
+
+
+def verified_reasoning_id(content: str) -> str | None:
+    """The reasoning item id an ``encrypted_content`` was issued for, if the fake issued it."""
+    found = re.fullmatch(r"gAAAAB-fake-(\d+)-(rs_[A-Za-z0-9_]+)-[0-9a-f]{24}", content)
+    if found is None or not hmac.compare_digest(content, encrypted_content(int(found.group(1)), found.group(2))):
+        return None
+    return found.group(2)
+
+
 class _ResponsesServer(ScriptServer):
     def __init__(self, port: int, script: Script, log_path: Path | None, *, api_key: str | None, context_window: int | None) -> None:
         super().__init__(port, script, log_path, script.models, _ResponsesHandler)
@@ -90,7 +114,7 @@ class _ResponsesServer(ScriptServer):
 
     def _encrypted(self, content: str) -> str | None:
         with self._issued_lock:
-            return self.encrypted.get(content)
+            return self.encrypted.get(content) or verified_reasoning_id(content)
 
     def _paired(self, item_id: str) -> str | None:
         with self._issued_lock:
@@ -169,7 +193,7 @@ class _ResponsesHandler(ScriptHandler):
             reasoning_id = f"rs_fake{n}"
             encrypted = None
             if "reasoning.encrypted_content" in (body.get("include") or []):
-                encrypted = f"gAAAAB-fake-{n}-{reasoning_id}"
+                encrypted = encrypted_content(n, reasoning_id)
             self._reasoning(reply, len(output), reasoning_id, str(turn["thinking"]), encrypted, size, output)
         paired: list[str] = []
         if turn.get("text"):

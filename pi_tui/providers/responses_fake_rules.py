@@ -137,7 +137,7 @@ def _check_item(i: int, item: dict[str, Any], store: bool, state: IssuedState) -
         if not encrypted and not store:
             return Rejection(404, f"Item with id '{item_id}' not found. Items are not persisted when `store` is set to false. "
                                   "Try again with `store` set to true, or remove this item from your input.", "input")
-        if encrypted and state.encrypted(str(encrypted)) is None:
+        if encrypted and state.encrypted(str(encrypted)) != item_id:
             return Rejection(400, f"The encrypted content for item {item_id} could not be verified.", None, "invalid_encrypted_content")
     if kind == "function_call":
         for key in ("call_id", "name", "arguments"):

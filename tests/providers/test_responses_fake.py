@@ -82,6 +82,19 @@ def test_reasoning_items_must_come_back_whole_when_nothing_is_stored() -> None:
     assert whole[0] == 200
 
 
+def test_encrypted_reasoning_verifies_on_a_fresh_server_as_the_apis_does() -> None:
+    """The API keeps nothing with ``store: false``, so its encrypted reasoning verifies wherever it
+    is replayed: a session resumed in another process against another fake instance too. Moved to
+    another item id, it does not."""
+    with ResponsesFakeServer([TURN]) as first:
+        output = _first_reply(first)
+    with ResponsesFakeServer([{"text": "ok"}, {"text": "ok"}]) as fresh:
+        moved = _post(fresh, _replay(output, edit={"id": "rs_fake9"}))
+        whole = _post(fresh, _replay(output))
+    assert moved[0] == 400 and "The encrypted content for item rs_fake9 could not be verified." in moved[1]
+    assert whole[0] == 200
+
+
 def test_without_include_the_reasoning_cannot_be_replayed() -> None:
     with ResponsesFakeServer([TURN]) as server:
         output = _first_reply(server, include=False)

@@ -13,7 +13,7 @@ import pytest
 from pi_tui.core.messages import user_message
 from pi_tui.core.provider import CompletionRequest, ModelCost, ModelInfo
 from pi_tui.providers.models import ModelRegistry
-from pi_tui.providers.responses_fake import OVERFLOW_MESSAGE, ResponsesFakeServer
+from pi_tui.providers.responses_fake import OVERFLOW_MESSAGE, ResponsesFakeServer, encrypted_content
 from pi_tui.providers.responses_http import ResponsesHttpProvider
 from pi_tui.resources.settings import SettingsManager
 from pi_tui.sdk import create_agent_session, default_provider_for
@@ -42,7 +42,7 @@ async def test_reasoning_items_are_stored_whole_and_replayed_in_pis_exact_body()
         second = await _final(server, [question, first, tool_result(call["id"], "hi\n")])
         body, headers = server.requests[1], server.recorded[1].headers
     reasoning = json.loads(first["content"][0]["thinkingSignature"])
-    assert reasoning["id"] == "rs_fake1" and reasoning["encrypted_content"] == "gAAAAB-fake-1-rs_fake1"
+    assert reasoning["id"] == "rs_fake1" and reasoning["encrypted_content"] == encrypted_content(1, "rs_fake1")
     assert first["content"][0]["thinking"] == "The user wants echo."
     assert first["content"][1] == {"type": "text", "text": "Running it.", "textSignature": '{"v":1,"id":"msg_fake1"}'}
     assert call["id"] == "call_fake1_0|fc_fake1_0" and first["stopReason"] == "toolUse"
@@ -190,7 +190,7 @@ async def test_a_whole_session_keeps_its_reasoning_across_the_tool_loop_and_a_re
     entries = [json.loads(line) for line in path.read_text().splitlines()]
     assistants = [e["message"] for e in entries if e["type"] == "message" and e["message"]["role"] == "assistant"]
     assert [m["stopReason"] for m in assistants] == ["toolUse", "stop", "stop"]
-    assert json.loads(assistants[2]["content"][0]["thinkingSignature"])["encrypted_content"] == "gAAAAB-fake-3-rs_fake3"
+    assert json.loads(assistants[2]["content"][0]["thinkingSignature"])["encrypted_content"] == encrypted_content(3, "rs_fake3")
 
 
 async def test_openai_base_url_from_the_environment_reaches_a_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
