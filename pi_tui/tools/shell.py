@@ -25,6 +25,7 @@ from typing import Any
 from pi_tui.core.errors import ToolError
 from pi_tui.core.messages import JsonValue
 from pi_tui.core.redact import is_secret_name
+from pi_tui.tools.group_reaper import group_ended, group_started, start_reaper
 
 _PIPE_SIZE_BYTES = 1 << 20
 AFTER_EXIT_GRACE_SECONDS = 1.0
@@ -163,6 +164,7 @@ async def run_shell(
     """
     _require_cwd(cwd)
     shell = resolve_shell(settings)
+    start_reaper()
     loop = asyncio.get_running_loop()
     spawn = asyncio.ensure_future(loop.subprocess_exec(
         lambda: _ShellProtocol(on_output, loop),
@@ -180,6 +182,7 @@ async def run_shell(
         raise ToolError(f"Failed to start shell {shell}: {error.strerror or error} (command: {command})") from None
     pid = transport.get_pid()
     _RUNNING_GROUPS.add(pid)  # start_new_session: the shell's pid is its group id
+    group_started(pid)  # killed even if pi-tui is (SIGKILL, OOM): tools/group_reaper.py
     _widen_pipe(transport)
 
     async def pump() -> None:
@@ -233,6 +236,7 @@ async def run_shell(
         # A job the command left running in the background (`server &`) outlives the call, as
         # in pi; only the groups of commands still running are killed on the way out.
         _RUNNING_GROUPS.discard(pid)
+        group_ended(pid)
         transport.close()
 
 

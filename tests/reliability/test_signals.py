@@ -127,6 +127,37 @@ def test_a_signal_during_a_bash_call_kills_its_group_and_saves_the_session(
             kill_group_quietly(pgid)
 
 
+@pytest.mark.parametrize("mode", ["text", "rpc"])
+def test_sigkill_of_pi_tui_takes_its_running_commands_along(fault: FaultRecord, tmp_path: Path, mode: str) -> None:
+    """SIGKILL (or the OOM killer, or a crash in C) leaves pi-tui no moment to kill the running
+    command's group: the shell and its children ran on, orphaned, for as long as they liked. The
+    group reaper, which learns each group through a pipe only pi-tui holds, kills them when that
+    pipe closes."""
+    project = tmp_path / "project"
+    project.mkdir()
+    pidfile = tmp_path / "shell.pid"
+    with FakeServer(stubborn_script(pidfile)) as server:
+        agent = fake_agent_dir(tmp_path, server.base_url)
+        process = _start(mode, agent, project)
+        pgid = None
+        try:
+            with fault.case(f"SIGKILL to pi-tui {mode} mode during bash") as case:
+                pgid = wait_for_stubborn_call(pidfile)
+                # The group is told to the reaper once pi-tui's loop has seen the shell start: a
+                # loaded machine can run the command's first lines before that (group_reaper.py).
+                time.sleep(0.5)
+                process.kill()
+                process.communicate(timeout=10)
+                assert_group_gone(pgid)
+                files = session_files(agent)
+                case.kept(len(files) == 1 and PROMPT in texts_of(session_entries(files[0])), "the prompt")
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+            kill_group_quietly(pgid)
+
+
 def _unread_bytes(pipe: Any) -> int:
     import fcntl
     import termios
