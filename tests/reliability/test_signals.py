@@ -10,12 +10,14 @@ longer locked.
 from __future__ import annotations
 
 import array
+import contextlib
 import json
 import os
 import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -91,11 +93,10 @@ def _start_acp(agent: Path, project: Path) -> subprocess.Popen[bytes]:
     return process
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT], ids=lambda s: s.name)
-@pytest.mark.parametrize("mode", ["text", "json", "rpc", "acp"])
-def test_a_signal_during_a_bash_call_kills_its_group_and_saves_the_session(
-    fault: FaultRecord, tmp_path: Path, mode: str, signum: signal.Signals
-) -> None:
+@contextlib.contextmanager
+def _during_a_stubborn_call(tmp_path: Path, mode: str) -> Iterator[tuple[subprocess.Popen[bytes], Path, int]]:
+    """pi-tui in ``mode`` running the stubborn ``bash`` call: (the process, its agent dir, the
+    call's process group). Afterwards nothing of either is left running."""
     project = tmp_path / "project"
     project.mkdir()
     pidfile = tmp_path / "shell.pid"
@@ -104,27 +105,36 @@ def test_a_signal_during_a_bash_call_kills_its_group_and_saves_the_session(
         process = _start(mode, agent, project)
         pgid = None
         try:
-            with fault.case(f"{signum.name} to pi-tui {mode} mode during bash") as case:
-                pgid = wait_for_stubborn_call(pidfile)
-                process.send_signal(signum)
-                sent = time.monotonic()
-                try:
-                    stdout, stderr = process.communicate(timeout=EXITS_WITHIN + 5)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    stdout, stderr = process.communicate()
-                    raise AssertionError(f"pi-tui did not exit after {signum.name}") from None
-                took = time.monotonic() - sent
-                case.no_traceback(stderr, stdout)
-                assert_group_gone(pgid)
-                assert process.returncode == EXPECTED_STATUS[signum], (process.returncode, stderr.decode()[-2000:])
-                assert took < EXITS_WITHIN, f"exit took {took:.1f} s"
-                check_session_kept(case, agent)
+            pgid = wait_for_stubborn_call(pidfile)
+            yield process, agent, pgid
         finally:
             if process.poll() is None:
                 process.kill()
                 process.wait()
             kill_group_quietly(pgid)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT], ids=lambda s: s.name)
+@pytest.mark.parametrize("mode", ["text", "json", "rpc", "acp"])
+def test_a_signal_during_a_bash_call_kills_its_group_and_saves_the_session(
+    fault: FaultRecord, tmp_path: Path, mode: str, signum: signal.Signals
+) -> None:
+    with fault.case(f"{signum.name} to pi-tui {mode} mode during bash") as case, \
+            _during_a_stubborn_call(tmp_path, mode) as (process, agent, pgid):
+        process.send_signal(signum)
+        sent = time.monotonic()
+        try:
+            stdout, stderr = process.communicate(timeout=EXITS_WITHIN + 5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            stdout, stderr = process.communicate()
+            raise AssertionError(f"pi-tui did not exit after {signum.name}") from None
+        took = time.monotonic() - sent
+        case.no_traceback(stderr, stdout)
+        assert_group_gone(pgid)
+        assert process.returncode == EXPECTED_STATUS[signum], (process.returncode, stderr.decode()[-2000:])
+        assert took < EXITS_WITHIN, f"exit took {took:.1f} s"
+        check_session_kept(case, agent)
 
 
 @pytest.mark.parametrize("mode", ["text", "rpc"])
@@ -133,29 +143,16 @@ def test_sigkill_of_pi_tui_takes_its_running_commands_along(fault: FaultRecord, 
     command's group: the shell and its children ran on, orphaned, for as long as they liked. The
     group reaper, which learns each group through a pipe only pi-tui holds, kills them when that
     pipe closes."""
-    project = tmp_path / "project"
-    project.mkdir()
-    pidfile = tmp_path / "shell.pid"
-    with FakeServer(stubborn_script(pidfile)) as server:
-        agent = fake_agent_dir(tmp_path, server.base_url)
-        process = _start(mode, agent, project)
-        pgid = None
-        try:
-            with fault.case(f"SIGKILL to pi-tui {mode} mode during bash") as case:
-                pgid = wait_for_stubborn_call(pidfile)
-                # The group is told to the reaper once pi-tui's loop has seen the shell start: a
-                # loaded machine can run the command's first lines before that (group_reaper.py).
-                time.sleep(0.5)
-                process.kill()
-                process.communicate(timeout=10)
-                assert_group_gone(pgid)
-                files = session_files(agent)
-                case.kept(len(files) == 1 and PROMPT in texts_of(session_entries(files[0])), "the prompt")
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
-            kill_group_quietly(pgid)
+    with fault.case(f"SIGKILL to pi-tui {mode} mode during bash") as case, \
+            _during_a_stubborn_call(tmp_path, mode) as (process, agent, pgid):
+        # The group is told to the reaper once pi-tui's loop has seen the shell start: a loaded
+        # machine can run the command's first lines before that (group_reaper.py).
+        time.sleep(0.5)
+        process.kill()
+        process.communicate(timeout=10)
+        assert_group_gone(pgid)
+        files = session_files(agent)
+        case.kept(len(files) == 1 and PROMPT in texts_of(session_entries(files[0])), "the prompt")
 
 
 def _unread_bytes(pipe: Any) -> int:
