@@ -204,10 +204,13 @@ class ModelRegistry:
                 )
         if config is None and provider not in litellm_catalog.known_providers() and provider not in CATALOG_PROVIDERS:
             custom = ", ".join(self._file.providers) or "none"
+            # A provider the file defines but that was left out for a bad value: say why.
+            problems = [d.split(": ", 1)[-1] for d in self._file.diagnostics if f'provider "{provider}"' in d]
+            why = f"; left out of it: {'; '.join(problems)}" if problems else ""
             raise ProviderSetupError(
                 f"Unknown provider '{provider}' in model '{ref}'. Use a litellm provider "
                 "(anthropic, openai, gemini, openrouter, ollama, ...) or define it in "
-                f"{self._models_json_text()} (custom providers there: {custom})."
+                f"{self._models_json_text()} (custom providers there: {custom}{why})."
             )
         return self._builtin(provider, model_id)
 

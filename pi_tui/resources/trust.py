@@ -253,8 +253,9 @@ def resolve_project_trust(
     stored = TrustStore(agent_dir).lookup(project)
     if stored is None:
         return ProjectTrust(project, False, "nobody has trusted it yet", code, decided=not code)
-    when = str(stored.get("decidedAt", ""))[:10]
-    covered = {str(k) for k in stored.get("code", []) if isinstance(k, str)}
+    decided_at, keys = stored.get("decidedAt"), stored.get("code")
+    when = decided_at[:10] if isinstance(decided_at, str) else "an unknown date"
+    covered = {k for k in keys if isinstance(k, str)} if isinstance(keys, list) else set()  # a damaged entry covers nothing
     new = [item for item in code if item.key() not in covered]
     if not stored["trusted"]:
         return ProjectTrust(project, False, f"you chose 'not now' on {when}", code)

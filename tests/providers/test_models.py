@@ -224,3 +224,12 @@ def test_resolve_config_value_rules() -> None:
     assert resolve_config_value("plain-literal", env) == "plain-literal"
     assert resolve_config_value("!printf ' x '", env) == "x"
     assert resolve_config_value("!exit 3", env) is None
+
+
+def test_a_provider_dropped_for_a_bad_value_is_named_with_its_problem(agent_dir: Path) -> None:
+    """A provider models.json defines with a wrong type is left out (with a diagnostic); asking
+    for its model said only 'custom providers there: none', hiding why."""
+    _write(agent_dir, {"mine": {**FAKE, "baseUrl": 5}})
+    registry = ModelRegistry.for_agent_dir(agent_dir, env={})
+    with pytest.raises(ProviderSetupError, match=r'Unknown provider \'mine\'.*provider "mine": "baseUrl" must be a string'):
+        registry.resolve("mine/fake-model")

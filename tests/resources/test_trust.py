@@ -80,6 +80,18 @@ def test_a_damaged_trust_file_counts_as_no_answer(project: Path, agent_dir: Path
     assert _resolve(project, agent_dir).trusted
 
 
+def test_a_trust_entry_with_wrong_types_trusts_no_code(project: Path, agent_dir: Path) -> None:
+    """Valid JSON with wrong types ("code": 5) ended pi-tui in a TypeError traceback at startup."""
+    import os
+
+    _project_with_code(project)
+    for entry in ({"trusted": True, "code": 5, "decidedAt": [1]}, {"trusted": True, "code": {"a": 1}}):
+        (agent_dir / TRUST_FILE).write_text(json.dumps({"projects": {os.path.realpath(project): entry}}))
+        trust = _resolve(project, agent_dir)
+        assert (trust.trusted, trust.decided) == (False, False)  # the TUI asks again
+        assert "unknown date" in trust.reason or "{" not in trust.reason
+
+
 def test_the_global_setting_trusts_folders_below_a_listed_one_but_not_look_alikes(
         tmp_path: Path, agent_dir: Path, isolated_home: Path) -> None:
     inside = _project_with_code(isolated_home / "code" / "mine")
