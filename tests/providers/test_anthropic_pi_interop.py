@@ -11,6 +11,7 @@ Skipped when pi is not installed (``PI_REF_BIN`` or ``/work/pi-ref/node_modules/
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import subprocess
@@ -82,6 +83,9 @@ OTHER_MODEL_TURNS = [
                      "name": "bash", "arguments": {"command": "echo one"}}]},
     {"text": "It printed one."},
 ]
+IMAGE_TURNS = [{"thinking": "Read it.", "text": "Reading.", "tool_calls": [{"name": "read", "arguments": {"path": "dot.png"}}]},
+               {"thinking": "A dot.", "text": "A single pixel."}]
+PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==")
 THANKS = [{"thinking": "They thank me.", "text": "You are welcome."}]
 WIRE_HEADERS = ("x-api-key", "anthropic-version", "anthropic-beta", "content-type", "accept",
                 "anthropic-dangerous-direct-browser-access")
@@ -119,6 +123,9 @@ def _conversation(agent: str, home: Path, first: str) -> tuple[list[Any], list[d
     runs = [("anthropic/claude-sonnet-4-5", BODY_TURNS, ["-p", "run echo hi and a failing command, é ☃"], {})]
     if first == "other":
         runs = [("other/fake-model", OTHER_MODEL_TURNS, ["-p", "run echo one"], {})]
+    if first == "image":
+        (cwd / "dot.png").write_bytes(PNG)
+        runs = [("anthropic/claude-sonnet-4-5", IMAGE_TURNS, ["-p", "what is in dot.png?"], {})]
     runs.append(("anthropic/claude-sonnet-4-5", THANKS, ["--thinking", "off", "-c", "-p", "thanks"], {"PI_CACHE_RETENTION": "long"}))
     for model, turns, args, extra in runs:
         fake: Any = FakeServer(turns) if model.startswith("other/") else FakeAnthropicServer(turns, api_key=KEY)
@@ -144,18 +151,19 @@ def _conversation(agent: str, home: Path, first: str) -> tuple[list[Any], list[d
     return recorded, replies
 
 
-@pytest.mark.parametrize("first", ["anthropic", "other"])
+@pytest.mark.parametrize("first", ["anthropic", "other", "image"])
 def test_pi_tui_sends_pis_anthropic_bodies_byte_for_byte(first: str, tmp_path: Path) -> None:
     """The same conversation through pi 0.73.1 and pi-tui against the same fakes: thinking on
     (medium: budget, max_tokens, display), signed and redacted thinking replayed, two tool calls
     in one turn, a failed result (is_error), the marker moving to the newest user block, a resume
     with thinking off (signed thinking still replayed) and ``PI_CACHE_RETENTION=long`` (ttl on
     all three markers); or, with ``other``, a history from another model (thinking as text, the
-    call id sanitized to Anthropic's pattern). Every request is the same bytes but for the
+    call id sanitized to Anthropic's pattern); or, with ``image``, a read of a PNG (a tool result
+    carrying an image). Every request is the same bytes but for the
     prompt's and the tools' wording, with the same API headers."""
     sent = {agent: _conversation(agent, tmp_path / agent, first) for agent in ("pi", "pi-tui")}
     (pi_requests, pi_replies), (our_requests, our_replies) = sent["pi"], sent["pi-tui"]
-    assert len(our_requests) == len(pi_requests) == (3 if first == "anthropic" else 1)
+    assert len(our_requests) == len(pi_requests) == {"anthropic": 3, "other": 1, "image": 3}[first]
     for theirs, ours in zip(pi_requests, our_requests, strict=True):
         assert (ours.path, int(ours.headers["content-length"])) == (theirs.path, len(ours.raw))
         assert {h: ours.headers.get(h) for h in WIRE_HEADERS} == {h: theirs.headers.get(h) for h in WIRE_HEADERS}
@@ -169,6 +177,8 @@ def test_pi_tui_sends_pis_anthropic_bodies_byte_for_byte(first: str, tmp_path: P
     if first == "anthropic":
         assert [b["type"] for b in last["messages"][1]["content"]] == ["redacted_thinking", "thinking", "text", "tool_use", "tool_use"]
         assert [b["is_error"] for b in last["messages"][2]["content"]] == [False, True]
+    elif first == "image":  # a tool result with an image: text and image blocks, not a string (§15.7)
+        assert [b["type"] for b in last["messages"][2]["content"][0]["content"]] == ["text", "image"]
     else:
         assert last["messages"][1]["content"][0] == {"type": "text", "text": "Thinking on another model."}
         assert last["messages"][1]["content"][-1]["id"] == last["messages"][2]["content"][0]["tool_use_id"]
