@@ -135,6 +135,22 @@ def load_skill_file(path: Path, source: SkillSource, diagnostics: list[ResourceD
 # --------------------------------------------------------------------------- discovery
 
 
+SKILL_SEARCH_MAX_DEPTH = 16
+SKILL_SEARCH_MAX_FOLDERS = 2000
+"""A skills folder is walked once per real folder, at most this deep and this many folders: a
+cloned repository's ``.pi/skills`` may hold a link to ``/`` or a link loop (a real skills tree
+has a few dozen folders)."""
+
+
+@dataclass(slots=True)
+class _Walk:
+    """What one search for skill files has seen: real folders (by device and inode) and how many."""
+
+    seen: set[tuple[int, int]] = field(default_factory=set)
+    folders: int = 0
+    cut: bool = False
+
+
 def _skill_files(
     directory: Path,
     *,
@@ -142,7 +158,26 @@ def _skill_files(
     rules: IgnoreRules,
     diagnostics: list[ResourceDiagnostic],
     top: bool = True,
+    walk: _Walk | None = None,
+    depth: int = 0,
 ) -> list[Path]:
+    walk = walk if walk is not None else _Walk()
+    try:
+        info = directory.stat()
+    except OSError:
+        return []
+    if (info.st_dev, info.st_ino) in walk.seen:
+        return []  # a link back to a folder already searched
+    if depth > SKILL_SEARCH_MAX_DEPTH or walk.folders >= SKILL_SEARCH_MAX_FOLDERS:
+        if not walk.cut:
+            walk.cut = True
+            diagnostics.append(ResourceDiagnostic(
+                "warning", f"stopped looking for skills here after {walk.folders} folders "
+                f"(limits: {SKILL_SEARCH_MAX_FOLDERS} folders, {SKILL_SEARCH_MAX_DEPTH} deep; a link to / or a loop?)",
+                directory))
+        return []
+    walk.seen.add((info.st_dev, info.st_ino))
+    walk.folders += 1
     rules = rules.with_directory(directory)
     root_skill = directory / SKILL_FILE
     if root_skill.is_file():
@@ -164,9 +199,8 @@ def _skill_files(
         if rules.ignored(path, is_dir=is_dir):
             continue
         if is_dir:
-            found.extend(
-                _skill_files(path, top_level_markdown=top_level_markdown, rules=rules, diagnostics=diagnostics, top=False)
-            )
+            found.extend(_skill_files(path, top_level_markdown=top_level_markdown, rules=rules,
+                                      diagnostics=diagnostics, top=False, walk=walk, depth=depth + 1))
         elif top and top_level_markdown and entry.name.endswith(".md") and path.is_file():
             found.append(path)
     return found

@@ -488,3 +488,33 @@ def test_python_m_pi_tui_in_a_repository_imports_none_of_its_modules(tmp_path: P
         result = run_cli(["-p", "hi"], agent, repo.root)
     assert result.returncode == 0 and result.stdout == "done\n", result.stderr
     assert repo.ran() == set(), f"the repository's modules ran: {repo.ran()}"
+
+
+@pytest.mark.parametrize("trap", ["a link to /", "a link loop and a link up", "folders 600 deep"])
+def test_a_skills_folder_that_never_ends_does_not_stop_pi_tui(tmp_path: Path, trap: str) -> None:
+    """.pi/skills is searched for SKILL.md files, following links: a link to / walked the whole
+    filesystem (pi-tui never started), a link loop was walked 40 levels deep per branch. Each folder
+    is now walked once, within a depth and a count; a real skill beside the trap still loads."""
+    import os
+
+    project = tmp_path / "repo"
+    skills = project / ".pi" / "skills"
+    (skills / "real").mkdir(parents=True)
+    (skills / "real" / "SKILL.md").write_text("---\nname: real\ndescription: REAL-SKILL-DESCRIPTION\n---\nbody\n")
+    if trap == "a link to /":
+        os.symlink("/", skills / "root")
+    elif trap == "a link loop and a link up":
+        os.symlink(".", skills / "loop")
+        os.symlink("../..", skills / "up")
+    else:
+        deep = skills / "deep"
+        for _ in range(600):
+            deep = deep / "d"
+        deep.mkdir(parents=True)
+    with FakeServer([{"text": "done"}]) as server:
+        agent = fake_agent_dir(tmp_path, server.base_url)
+        result = run_cli(["-p", "hi"], agent, project)
+        system = server.requests[0]["messages"][0]["content"] if server.requests else ""
+    assert result.returncode == 0 and result.stdout == "done\n", result.stderr[-3000:]
+    assert "Traceback" not in result.stderr
+    assert "REAL-SKILL-DESCRIPTION" in system
