@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from typing import Any
 
 from pi_tui.core.provider import CompletionRequest, ModelInfo
@@ -146,6 +147,20 @@ def encode_input(request: CompletionRequest) -> list[dict[str, Any]]:
     return items
 
 
+_O_SERIES = re.compile(r"^o\d")
+O_SERIES_FLOOR = "low"
+
+
+def _effort(model: ModelInfo, effort: str) -> str:
+    """One deliberate difference from pi 0.73.1: the o-series (o1, o3, o4-mini, ...) takes only
+    ``low``/``medium``/``high`` (``Unsupported value: 'minimal' is not supported with the
+    'o4-mini' model``; nothing before gpt-5.1 takes ``none``), so its ``off`` and ``minimal`` go
+    out as its floor, ``low``, where pi's request fails."""
+    if effort in ("none", "minimal") and _O_SERIES.match(model.id):
+        return O_SERIES_FLOOR
+    return effort
+
+
 def reasoning_keys(model: ModelInfo, level: str | None) -> dict[str, Any]:
     """``reasoning`` and ``include`` (§15.14)."""
     if not model.reasoning:
@@ -154,12 +169,12 @@ def reasoning_keys(model: ModelInfo, level: str | None) -> dict[str, Any]:
     level_map = model.thinking_level_map
     if level:
         mapped = level_map.get(level)
-        return {"reasoning": {"effort": mapped if isinstance(mapped, str) else level, "summary": "auto"},
+        return {"reasoning": {"effort": _effort(model, mapped if isinstance(mapped, str) else level), "summary": "auto"},
                 "include": ["reasoning.encrypted_content"]}
     if "off" in level_map and level_map["off"] is None:
         return {}
     off = level_map.get("off")
-    return {"reasoning": {"effort": off if isinstance(off, str) else "none"}}
+    return {"reasoning": {"effort": _effort(model, off if isinstance(off, str) else "none")}}
 
 
 def build_body(request: CompletionRequest) -> dict[str, Any]:

@@ -59,9 +59,12 @@ def is_reasoning_model(model: str) -> bool:
 
 
 def _efforts_of(model: str) -> tuple[str, ...]:
-    """The efforts a gpt-5 model takes (OpenAI's reasoning docs): before gpt-5.1 no ``none``
+    """The efforts a model takes (OpenAI's reasoning docs and its errors): the o-series only
+    low/medium/high; the gpt-5 family before gpt-5.1 no ``none``
     (``Unsupported value: 'none' is not supported with the 'gpt-5-mini' model``), from gpt-5.1 on
     no ``minimal``, ``xhigh`` only after gpt-5.1-codex-max. Other models: every value."""
+    if re.match(r"^o\d", model):  # the o-series: "Supported values are: 'low', 'medium', and 'high'."
+        return ("low", "medium", "high")
     found = re.match(r"^gpt-5(?:\.(\d+))?", model)
     if found is None:
         return _EFFORTS

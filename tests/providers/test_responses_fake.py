@@ -112,6 +112,8 @@ def test_without_include_the_reasoning_cannot_be_replayed() -> None:
         ({"model": "gpt-5-mini", "input": "x", "reasoning": {"effort": "none"}},
          "Unsupported value: 'none' is not supported with the 'gpt-5-mini' model. Supported values are: 'minimal', 'low', 'medium', and 'high'."),
         ({"model": "gpt-5.1", "input": "x", "reasoning": {"effort": "minimal"}}, "'minimal' is not supported with the 'gpt-5.1' model"),
+        ({"model": "o4-mini", "input": "x", "reasoning": {"effort": "none"}},
+         "Unsupported value: 'none' is not supported with the 'o4-mini' model. Supported values are: 'low', 'medium', and 'high'."),
         ({"model": "o4-mini", "input": "x", "include": ["reasoning.everything"]}, "Invalid value: 'reasoning.everything'"),
         ({"model": "o4-mini", "input": "x", "max_output_tokens": 8}, "Expected a value >= 16"),
         ({"model": "o4-mini", "input": [{"type": "function_call_output", "call_id": "call_1", "output": "x"}]},
@@ -122,7 +124,7 @@ def test_without_include_the_reasoning_cannot_be_replayed() -> None:
          "Expected an ID that begins with 'msg'."),
         ({"model": "o4-mini", "input": "x", "tools": [{"type": "function", "name": "bad name"}]}, "does not match pattern"),
     ],
-    ids=["unknown", "no-reasoning-model", "effort", "gpt-5-none", "gpt-5.1-minimal", "include", "max-output", "orphan-output", "missing-output", "msg-prefix", "tool-name"],
+    ids=["unknown", "no-reasoning-model", "effort", "gpt-5-none", "gpt-5.1-minimal", "o-series-none", "include", "max-output", "orphan-output", "missing-output", "msg-prefix", "tool-name"],
 )
 def test_bad_requests_get_the_apis_400(body: dict[str, Any], message: str) -> None:
     with ResponsesFakeServer([{"text": "never"}]) as server:

@@ -95,13 +95,16 @@ async def test_another_models_reasoning_goes_back_as_text_and_calls_lose_their_i
 @pytest.mark.parametrize(
     ("model", "level", "keys"),
     [
-        (O4, None, {"reasoning": {"effort": "none"}}),
+        # pi sends effort "none" (off) and "minimal", which the o-series refuses: its floor is "low"
+        (O4, None, {"reasoning": {"effort": "low"}}),
+        (O4, "minimal", {"reasoning": {"effort": "low", "summary": "auto"}, "include": ["reasoning.encrypted_content"]}),
+        (replace(O4, id="gpt-5.1"), None, {"reasoning": {"effort": "none"}}),
         (replace(O4, thinking_level_map={"off": None}), None, {}),
-        (replace(O4, thinking_level_map={"high": "xhigh"}), "high", {"reasoning": {"effort": "xhigh", "summary": "auto"},
-                                                                    "include": ["reasoning.encrypted_content"]}),
+        (replace(O4, id="gpt-5.2", thinking_level_map={"high": "xhigh"}), "high",
+         {"reasoning": {"effort": "xhigh", "summary": "auto"}, "include": ["reasoning.encrypted_content"]}),
         (replace(O4, id="gpt-4.1", reasoning=False), "high", {}),
     ],
-    ids=["off", "off-unsupported", "mapped", "non-reasoning"],
+    ids=["o-series-off", "o-series-minimal", "off", "off-unsupported", "mapped", "non-reasoning"],
 )
 async def test_reasoning_keys_follow_the_level(model: ModelInfo, level: str | None, keys: dict[str, Any]) -> None:
     with ResponsesFakeServer([{"text": "ok"}]) as server:
