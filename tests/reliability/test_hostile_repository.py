@@ -518,3 +518,29 @@ def test_a_skills_folder_that_never_ends_does_not_stop_pi_tui(tmp_path: Path, tr
     assert result.returncode == 0 and result.stdout == "done\n", result.stderr[-3000:]
     assert "Traceback" not in result.stderr
     assert "REAL-SKILL-DESCRIPTION" in system
+
+
+async def test_tui_names_a_link_out_and_sends_its_file_only_once_trusted(tmp_path: Path) -> None:
+    from pi_tui.modes.interactive.screens.trust import ProjectTrustScreen
+
+    repo = make_hostile_repo(tmp_path)
+    home = _home_with_private_files(tmp_path)
+    for code in (repo.root / ".pi" / "extensions" / "helper.py", repo.root / ".pi" / "settings.json"):
+        code.unlink()  # the link is all this repository has
+    (repo.root / "AGENTS.md").unlink()
+    (repo.root / "AGENTS.md").symlink_to(home / ".ssh" / "id_ed25519")
+    with FakeServer([]) as server:
+        agent = fake_agent_dir(tmp_path, server.base_url)
+        app = _tui_app(repo.root, agent)
+        async with app.run_test(size=(120, 45)) as pilot:
+            await _until(pilot, lambda: _dialog_up(app))
+            shown = _dialog_text(app)
+            assert "AGENTS.md" in shown and str(home / ".ssh" / "id_ed25519") in shown
+            await pilot.press("n")
+            await _chat_ready(pilot)
+            assert not isinstance(app.screen, ProjectTrustScreen)
+            assert PRIVATE not in app.session.rebuild_system_prompt()
+        app = _tui_app(repo.root, agent, "--trust-project")
+        async with app.run_test(size=(120, 45)) as pilot:
+            await _chat_ready(pilot)
+            assert f"{PRIVATE} id_ed25519" in app.session.rebuild_system_prompt()
