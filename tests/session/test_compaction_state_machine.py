@@ -188,7 +188,9 @@ class CompactionMachine(RuleBasedStateMachine):
             self.problems.extend(check_request(request, pipeline=pipeline, measured=self.runner.last_request_bytes,
                                                threshold_bytes=threshold))
             return self.agent_turns.pop(0) if self.agent_turns else {"text": "Done."}
-        return summarizer_turn(self.fault, pipeline=PIPELINE_SYSTEM_MARK in view.system_prompt)
+        pipeline = PIPELINE_SYSTEM_MARK in view.system_prompt
+        hypothesis_event(f"summarizer ({'pipeline' if pipeline else 'pi'}) answers {self.fault}")
+        return summarizer_turn(self.fault, pipeline=pipeline)
 
     def _run(self, make: Any, abort: tuple[Any, ...] | None, interject: tuple[str, str] | None = None) -> Any:
         """Run one session operation to its end; optionally abort it (``abort_at``), and queue a
