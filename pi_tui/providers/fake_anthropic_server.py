@@ -184,7 +184,8 @@ class _AnthropicHandler(ScriptHandler):
 
         plan = response_plan(tagged_frames(events, "\r\n" if turn.get("crlf") else "\n"), turn["fault"],
                              error_body=error_body, credential=headers.get("x-api-key", ""),
-                             encode_json=lambda value: json.dumps(value, separators=(",", ":")).encode())
+                             encode_json=lambda value: json.dumps(value, separators=(",", ":")).encode(),
+                             keepalive=_sse("ping", {"type": "ping"}, "\r\n" if turn.get("crlf") else "\n"))
         plan.headers["request-id"] = self.server.next_id("req_fake_")
         send_plan(self, plan, pace=float(turn.get("chunk_delay_ms", 0)) / 1000)
 

@@ -32,6 +32,7 @@ from typing import Any, Protocol, Self
 
 from pi_tui.providers.script import Script
 from pi_tui.providers.script_faults import (
+    SSE_KEEPALIVE,
     ErrorBody,
     Frame,
     Pause,
@@ -99,6 +100,10 @@ class ScriptServer(ThreadingHTTPServer):
         """Sleep, but wake up at once when the server is shutting down."""
         self._stopping.wait(seconds)
 
+    @property
+    def stopping(self) -> bool:
+        return self._stopping.is_set()
+
     def stop(self) -> None:
         self._stopping.set()
         self.shutdown()
@@ -165,7 +170,7 @@ class ScriptHandler(BaseHTTPRequestHandler):
 
     def send_frames(self, frames: Sequence[Frame], turn: dict[str, Any], *, error_body: ErrorBody, credential: str = "",
                     garbage: bytes | None = None, stream_error: Callable[[dict[str, Any], int], bytes] | None = None,
-                    content_type: str = "text/event-stream") -> None:
+                    content_type: str = "text/event-stream", keepalive: bytes = SSE_KEEPALIVE) -> None:
         """Stream a rendered turn with its breakages: the shared ``fault`` (``script_faults``), the
         older ``cut_after_chunks``/``stall_after_chunks``, and two keys counted in frames:
         ``garbage_after_chunks`` (``garbage`` replaces the rest of the stream) and
@@ -178,7 +183,7 @@ class ScriptHandler(BaseHTTPRequestHandler):
             after = int(turn["stream_error"].get("after", 0))
             sent = [*sent[:after], Frame(stream_error(turn["stream_error"], after))]
         plan = response_plan(sent, legacy_fault(turn), error_body=error_body, credential=credential,
-                             encode_json=lambda value: json.dumps(value).encode())
+                             encode_json=lambda value: json.dumps(value).encode(), keepalive=keepalive)
         if plan.content_type == "text/event-stream":
             plan.content_type = content_type
         send_plan(self, plan, pace=float(turn.get("chunk_delay_ms", 0)) / 1000)
@@ -222,7 +227,7 @@ def send_plan(handler: _Writer, plan: ResponsePlan, *, pace: float = 0.0) -> Non
     sent = 0
     for step in plan.steps:
         if isinstance(step, Stall):
-            handler.server.wait(step.seconds)
+            _stall(handler, step, chunked)
             drop_connection(handler)
             return
         if isinstance(step, Pause):
@@ -243,6 +248,23 @@ def send_plan(handler: _Writer, plan: ResponsePlan, *, pace: float = 0.0) -> Non
     handler.wfile.flush()
     if plan.framing == "eof":
         handler.close_connection = True
+
+
+def _stall(handler: _Writer, stall: Stall, chunked: bool) -> None:
+    """Send nothing of the reply for ``stall.seconds`` (the wire's keep-alives meanwhile, if any);
+    ends early when the server stops or the client has gone."""
+    if not stall.keepalive:
+        handler.server.wait(stall.seconds)
+        return
+    until = time.monotonic() + stall.seconds
+    while time.monotonic() < until and not handler.server.stopping:
+        data = stall.keepalive
+        try:
+            handler.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n" if chunked else data)
+            handler.wfile.flush()
+        except OSError:
+            return
+        handler.server.wait(stall.interval)
 
 
 def drop_connection(handler: _Writer) -> None:

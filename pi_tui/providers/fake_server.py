@@ -44,6 +44,7 @@ from pi_tui.providers.fake_base import (
 from pi_tui.providers.script import (
     EXHAUSTED_ERROR,
     RequestView,
+    empty_chunk,
     error_body,
     openai_error_body,
     retry_headers,
@@ -112,7 +113,8 @@ class _ChatCompletionsHandler(ScriptHandler):
         model = str(body.get("model") or DEFAULT_MODEL)
         if body.get("stream"):
             plan = response_plan(turn_frames(turn, view, model), legacy_fault(turn), error_body=openai_error_body,
-                                 credential=self.headers.get("Authorization", ""), encode_json=lambda v: json.dumps(v).encode())
+                                 credential=self.headers.get("Authorization", ""), encode_json=lambda v: json.dumps(v).encode(),
+                                 empty_chunk=empty_chunk(model))
             send_plan(self, plan, pace=float(turn.get("chunk_delay_ms", 0)) / 1000)
         else:
             self.send_json(200, turn_completion(turn, view, model))

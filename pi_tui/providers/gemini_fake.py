@@ -238,7 +238,7 @@ class _GeminiHandler(ScriptHandler):
             return f"data: {json.dumps(payload)}\r\n\r\n".encode()
 
         self.send_frames(tagged_frames(chunks), turn, error_body=google_error, credential=key, stream_error=stream_error,
-                         garbage=b"data: <html><body>502 Bad Gateway</body></html>\r\n\r\n")
+                         garbage=b"data: <html><body>502 Bad Gateway</body></html>\r\n\r\n", keepalive=b": keep-alive\r\n\r\n")
 
 
 def tagged_frames(chunks: list[dict[str, Any]]) -> list[Frame]:

@@ -259,8 +259,24 @@ CONNECTION_CUT_MESSAGE = "Connection error: the stream ended before it was compl
 TIMEOUT_MESSAGE = "Request timed out: no data from the provider within the read timeout"
 """The errorMessage of a stalled stream (matches pi's retryable ``timed? out``)."""
 
+def keepalive_timeout_message(seconds: float) -> str:
+    """The errorMessage of a stream whose reply stopped growing while the server kept the
+    connection busy (SSE comments, Anthropic ``ping`` events, empty chunks, blank lines) for
+    ``seconds``: the read timeout counts from the last piece of the reply, not the last byte.
+    Says "timed out", like every timeout, so pi's retry pattern (§13.7) matches it too."""
+    return f"Request timed out: only keep-alives from the provider for {seconds:g} s, no more of the reply"
+
+
 FAKE_COMPLETION_ID = "chatcmpl-fake"
 """The completion id when a turn gives none (OpenAI servers always send one)."""
+
+
+def empty_chunk(model: str) -> bytes:
+    """A chunk with nothing in it (an empty content delta), as some OpenAI-compatible servers send
+    to keep a connection busy: a keep-alive, not a piece of the reply."""
+    chunk = {"id": FAKE_COMPLETION_ID, "object": "chat.completion.chunk", "created": 1_700_000_000, "model": model,
+             "choices": [{"index": 0, "delta": {"content": ""}, "finish_reason": None}]}
+    return f"data: {json.dumps(chunk)}\n\n".encode()
 
 EXHAUSTED_ERROR = {"status": 500, "message": "script exhausted: no scripted turn left for this request"}
 

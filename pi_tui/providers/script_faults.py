@@ -15,9 +15,13 @@ A turn's ``fault`` (an object; ``kind`` says which)::
         the body stops there. clean: the body is properly terminated (final chunk sent), so
         only the missing end-of-stream marker tells; eof: no length and no chunking, the
         connection just closes; reset: dropped mid-body without the final chunk.
-    {"kind": "stall", "at" | "after_bytes" | "after_frames", "seconds": S}
+    {"kind": "stall", "at" | "after_bytes" | "after_frames", "seconds": S, "keepalive_ms"?: N,
+     "keepalive"?: "comment" | "blank" | "empty"}
         stop sending and keep the connection open for S seconds (default: until the server
-        stops), then drop it.
+        stops), then drop it. With ``keepalive_ms`` the server sends a keep-alive every N ms
+        meanwhile: bytes keep coming, the reply never grows. Which one: the wire's usual (an SSE
+        comment; a ``ping`` event on Anthropic's wire), or ``comment``, ``blank`` (an empty
+        line) or ``empty`` (a chunk with nothing in it, on wires that give one).
     {"kind": "garbage", "at"?: PLACE (default "start"), "data"?: str, "whole_body"?: false}
         bytes that are not the wire's format inserted there; the rest follows normally (with
         ``whole_body``, the body is the garbage alone).
@@ -51,6 +55,9 @@ PLACES = ("start", "thinking", "text", "tool_args", "between_tool_calls", "befor
 CUT_STYLES = ("clean", "eof", "reset")
 STALL_SECONDS = 3600.0
 """How long a stall lasts by default (servers release it early when they stop)."""
+SSE_KEEPALIVE = b": keep-alive\n\n"
+"""An SSE comment, as servers and proxies (OpenRouter) send while a model works."""
+KEEPALIVE_STYLES = ("comment", "blank", "empty")
 DEFAULT_GARBAGE = "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR garbage that is not an event stream\n\n"
 
 
@@ -75,6 +82,9 @@ class Pause:
 @dataclass(frozen=True, slots=True)
 class Stall:
     seconds: float
+    keepalive: bytes = b""
+    """Sent every ``interval`` seconds while stalled (nothing when empty)."""
+    interval: float = 0.0
 
 
 Step = Send | Pause | Stall
@@ -125,9 +135,11 @@ def legacy_fault(turn: dict[str, Any]) -> dict[str, Any] | None:
 
 def response_plan(
     frames: Sequence[Frame], fault: dict[str, Any] | None, *, error_body: ErrorBody, credential: str = "",
-    encode_json: Callable[[Any], bytes],
+    encode_json: Callable[[Any], bytes], keepalive: bytes = SSE_KEEPALIVE, empty_chunk: bytes = b"",
 ) -> ResponsePlan:
-    """The server's answer for a turn rendered as ``frames`` with ``fault`` applied."""
+    """The server's answer for a turn rendered as ``frames`` with ``fault`` applied
+    (``keepalive``: the wire's usual keep-alive, ``empty_chunk``: its event with nothing in it,
+    for a stall that sends them)."""
     kind = fault.get("kind") if fault else None
     if fault is None or kind is None:
         return ResponsePlan(steps=[Send(f.data) for f in frames])
@@ -157,7 +169,10 @@ def response_plan(
         return ResponsePlan(steps=_sends([*parts[:at], garbage, *parts[at:]]))
     kept = _kept_bytes(frames, fault)
     if kind == "stall":
-        return ResponsePlan(steps=[*_sends(kept), Stall(float(fault.get("seconds", STALL_SECONDS)))], ending="reset")
+        every = fault.get("keepalive_ms")
+        ping = _keepalive(fault.get("keepalive"), keepalive, empty_chunk) if every else b""
+        stall = Stall(float(fault.get("seconds", STALL_SECONDS)), ping, float(every or 0) / 1000)
+        return ResponsePlan(steps=[*_sends(kept), stall], ending="reset")
     style = fault.get("style") or "clean"
     return ResponsePlan(steps=_sends(kept), ending="reset" if style == "reset" else "clean",
                         framing="eof" if style == "eof" else "chunked")
@@ -165,6 +180,16 @@ def response_plan(
 
 def _sends(parts: list[bytes]) -> list[Step]:
     return [Send(part) for part in parts if part]
+
+
+def _keepalive(style: Any, usual: bytes, empty_chunk: bytes) -> bytes:
+    if style is None:
+        return usual
+    if style not in KEEPALIVE_STYLES:
+        raise ValueError(f"unknown keep-alive {style!r}: expected one of {', '.join(KEEPALIVE_STYLES)}")
+    if style == "empty" and not empty_chunk:
+        raise ValueError("this wire has no empty chunk to send as a keep-alive")
+    return {"comment": SSE_KEEPALIVE, "blank": b"\n", "empty": empty_chunk}[style]
 
 
 def _kept_bytes(frames: Sequence[Frame], fault: dict[str, Any]) -> list[bytes]:

@@ -18,6 +18,7 @@ from typing import Any
 
 from pi_tui.core.messages import text_of
 from pi_tui.core.provider import AssistantMessageEvent, CompletionRequest
+from pi_tui.providers.http_wire import DEFAULT_TIMEOUT_S
 from pi_tui.providers.openai_encode import build_request_body
 from pi_tui.providers.openai_sse import OpenAIStreamDecoder, is_event_stream, response_failure
 from pi_tui.providers.script import (
@@ -26,7 +27,9 @@ from pi_tui.providers.script import (
     TIMEOUT_MESSAGE,
     RequestView,
     Script,
+    empty_chunk,
     error_body,
+    keepalive_timeout_message,
     openai_error_body,
     retry_headers,
     turn_frames,
@@ -86,7 +89,8 @@ class ScriptedProvider:
             return
         credential = f"Bearer {request.api_key}" if request.api_key else ""
         plan = response_plan(turn_frames(turn, view, request.model.id), legacy_fault(turn), error_body=openai_error_body,
-                             credential=credential, encode_json=lambda value: json.dumps(value).encode())
+                             credential=credential, encode_json=lambda value: json.dumps(value).encode(),
+                             empty_chunk=empty_chunk(request.model.id))
         headers = {"content-type": plan.content_type, **_lower(plan.headers)}
         if plan.status >= 400 or not is_event_stream(headers):
             for event in response_failure(assembler, plan.status, headers, plan.body):
@@ -97,7 +101,8 @@ class ScriptedProvider:
         pace = float(turn.get("chunk_delay_ms", 0)) / 1000
         for step in plan.steps:
             if isinstance(step, Stall):  # no clock to wait on here: the timeout fires at once
-                for event in decoder.interrupted(TIMEOUT_MESSAGE):
+                seconds = request.timeout_ms / 1000 if request.timeout_ms else DEFAULT_TIMEOUT_S
+                for event in decoder.interrupted(keepalive_timeout_message(seconds) if step.keepalive else TIMEOUT_MESSAGE):
                     yield event
                 return
             if isinstance(step, Pause) or pace:
