@@ -91,8 +91,9 @@ class CompletionRequest:
     """Called with the finished request body; may return a replacement (before_provider_request)."""
     timeout_ms: int | None = None
     """``retry.provider.timeoutMs``: how long the provider may go without sending anything
-    (connecting, waiting for the headers, and between any two reads of the stream) before the
-    call fails as a transient timeout. None means the provider's default (10 minutes)."""
+    (connecting, waiting for the headers) or, once the body streams, without sending any more of
+    the reply (keep-alives do not count) before the call fails as a transient timeout. None
+    means the provider's default (10 minutes)."""
     thinking_budgets: dict[str, int] | None = None
     """The ``thinkingBudgets`` setting (level → tokens), on main agent calls only (§15.1): the
     thinking budget of Anthropic's budget models and of Gemini 2.x for that level."""

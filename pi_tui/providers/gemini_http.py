@@ -41,9 +41,9 @@ from pi_tui.providers.gemini_decode import (
 )
 from pi_tui.providers.gemini_encode import build_gemini_body, gemini_headers, gemini_url
 from pi_tui.providers.http_stream import HttpStreamError, ReadTimeout, StreamCut, StreamResponse
-from pi_tui.providers.http_wire import HttpWireProvider, WireCall
+from pi_tui.providers.http_wire import HttpWireProvider, WireCall, timeout_cause
 from pi_tui.providers.openai_sse import response_failure, snippet
-from pi_tui.providers.script import CONNECTION_CUT_MESSAGE, TIMEOUT_MESSAGE
+from pi_tui.providers.script import CONNECTION_CUT_MESSAGE
 
 CUT_OFF = f"{CONNECTION_CUT_MESSAGE} (its last event was cut off)"
 
@@ -145,7 +145,7 @@ class _GeminiCall(WireCall):
         if isinstance(error, (ReadTimeout, StreamCut)):
             if self.framer.pending():
                 self.reply.partial_call = partial_call_name(self.framer.pending())
-            return self.reply.interrupted(TIMEOUT_MESSAGE if isinstance(error, ReadTimeout) else CONNECTION_CUT_MESSAGE)
+            return self.reply.interrupted(timeout_cause(error) if isinstance(error, ReadTimeout) else CONNECTION_CUT_MESSAGE)
         return super().transport_failure(error)
 
 

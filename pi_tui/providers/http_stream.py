@@ -11,13 +11,20 @@ back is not HTTP), ``StreamCut`` (the body ended early or its framing is broken)
 headers and to every read of the body, so a stalled stream fails after ``timeout``, not when the
 server gives up). A body that simply ends (no length, no chunking) is not an error here: the
 caller decides whether its content was complete.
+
+Bytes are not progress: a server can keep a connection busy forever with keep-alives (SSE
+comments, Anthropic's ``ping`` events, empty chunks) while the reply never grows. So the body's
+clock runs from the last ``progress()`` the caller reports (a piece of the reply decoded, or
+``on_body`` seeing one arrive), not from the last byte; ``ReadTimeout.keepalives_only`` says
+when bytes did come meanwhile.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import urlsplit
 
 
@@ -34,7 +41,12 @@ class StreamCut(HttpStreamError):
 
 
 class ReadTimeout(HttpStreamError):
-    pass
+    def __init__(self, message: str, *, seconds: float = 0.0, keepalives_only: bool = False) -> None:
+        super().__init__(message)
+        self.seconds = seconds
+        """The timeout that ran out."""
+        self.keepalives_only = keepalives_only
+        """Data kept coming, but none of it was progress (keep-alives only)."""
 
 
 @dataclass(slots=True)
@@ -50,16 +62,43 @@ class StreamResponse:
     _pending: bytes = field(default=b"")
     reason: str = ""
     """The status line's reason phrase (``Bad Gateway``), as received."""
+    on_body: Callable[[bytes], None] | None = None
+    """Sees every piece of the body as it arrives (before any decoding): where the caller tells
+    a reply dripping in, which is progress, from keep-alives, which are not."""
+    _deadline: float = 0.0
+    _bytes_since_progress: bool = False
 
-    async def _read(self, call: object) -> bytes:
+    def __post_init__(self) -> None:
+        self.progress()
+
+    def progress(self) -> None:
+        """The reply grew: the next ``timeout`` seconds start now (keep-alives never call this)."""
+        self._deadline = asyncio.get_running_loop().time() + self._timeout
+        self._bytes_since_progress = False
+
+    async def _read(self, call: Coroutine[Any, Any, bytes]) -> bytes:
+        remaining = self._deadline - asyncio.get_running_loop().time()
         try:
-            return await asyncio.wait_for(call, self._timeout)  # type: ignore[arg-type]
+            if remaining <= 0:
+                call.close()  # the time is up before the read began
+                raise TimeoutError
+            data = await asyncio.wait_for(call, remaining)
         except TimeoutError as err:
-            raise ReadTimeout(f"no data for {self._timeout:g} s") from err
+            if self._bytes_since_progress:
+                raise ReadTimeout(f"only keep-alives for {self._timeout:g} s", seconds=self._timeout,
+                                  keepalives_only=True) from err
+            raise ReadTimeout(f"no data for {self._timeout:g} s", seconds=self._timeout) from err
         except asyncio.IncompleteReadError as err:
             raise StreamCut("the connection closed before the body was complete") from err
         except (ConnectionError, OSError, asyncio.LimitOverrunError) as err:
             raise StreamCut(str(err) or type(err).__name__) from err
+        self._bytes_since_progress = self._bytes_since_progress or bool(data)
+        return data
+
+    def _body(self, data: bytes) -> bytes:
+        if self.on_body is not None and data:
+            self.on_body(data)
+        return data
 
     async def iter_bytes(self) -> AsyncIterator[bytes]:
         while not self._done:
@@ -75,7 +114,7 @@ class StreamResponse:
                     self._done = True
                     return
                 data = await self._read(self._reader.readexactly(size + 2))
-                yield data[:-2]
+                yield self._body(data[:-2])
             elif self._remaining is not None:
                 if self._remaining == 0:
                     self._done = True
@@ -84,13 +123,13 @@ class StreamResponse:
                 if not data:
                     raise StreamCut("the connection closed before the body was complete")
                 self._remaining -= len(data)
-                yield data
+                yield self._body(data)
             else:
                 data = await self._read(self._reader.read(65536))
                 if not data:
                     self._done = True
                     return
-                yield data
+                yield self._body(data)
 
     async def iter_lines(self) -> AsyncIterator[str]:
         buffer = b""
@@ -158,7 +197,7 @@ async def post_stream(url: str, body: bytes, headers: dict[str, str], *, timeout
             received[name.strip().lower()] = value.strip()
     except TimeoutError as err:
         writer.close()
-        raise ReadTimeout(f"no response for {timeout:g} s") from err
+        raise ReadTimeout(f"no response for {timeout:g} s", seconds=timeout) from err
     except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError) as err:
         writer.close()
         raise ConnectFailed(str(err) or type(err).__name__) from err

@@ -8,7 +8,10 @@ the same things around its own encoding and decoding, and does them in the same 
    headers from the final body;
 2. post it compactly (``JSON.stringify``'s bytes) with an **idle** timeout
    (``retry.provider.timeoutMs`` when the request carries one) and a connect timeout of at most
-   30 s (``http_stream.post_stream``);
+   30 s (``http_stream.post_stream``); on the body the timeout counts from the last piece of the
+   reply (an event the decoder yielded, or bytes of an event still arriving: ``ReplyWatch``), so
+   keep-alives (SSE comments, blank lines, ``ping`` events, empty chunks) never hold a dead
+   reply open while a reply dripping in slowly is never cut;
 3. an HTTP error, or a 200 that is not an event stream, is read (64 KB at most: enough for any
    error text) and turned into the wire's error message (its own texts, kinds, retry delay);
 4. otherwise ``start``, then the wire's decoder turns the body into events and decides whether
@@ -28,7 +31,7 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any, Protocol
 
 from pi_tui import __version__
@@ -44,7 +47,11 @@ from pi_tui.providers.http_stream import (
     post_stream,
 )
 from pi_tui.providers.openai_sse import is_event_stream, response_failure
-from pi_tui.providers.script import CONNECTION_CUT_MESSAGE, TIMEOUT_MESSAGE
+from pi_tui.providers.script import (
+    CONNECTION_CUT_MESSAGE,
+    TIMEOUT_MESSAGE,
+    keepalive_timeout_message,
+)
 
 DEFAULT_TIMEOUT_S = 600.0
 """The idle timeout without ``retry.provider.timeoutMs``: pi's SDK default of 10 minutes."""
@@ -73,6 +80,36 @@ def bearer_headers(request: CompletionRequest, accept: str) -> dict[str, str]:
     if request.api_key:
         headers["Authorization"] = f"Bearer {request.api_key}"
     return headers
+
+
+def timeout_cause(error: ReadTimeout, silent: str = TIMEOUT_MESSAGE) -> str:
+    """The error text of a timeout: ``silent`` when nothing came, else that only keep-alives did."""
+    return keepalive_timeout_message(error.seconds) if error.keepalives_only else silent
+
+
+class ReplyWatch:
+    """Tells the body's clock (``StreamResponse.progress``) when part of an event arrives.
+
+    A whole event counts when the decoder makes something of it (``HttpWireProvider.stream``);
+    that alone would cut a reply that drips in slower than one event per timeout. So bytes that
+    extend an unfinished line of the event stream count too, unless that line is a comment
+    (``: keep-alive``). Keep-alives arrive whole (one write each): a comment, a blank line, a
+    ``ping`` event or a chunk with nothing in it leaves no unfinished line and is never counted.
+    """
+
+    def __init__(self, progress: Callable[[], None]) -> None:
+        self._progress = progress
+        self._line_start = b""
+        """The first byte of the line still arriving (empty: none is)."""
+
+    def __call__(self, data: bytes) -> None:
+        _, newline, tail = data.rpartition(b"\n")
+        if newline:
+            self._line_start = tail.lstrip(b"\r")[:1]
+        elif not self._line_start:
+            self._line_start = data.lstrip(b"\r")[:1]
+        if self._line_start and self._line_start != b":":
+            self._progress()
 
 
 class WireCall(ABC):
@@ -125,7 +162,7 @@ class WireCall(ABC):
     def transport_failure(self, error: HttpStreamError) -> list[AssistantMessageEvent]:
         """No connection, a cut body or no data within the timeout: a transient error."""
         if isinstance(error, ReadTimeout):
-            return self.fail(self.timeout_message, "transient")
+            return self.fail(timeout_cause(error, self.timeout_message), "transient")
         if isinstance(error, StreamCut):
             return self.fail(CONNECTION_CUT_MESSAGE, "transient")
         return self.fail(CONNECTION_ERROR_MESSAGE, "transient")
@@ -134,8 +171,9 @@ class WireCall(ABC):
 class HttpWireProvider(ABC):
     """A ``Provider`` that streams each reply over its wire; stateless and cheap to create.
 
-    ``timeout`` is the idle timeout (seconds without any data, on connect, headers and every
-    read of the body) when the request does not carry ``timeout_ms``.
+    ``timeout`` is the idle timeout (seconds without any data on connect and headers, and
+    without any more of the reply on the body: keep-alives do not count) when the request does
+    not carry ``timeout_ms``.
     """
 
     def __init__(self, *, timeout: float = DEFAULT_TIMEOUT_S) -> None:
@@ -165,8 +203,13 @@ class HttpWireProvider(ABC):
                     yield event
                 return
             yield call.start()
+            response.on_body = ReplyWatch(response.progress)
+            response.progress()
             async for event in call.events(response):
                 yield event
+                # the reply grew (keep-alives never get here); counted from now, not from before
+                # the consumer took its time with the event
+                response.progress()
         except (ReadTimeout, StreamCut, ConnectFailed) as error:
             for event in call.transport_failure(error):
                 yield event

@@ -37,11 +37,16 @@ from pi_tui.providers.litellm_convert import (
     family_body,
 )
 from pi_tui.providers.litellm_encode import family_of, litellm_name
-from pi_tui.providers.script import CONNECTION_CUT_MESSAGE, TIMEOUT_MESSAGE
+from pi_tui.providers.script import (
+    CONNECTION_CUT_MESSAGE,
+    TIMEOUT_MESSAGE,
+    keepalive_timeout_message,
+)
 from pi_tui.providers.stream_assembler import StreamAssembler
 
 DEFAULT_TIMEOUT_S = 600.0
-"""Per-read timeout (pi's SDK default is 10 minutes); a stalled stream fails after this long."""
+"""Per-read timeout (pi's SDK default is 10 minutes); a stalled stream fails after this long, and
+so (``ReplyDeadline``) does one whose reply stops growing while keep-alives keep coming."""
 
 _ENV_BEFORE_IMPORT = {"LITELLM_OFFLINE_MODE": "true", "LITELLM_MODE": "PRODUCTION"}
 _lock = threading.Lock()
@@ -136,8 +141,9 @@ class LiteLLMProvider:
                 yield event
             return
         yield assembler.start()
+        progress = ReplyDeadline(timeout)
         try:
-            async for chunk in response:
+            async for chunk in progress.watch(response):
                 data = chunk_to_dict(chunk, family)
                 # litellm reports the requested model on every chunk; the served one (pi's
                 # responseModel) is kept on the stream wrapper.
@@ -150,9 +156,17 @@ class LiteLLMProvider:
                 continuity.after_chunk(assembler.message, data)
                 for event in events:
                     yield event
+                if events:  # the reply grew; counted from now, not from before the consumer took its time
+                    progress.made()
         except asyncio.CancelledError:
             await _close_quietly(response)
             raise
+        except ReplyStalled:
+            await _close_quietly(response)
+            continuity.finish(assembler.message)
+            for event in assembler.interrupted(keepalive_timeout_message(progress.seconds)):
+                yield event
+            return
         except Exception as exc:
             continuity.finish(assembler.message)
             for event in _failure(assembler, exc):
@@ -170,6 +184,48 @@ class LiteLLMProvider:
             return
         for event in assembler.finish():
             yield event
+
+
+class ReplyStalled(Exception):
+    """The reply did not grow for the whole deadline although the stream stayed open."""
+
+
+class ReplyDeadline:
+    """The read timeout counted from the last piece of the reply, not the last byte.
+
+    litellm's HTTP client times out a silent stream by itself (its read timeout, reported as
+    ``TIMEOUT_MESSAGE``), but a server that keeps the connection busy with keep-alives (SSE
+    comments, Anthropic ``ping`` events, empty chunks) resets that clock forever. Chunks are
+    awaited here with what is left of ``timeout`` since the last ``made()`` plus a short grace,
+    so a silent stream is still litellm's timeout and a busy one that never grows is ours.
+
+    litellm shows whole events only, never the bytes of one still arriving: unlike the own
+    clients (``http_wire.ReplyWatch``), this route takes a single event that drips in for longer
+    than ``seconds`` for a stalled reply.
+    """
+
+    GRACE_S = 1.0
+
+    def __init__(self, timeout: float) -> None:
+        self.seconds = timeout + self.GRACE_S
+        """How long the reply may go without growing."""
+        self._deadline = 0.0
+
+    def made(self) -> None:
+        self._deadline = asyncio.get_running_loop().time() + self.seconds
+
+    async def watch(self, chunks: Any) -> AsyncIterator[Any]:
+        iterator = chunks.__aiter__()
+        self.made()
+        while True:
+            remaining = self._deadline - asyncio.get_running_loop().time()
+            try:
+                chunk = await asyncio.wait_for(iterator.__anext__(), max(remaining, 0.0))
+            except StopAsyncIteration:
+                return
+            except TimeoutError:
+                raise ReplyStalled from None
+            yield chunk
 
 
 def _failure(assembler: StreamAssembler, exc: Exception) -> list[AssistantMessageEvent]:

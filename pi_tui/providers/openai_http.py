@@ -16,7 +16,7 @@ from typing import Any
 
 from pi_tui.core.provider import AssistantMessageEvent, CompletionRequest
 from pi_tui.providers.http_stream import HttpStreamError, ReadTimeout, StreamCut, StreamResponse
-from pi_tui.providers.http_wire import HttpWireProvider, WireCall, bearer_headers
+from pi_tui.providers.http_wire import HttpWireProvider, WireCall, bearer_headers, timeout_cause
 from pi_tui.providers.openai_encode import (
     build_request_body,
     effective_base_url,
@@ -24,7 +24,7 @@ from pi_tui.providers.openai_encode import (
     request_headers,
 )
 from pi_tui.providers.openai_sse import OpenAIStreamDecoder
-from pi_tui.providers.script import CONNECTION_CUT_MESSAGE, TIMEOUT_MESSAGE
+from pi_tui.providers.script import CONNECTION_CUT_MESSAGE
 from pi_tui.providers.stream_assembler import StreamAssembler
 
 
@@ -54,7 +54,7 @@ class _ChatCompletionsCall(WireCall):
     def transport_failure(self, error: HttpStreamError) -> list[AssistantMessageEvent]:
         """A timeout or a cut names where the stream stopped (``interrupted``)."""
         if isinstance(error, ReadTimeout):
-            return self.decoder.interrupted(TIMEOUT_MESSAGE)
+            return self.decoder.interrupted(timeout_cause(error))
         if isinstance(error, StreamCut):
             return self.decoder.interrupted(CONNECTION_CUT_MESSAGE)
         return super().transport_failure(error)

@@ -19,7 +19,7 @@ from typing import Any
 
 from pi_tui.core.provider import AssistantMessageEvent, CompletionRequest
 from pi_tui.providers.http_stream import HttpStreamError, ReadTimeout, StreamCut, StreamResponse
-from pi_tui.providers.http_wire import HttpWireProvider, WireCall, bearer_headers
+from pi_tui.providers.http_wire import HttpWireProvider, WireCall, bearer_headers, timeout_cause
 from pi_tui.providers.openai_sse import MALFORMED_CAUSE, snippet
 from pi_tui.providers.responses_encode import base_url, build_body, request_headers
 from pi_tui.providers.responses_stream import ResponsesAssembler
@@ -67,7 +67,7 @@ class _ResponsesCall(WireCall):
         """A cut body or no data within the timeout, named by where the reply stopped and which
         of its calls did not run (as on the other wires); no connection at all is the usual text."""
         if isinstance(error, ReadTimeout):
-            return self.reply.interrupted(self.timeout_message)
+            return self.reply.interrupted(timeout_cause(error, self.timeout_message))
         if isinstance(error, StreamCut):
             return self.reply.interrupted(CONNECTION_CUT_MESSAGE)
         return super().transport_failure(error)

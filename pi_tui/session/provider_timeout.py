@@ -1,9 +1,10 @@
 """``retry.provider.timeoutMs`` on every model call the session makes (spec §13.7, §13.8).
 
 The setting reaches the provider as ``CompletionRequest.timeout_ms``, which the providers apply
-as an idle timeout: to connecting, to the wait for the response headers and to every read of the
-stream, so a stalled stream fails after that long (a transient error, retried per the retry
-settings) instead of waiting until the server gives up. Applied where the session hands out its
+as an idle timeout: to connecting, to the wait for the response headers and, on the stream, to
+the time since the last piece of the reply (keep-alives do not count), so a stalled stream fails
+after that long (a transient error, retried per the retry settings) instead of waiting until the
+server gives up, even when the server keeps pinging. Applied where the session hands out its
 providers, so the agent's turns, compaction and branch summaries all get it; read at each call,
 so a changed setting counts from the next call.
 """

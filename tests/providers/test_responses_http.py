@@ -15,6 +15,7 @@ from pi_tui.core.provider import CompletionRequest, ModelCost, ModelInfo
 from pi_tui.providers.models import ModelRegistry
 from pi_tui.providers.responses_fake import OVERFLOW_MESSAGE, ResponsesFakeServer, encrypted_content
 from pi_tui.providers.responses_http import ResponsesHttpProvider
+from pi_tui.providers.script import keepalive_timeout_message
 from pi_tui.resources.settings import SettingsManager
 from pi_tui.sdk import create_agent_session, default_provider_for
 from tests.providers.wire_helpers import BASH, final_message, tool_result
@@ -144,8 +145,11 @@ async def test_long_retention_asks_for_a_24h_cache(monkeypatch: pytest.MonkeyPat
           "fault": {"kind": "cut", "at": "tool_args", "style": "clean"}},
          "Connection error: the stream ended before it was complete (no response.completed), in the middle of the arguments of "
          "tool call 'bash'; tool call 'bash' not run", "transient", None),
+        ({"text": "abcdefghijklmnop", "fault": {"kind": "stall", "after_frames": 5, "keepalive_ms": 100, "seconds": 8}},
+         f"{keepalive_timeout_message(1.5)}, during the text", "transient", None),
     ],
-    ids=["429", "overflow", "failed", "stream-error", "cut", "garbage", "stall", "echo-auth", "html-502", "cut-in-args"],
+    ids=["429", "overflow", "failed", "stream-error", "cut", "garbage", "stall", "echo-auth", "html-502", "cut-in-args",
+         "stall-with-keep-alives"],
 )
 async def test_failures_end_in_a_classified_error(turn: dict[str, Any], message: str, kind: str, retry: int | None) -> None:
     with ResponsesFakeServer([turn]) as server:
@@ -157,6 +161,17 @@ async def test_a_dripping_stream_is_still_the_whole_answer() -> None:
     with ResponsesFakeServer([{**TOOL_TURN, "fault": {"kind": "drip", "bytes": 64, "interval_ms": 1}}]) as server:
         final = await _final(server, [user_message("x", timestamp=1)])
     assert final["stopReason"] == "toolUse" and final["content"][2]["arguments"] == {"command": "echo hi"}
+
+
+async def test_a_reply_dripping_in_slower_than_the_timeout_per_event_is_not_a_stall() -> None:
+    """4 bytes every 5 ms: the last event (~640 bytes, the whole response again) takes ~0.8 s to
+    arrive, longer than the 0.5 s timeout; the bytes of an event still arriving are progress, so
+    the reply is whole (~4.6 s in all)."""
+    text = "A reply that drips in, a few bytes at a time."
+    with ResponsesFakeServer([{"text": text, "fault": {"kind": "drip", "bytes": 4, "interval_ms": 5}}]) as server:
+        final = await _final(server, [user_message("x", timestamp=1)], read_timeout=0.5)
+    assert final["stopReason"] == "stop", final.get("errorMessage")
+    assert final["content"][0]["text"] == text
 
 
 async def test_an_incomplete_response_is_a_length_stop() -> None:

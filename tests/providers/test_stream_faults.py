@@ -1,12 +1,14 @@
 """Streams that end wrong, at the provider seam: every fault of the fake server (``script_faults``)
-through the direct OpenAI client, the litellm adapter and the scripted provider. A stream that
-did not finish is an error naming where it stopped, never a ``done``."""
+through the direct OpenAI client, the litellm adapter and the scripted provider (and, for the
+idle timeout, the direct Anthropic and Gemini clients). A stream that did not finish is an error
+naming where it stopped, never a ``done``."""
 
 from __future__ import annotations
 
 import asyncio
 import copy
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -16,11 +18,14 @@ import pytest
 from pi_tui.core.errors import ConfigError
 from pi_tui.core.messages import user_message
 from pi_tui.core.provider import CompletionRequest, ModelInfo, ToolSpec
+from pi_tui.providers.anthropic_http import AnthropicHttpProvider
 from pi_tui.providers.fake_anthropic_server import FakeAnthropicServer
 from pi_tui.providers.fake_server import FakeServer
-from pi_tui.providers.litellm_provider import LiteLLMProvider, load_litellm
+from pi_tui.providers.gemini_fake import GeminiFakeServer
+from pi_tui.providers.gemini_http import GeminiHttpProvider
+from pi_tui.providers.litellm_provider import LiteLLMProvider, ReplyDeadline, load_litellm
 from pi_tui.providers.openai_http import OpenAIHttpProvider
-from pi_tui.providers.script import Script
+from pi_tui.providers.script import Script, keepalive_timeout_message
 from pi_tui.providers.scripted import ScriptedProvider
 
 BASH = ToolSpec(name="bash", description="Run a command",
@@ -72,7 +77,10 @@ def _litellm_loaded() -> None:
 def _where(wire: str, at: str) -> str:
     """litellm keeps the usage chunk to itself until the stream ends and never shows ``[DONE]``:
     past the finish reason it can only tell that the usage has not come. On the Anthropic wire
-    the finish reason and the usage come together (``message_delta``)."""
+    the finish reason and the usage come together (``message_delta``). The direct Anthropic
+    client keeps pi's texts, which do not name the place."""
+    if wire == "anthropic":
+        return ""
     if wire == "litellm" and at in ("before_usage", "before_done"):
         return "after the finish reason"
     if wire == "anthropic-litellm" and at in ("before_finish", "before_usage"):
@@ -82,13 +90,20 @@ def _where(wire: str, at: str) -> str:
 
 async def _through(wire: str, turn: dict[str, Any], *, timeout_ms: int | None = None) -> tuple[list[str], dict[str, Any]]:
     turns = [copy.deepcopy(turn)]
-    if wire == "anthropic-litellm":
+    if wire in ("anthropic", "anthropic-litellm"):
         with FakeAnthropicServer(turns) as anthropic:
             model = ModelInfo(provider="anthropic", id="claude-sonnet-4-5", api="anthropic-messages", reasoning=True,
                               litellm_model="anthropic/claude-sonnet-4-5", base_url=anthropic.base_url, max_tokens=4000)
             request = CompletionRequest(model=model, system_prompt="sys", messages=[user_message("go", timestamp=1)],
                                         tools=[BASH], api_key="sk-ant-test-123", reasoning="medium", timeout_ms=timeout_ms)
-            return await _final(LiteLLMProvider(), request)
+            return await _final(AnthropicHttpProvider() if wire == "anthropic" else LiteLLMProvider(), request)
+    if wire == "gemini":
+        with GeminiFakeServer(turns) as gemini:
+            model = ModelInfo(provider="google", id="gemini-2.5-flash", api="google-generative-ai", reasoning=True,
+                              litellm_model="gemini/gemini-2.5-flash", base_url=gemini.base_url, max_tokens=4000)
+            request = CompletionRequest(model=model, system_prompt="sys", messages=[user_message("go", timestamp=1)],
+                                        tools=[BASH], api_key="gk-test-123", reasoning="medium", timeout_ms=timeout_ms)
+            return await _final(GeminiHttpProvider(), request)
     if wire == "scripted":
         return await _final(ScriptedProvider(turns), _request("http://127.0.0.1:9/v1", timeout_ms))
     with FakeServer(turns) as server:
@@ -160,12 +175,87 @@ async def test_an_html_page_instead_of_the_stream_is_an_error(wire: str, status:
         assert final["errorKind"] == "transient" and final["errorMessage"].startswith("502 ")
 
 
-@pytest.mark.parametrize("wire", ["direct", "scripted", "litellm", "anthropic-litellm"])
+DRIP_TEXT = "A whole answer, a byte at a time. " * 4
+
+
+@pytest.mark.parametrize("wire", ["direct", "anthropic", "gemini", "scripted"])
 async def test_a_slow_drip_is_not_a_stall(wire: str) -> None:
-    """Every byte alone, 5 ms apart: slower in total than the 0.4 s idle timeout, never idle."""
-    turn = {"text": "A whole answer, byte by byte.", "usage": TURN["usage"], "fault": {"kind": "drip", "bytes": 1, "interval_ms": 5}}
+    """Every byte alone, 5 ms apart: one event (100-400 bytes) takes longer to arrive than the
+    0.4 s timeout, the whole several times longer. A reply that keeps growing is never cut,
+    however slowly it comes: the own clients count the bytes of an event still arriving."""
+    turn = {"text": DRIP_TEXT, "usage": TURN["usage"], "fault": {"kind": "drip", "bytes": 1, "interval_ms": 5}}
+    started = time.monotonic()
     kinds, final = await _through(wire, turn, timeout_ms=400)
-    assert kinds[-1] == "done" and final["content"] == [{"type": "text", "text": "A whole answer, byte by byte."}]
+    assert kinds[-1] == "done", final.get("errorMessage")
+    assert [b["text"] for b in final["content"] if b["type"] == "text"] == [DRIP_TEXT]
+    if wire != "scripted":  # (no clock there)
+        assert time.monotonic() - started > 2.0  # several times the timeout
+
+
+@pytest.mark.parametrize("wire", ["litellm", "anthropic-litellm"])
+async def test_a_slow_drip_through_litellm_is_not_a_stall(wire: str) -> None:
+    """litellm shows whole events only: 16 bytes every 5 ms bring one within the timeout (plus
+    ``ReplyDeadline``'s grace), the whole reply takes several times the 0.4 s timeout."""
+    turn = {"text": DRIP_TEXT * 2, "usage": TURN["usage"], "fault": {"kind": "drip", "bytes": 16, "interval_ms": 5}}
+    started = time.monotonic()
+    kinds, final = await _through(wire, turn, timeout_ms=400)
+    assert kinds[-1] == "done", final.get("errorMessage")
+    assert final["content"][-1] == {"type": "text", "text": DRIP_TEXT * 2}
+    assert time.monotonic() - started > 0.8  # longer in total than the timeout
+
+
+def _keepalive_cause(wire: str) -> str:
+    return keepalive_timeout_message(0.4 + ReplyDeadline.GRACE_S if wire.endswith("litellm") else 0.4)
+
+
+@pytest.mark.parametrize("wire", ["direct", "anthropic", "gemini", "scripted", "litellm", "anthropic-litellm"])
+@pytest.mark.parametrize("at", ["start", "text", "tool_args"])
+async def test_keep_alives_do_not_hold_a_stalled_reply_open(wire: str, at: str) -> None:
+    """The server sends its keep-alive every 0.1 s (an SSE comment; Anthropic's ``ping`` event)
+    and never the rest of the reply: the call ends after the 0.4 s timeout (through litellm,
+    plus its grace), as a transient error saying so, not when the server gives up (8 s here,
+    never for a real one). Gemini's function call is one event: no keep-alive inside it."""
+    if wire == "gemini" and at == "tool_args":
+        at = "text"
+    started = time.monotonic()
+    fault = {"kind": "stall", "at": at, "keepalive_ms": 100, "seconds": 8}
+    kinds, final = await _through(wire, {**TURN, "fault": fault}, timeout_ms=400)
+    _assert_broken(kinds, final, _keepalive_cause(wire), _where(wire, at))
+    assert time.monotonic() - started < 6
+
+
+@pytest.mark.parametrize("wire", ["direct", "anthropic", "litellm"])
+async def test_a_slow_consumer_does_not_count_against_the_timeout(wire: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The timeout measures the provider, not the caller: a consumer that takes longer than the
+    timeout (plus litellm's grace) over an event (the start, the first text), while the rest of
+    the reply already waits in the socket, still gets the whole reply."""
+    slow = 0.4 + ReplyDeadline.GRACE_S + 0.3 if wire == "litellm" else 0.7
+
+    async def slowly(provider: Any, request: CompletionRequest) -> tuple[list[str], dict[str, Any]]:
+        kinds: list[str] = []
+        final: dict[str, Any] = {}
+        async for event in provider.stream(request):
+            kinds.append(event["type"])
+            if event["type"] in ("start", "text_start"):
+                await asyncio.sleep(slow)
+            if event["type"] in ("done", "error"):
+                final = dict(event.get("message") or event.get("error"))
+        return kinds, final
+
+    monkeypatch.setattr(sys.modules[__name__], "_final", slowly)
+    kinds, final = await _through(wire, {"text": "first part, then the rest", "usage": TURN["usage"]}, timeout_ms=400)
+    assert kinds[-1] == "done", final.get("errorMessage")
+
+
+@pytest.mark.parametrize(("wire", "style"), [("direct", "blank"), ("direct", "empty"), ("direct", "comment"),
+                                             ("anthropic", "comment"), ("anthropic", "blank"), ("gemini", "blank"),
+                                             ("scripted", "empty"), ("litellm", "empty"), ("litellm", "blank")])
+async def test_every_kind_of_keep_alive_is_not_progress(wire: str, style: str) -> None:
+    """Blank lines, SSE comments and chunks with nothing in them (an empty content delta) keep a
+    connection busy without adding to the reply."""
+    fault = {"kind": "stall", "at": "text", "keepalive_ms": 100, "keepalive": style, "seconds": 8}
+    kinds, final = await _through(wire, {**TURN, "fault": fault}, timeout_ms=400)
+    _assert_broken(kinds, final, _keepalive_cause(wire), _where(wire, "text"))
 
 
 @pytest.mark.parametrize("wire", ["direct", "scripted", "anthropic-litellm"])
