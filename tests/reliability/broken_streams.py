@@ -33,6 +33,7 @@ from pi_tui.providers.responses_fake import ResponsesFakeServer
 
 WIRES = ("openai", "openai-litellm", "anthropic", "anthropic-litellm", "gemini", "gemini-litellm", "responses")
 PLACES = ("thinking", "text", "tool_args", "between_tool_calls", "before_usage")
+KEEPALIVE_PLACES = ("start", "text", "tool_args")
 TIMEOUT_MS = 600
 """``retry.provider.timeoutMs`` in these tests: a stall ends after 0.6 s without data."""
 
@@ -41,6 +42,7 @@ ANTHROPIC_ENDED = "Anthropic stream ended before message_stop"
 """pi's text for an Anthropic stream that ended cleanly before its end marker (kept verbatim by
 the direct Anthropic client, which does not name the place)."""
 TIMED_OUT = "Request timed out"
+ONLY_KEEPALIVES = "Request timed out: only keep-alives from the provider for "
 MALFORMED = "Malformed stream from the provider"
 HTML = "The provider answered 200 with an HTML page"
 NOT_RUN = "not run"
@@ -97,6 +99,11 @@ def stream_faults(wire: str) -> list[Fault]:
                     CUT if style == "reset" else clean_cut, where=at)
               for style in ("clean", "eof", "reset") for at in PLACES]
     faults += [Fault(f"stall@{at}", {"kind": "stall", "at": at}, TIMED_OUT, where=at) for at in PLACES]
+    # a server that keeps the connection busy with keep-alives and never sends the rest (8 s
+    # here: forever for a real one; the timeout must end it long before). Keep-alives go between
+    # events: Gemini's "tool_args" place is inside its one function-call event, not between two
+    faults += [Fault(f"keepalive-stall@{at}", {"kind": "stall", "at": at, "keepalive_ms": 100, "seconds": 8},
+                     ONLY_KEEPALIVES, where=at) for at in KEEPALIVE_PLACES if not (wire.startswith("gemini") and at == "tool_args")]
     if wire in ("openai", "scripted", "gemini", "responses"):
         faults += [Fault(f"garbage@{at}", {"kind": "garbage", "at": at}, MALFORMED, where=at) for at in ("start", "text", "tool_args")]
     elif wire == "anthropic":

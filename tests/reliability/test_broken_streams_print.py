@@ -32,7 +32,8 @@ from tests.reliability.record import FaultRecord
 
 FAULT_CLASS = "broken streams"
 
-SAMPLED = ("cut-clean@tool_args", "cut-reset@text", "stall@between_tool_calls", "garbage-body", "html-502")
+SAMPLED = ("cut-clean@tool_args", "cut-reset@text", "stall@between_tool_calls", "keepalive-stall@text", "garbage-body",
+           "html-502")
 CASES = [pytest.param(wire, fault, id=f"print-{wire}-{fault.name}")
          for wire in ("openai", "anthropic", "gemini", "responses") for fault in stream_faults(wire)]
 CASES += [pytest.param(wire, fault, id=f"print-{wire}-{fault.name}")
