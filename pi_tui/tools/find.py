@@ -18,10 +18,17 @@ from pi_tui.core.cancellable_thread import run_in_thread
 from pi_tui.core.errors import ToolError
 from pi_tui.core.gitignore import glob_to_regex, walk
 from pi_tui.core.messages import JsonValue
+from pi_tui.core.regular_files import file_kind
 from pi_tui.core.tool import ToolContext, ToolResult
 from pi_tui.tools.common import names_failures, optional_int, optional_str, require_str
 from pi_tui.tools.paths import resolve_to_cwd
-from pi_tui.tools.search_common import find_binary, listing_result
+from pi_tui.tools.search_common import (
+    FD_IGNORE_FILE_NAMES,
+    BlockingIgnoreFiles,
+    find_binary,
+    listing_result,
+    unless_an_ignore_file_blocks,
+)
 
 DEFAULT_FIND_LIMIT = 1000
 
@@ -119,18 +126,28 @@ class FindTool:
         limit = max(1, optional_int(args, "limit", self.name) or DEFAULT_FIND_LIMIT)
         if not root.exists():
             raise ToolError(f"Path not found: {root}")
+        if not (root.is_dir() or root.is_file()):  # nothing to walk; fd would say "not a directory"
+            raise ToolError(f"Cannot search {root}: it is {file_kind(root.stat().st_mode)}, not a folder")
         fd = find_binary("fd")
+        notices: tuple[str, ...] = ()
         with names_failures(self.name, f"{pattern} in {root}"):
+            results: list[str] | None = None
             if fd is not None:
-                results = await run_fd(fd, root, pattern, limit)
-            else:
+                try:
+                    results = await unless_an_ignore_file_blocks(run_fd(fd, root, pattern, limit), root, program="fd",
+                                                                 names=FD_IGNORE_FILE_NAMES)
+                except BlockingIgnoreFiles as error:  # fd would wait on it forever: walk without fd
+                    notices = (error.notice(root if root.is_dir() else root.parent),)
+            if results is None:
                 results = await run_in_thread(python_find, root, pattern, limit)
         if not results:
-            return ToolResult(content=[{"type": "text", "text": "No files found matching pattern"}])
+            text = "No files found matching pattern" + "".join(f"\n\n[{notice}]" for notice in notices)
+            return ToolResult(content=[{"type": "text", "text": text}])
         if len(results) < limit:
-            return listing_result(results)
+            return listing_result(results, trailing_notices=notices)
         return listing_result(
             results,
             limit_notice=f"{limit} results limit reached. Use limit={limit * 2} for more, or refine pattern",
             details={"resultLimitReached": limit},
+            trailing_notices=notices,
         )

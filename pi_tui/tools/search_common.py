@@ -1,4 +1,4 @@
-"""Shared bits of grep, find and ls: locating rg/fd, guarding rg against ignore files that
+"""Shared bits of grep, find and ls: locating rg/fd, guarding them against ignore files that
 block, and the byte-limited listing output."""
 
 from __future__ import annotations
@@ -44,6 +44,8 @@ T = TypeVar("T")
 
 IGNORE_FILE_NAMES = (".gitignore", ".ignore", ".rgignore")
 """The per-folder ignore files ripgrep opens (in the searched tree and the folders above it)."""
+FD_IGNORE_FILE_NAMES = (".gitignore", ".ignore", ".fdignore")
+"""The same for fd (the same ignore crate, its own ``.fdignore``)."""
 CHECK_AFTER_S = 0.25
 """How long rg may run before its ignore files are checked (most searches end sooner)."""
 
@@ -51,8 +53,9 @@ CHECK_AFTER_S = 0.25
 class BlockingIgnoreFiles(Exception):
     """Ignore files that are FIFOs or devices: opening one blocks a search that honours it."""
 
-    def __init__(self, found: list[tuple[Path, str]]) -> None:
+    def __init__(self, found: list[tuple[Path, str]], program: str = "ripgrep") -> None:
         self.found = found
+        self.program = program
         super().__init__(self.notice(Path("/")))
 
     def notice(self, root: Path) -> str:
@@ -61,13 +64,13 @@ class BlockingIgnoreFiles(Exception):
         for path, kind in self.found:
             shown = os.path.relpath(path, root) if path.is_relative_to(root) else str(path)
             names.append(f"{shown} is {kind}")
-        return "; ".join(names) + ", not a regular file: searched without ripgrep, its rules not applied"
+        return "; ".join(names) + f", not a regular file: searched without {self.program}, its rules not applied"
 
 
-def blocking_ignore_files(root: Path) -> list[tuple[Path, str]]:
-    """The ignore files a ripgrep search of ``root`` would open that are not regular files: in
-    the folders above ``root``, ``.git/info/exclude``, and every folder of the tree (walked as
-    .gitignore allows, a superset of rg's walk). Never opens one (stat only)."""
+def blocking_ignore_files(root: Path, names: tuple[str, ...] = IGNORE_FILE_NAMES) -> list[tuple[Path, str]]:
+    """The ignore files (``names``) a ripgrep or fd search of ``root`` would open that are not
+    regular files: in the folders above ``root``, ``.git/info/exclude``, and every folder of the
+    tree (walked as .gitignore allows, a superset of their walk). Never opens one (stat only)."""
     def odd(path: Path) -> str | None:
         try:
             mode = os.stat(path).st_mode
@@ -76,24 +79,25 @@ def blocking_ignore_files(root: Path) -> list[tuple[Path, str]]:
         return None if stat.S_ISREG(mode) else file_kind(mode)
 
     folders = [root, *root.parents] if root.is_dir() else list(root.parents)
-    candidates = [folder / name for folder in folders for name in IGNORE_FILE_NAMES]
+    candidates = [folder / name for folder in folders for name in names]
     candidates += [folder / ".git" / "info" / "exclude" for folder in folders]
     found = [(path, kind) for path in candidates if (kind := odd(path)) is not None]
     if root.is_dir():
         for entry in walk(root):
             check_cancelled()
             if entry.is_dir:
-                for name in IGNORE_FILE_NAMES:
+                for name in names:
                     kind = odd(entry.path / name)
                     if kind is not None:
                         found.append((entry.path / name, kind))
     return found
 
 
-async def unless_an_ignore_file_blocks(search: Awaitable[T], root: Path) -> T:
-    """``search`` (rg over ``root``), stopped with ``BlockingIgnoreFiles`` when an ignore file it
-    would open is a FIFO or a device: rg would wait on it forever, and in print mode nobody
-    aborts. Checked only once the search has run ``CHECK_AFTER_S`` (a thread walks the tree
+async def unless_an_ignore_file_blocks(search: Awaitable[T], root: Path, *, program: str = "ripgrep",
+                                       names: tuple[str, ...] = IGNORE_FILE_NAMES) -> T:
+    """``search`` (``program``, rg or fd, over ``root``), stopped with ``BlockingIgnoreFiles`` when
+    an ignore file it would open (``names``) is a FIFO or a device: it would wait on it forever,
+    and in print mode nobody aborts. Checked only once the search has run ``CHECK_AFTER_S`` (a thread walks the tree
     meanwhile); a search that ends first is never slowed. Cancelling the search is what ends
     its process (the search's own cleanup)."""
     task: asyncio.Future[T] = asyncio.ensure_future(search)
@@ -101,12 +105,12 @@ async def unless_an_ignore_file_blocks(search: Awaitable[T], root: Path) -> T:
     try:
         done, _ = await asyncio.wait({task}, timeout=CHECK_AFTER_S)
         if not done:
-            check = asyncio.ensure_future(run_in_thread(blocking_ignore_files, root))
+            check = asyncio.ensure_future(run_in_thread(blocking_ignore_files, root, names))
             racing: set[asyncio.Future[Any]] = {task, check}
             done, _ = await asyncio.wait(racing, return_when=asyncio.FIRST_COMPLETED)
             found = check.result() if task not in done and check.exception() is None else []
             if found:
-                raise BlockingIgnoreFiles(found)
+                raise BlockingIgnoreFiles(found, program)
         return await task
     finally:
         for pending in (task, check):
