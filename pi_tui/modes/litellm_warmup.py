@@ -72,7 +72,7 @@ def _quick_answer(args: argparse.Namespace) -> bool | None:
     path = agent_dir() / "models.json"
     try:
         providers = json.loads(path.read_text(encoding="utf-8")).get("providers") or {} if path.exists() else {}
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError, RecursionError):  # the real load reports it
         return None
     from pi_tui.providers.routing import BUILTIN_APIS, native_api_for
 

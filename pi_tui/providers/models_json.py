@@ -116,6 +116,9 @@ def load_models_file(path: Path | None) -> ModelsFile:
     except ValueError as err:
         result.diagnostics.append(f"{path}: invalid JSON ({err}); custom models are ignored")
         return result
+    except RecursionError:  # valid JSON nested deeper than Python's parser can go
+        result.diagnostics.append(f"{path}: invalid JSON (nested too deeply); custom models are ignored")
+        return result
     providers = data.get("providers") if isinstance(data, dict) else None
     if not isinstance(providers, dict):
         result.diagnostics.append(f'{path}: expected an object with a "providers" object')

@@ -54,6 +54,8 @@ def parse_frontmatter(content: str) -> ParsedMarkdown:
         data = yaml.safe_load(yaml_text) if yaml_text.strip() else None
     except yaml.YAMLError as exc:
         raise FrontmatterError(_yaml_error_message(exc)) from None
+    except RecursionError:  # a cloned repository's [[[[...]]]]: deeper than the parser can go
+        raise FrontmatterError("frontmatter nested too deeply") from None
     if data is None:
         return ParsedMarkdown({}, body)
     if not isinstance(data, dict):

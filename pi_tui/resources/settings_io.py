@@ -81,6 +81,8 @@ def read_settings_file(path: Path) -> tuple[JsonDict, str | None]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         return {}, f"invalid JSON in settings ({exc.msg} at line {exc.lineno}, column {exc.colno}); using defaults"
+    except RecursionError:  # valid JSON nested deeper than Python's parser can go
+        return {}, "invalid JSON in settings (nested too deeply); using defaults"
     if not isinstance(data, dict):
         return {}, f"settings must be a JSON object, got {type(data).__name__}; using defaults"
     return data, None

@@ -198,7 +198,7 @@ class TrustStore:
     def _read(self) -> dict[str, Any]:
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):  # (RecursionError: nested too deeply)
             return {}
         projects = data.get("projects") if isinstance(data, dict) else None
         return projects if isinstance(projects, dict) else {}

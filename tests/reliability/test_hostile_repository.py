@@ -544,3 +544,35 @@ async def test_tui_names_a_link_out_and_sends_its_file_only_once_trusted(tmp_pat
         async with app.run_test(size=(120, 45)) as pilot:
             await _chat_ready(pilot)
             assert f"{PRIVATE} id_ed25519" in app.session.rebuild_system_prompt()
+
+
+NESTED_JSON = '{"x":' * 100_000 + "1" + "}" * 100_000
+NESTED_YAML = "[" * 50_000 + "]" * 50_000
+
+
+@pytest.mark.parametrize("place", [".pi/settings.json", ".pi/prompts/p.md", ".pi/skills/s/SKILL.md",
+                                   "agent settings.json", "agent trusted-projects.json", "agent models.json"])
+def test_a_file_nested_too_deeply_is_a_message_not_a_traceback(tmp_path: Path, place: str) -> None:
+    """Valid JSON or YAML nested 100,000 deep exhausts Python's recursion limit in the parser: a
+    repository's settings or a template's/skill's frontmatter ended every start in a RecursionError
+    traceback (and so did the agent dir's files). Each is now a problem named with its file."""
+    project = tmp_path / "repo"
+    (project / ".pi" / "prompts").mkdir(parents=True)
+    (project / ".pi" / "skills" / "s").mkdir(parents=True)
+    with FakeServer([{"text": "done"}]) as server:
+        agent = fake_agent_dir(tmp_path, server.base_url)
+        if place.startswith("agent "):
+            name = place.removeprefix("agent ")
+            (agent / name).write_text(NESTED_JSON)
+        elif place.endswith(".json"):
+            (project / place).write_text(NESTED_JSON)
+        else:
+            (project / place).write_text(f"---\nname: s\ndescription: {NESTED_YAML}\n---\nbody\n")
+        result = run_cli(["-p", "hi"] + (["--model", "openai/gpt-4o"] if place == "agent models.json" else []),
+                         agent, project)
+    assert "Traceback" not in result.stderr and "RecursionError" not in result.stderr, result.stderr[-1500:]
+    if place != "agent models.json":  # (without its models.json the fake provider is gone: no answer)
+        assert result.returncode == 0 and result.stdout == "done\n", result.stderr[-1500:]
+    if place != "agent trusted-projects.json":  # (a damaged trust file counts as no answer, silently)
+        shown = place.removeprefix("agent ").split("/")[-1]
+        assert shown in result.stderr and "too deeply" in result.stderr, result.stderr[-1500:]

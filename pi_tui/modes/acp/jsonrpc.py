@@ -114,8 +114,9 @@ class Peer:
             return
         try:
             message = json.loads(record)
-        except ValueError as err:
-            self._error(None, RpcError(PARSE_ERROR, "Parse error", {"details": str(err)}))
+        except (ValueError, RecursionError) as err:
+            details = "nested too deeply" if isinstance(err, RecursionError) else str(err)
+            self._error(None, RpcError(PARSE_ERROR, "Parse error", {"details": details}))
             return
         if not isinstance(message, dict):
             self._error(None, RpcError(INVALID_REQUEST, "Invalid request", {"details": "expected a JSON object"}))

@@ -224,8 +224,9 @@ class Keymap:
             import json  # only when there is a file: json is not needed for the first frame otherwise
 
             data = json.loads(path.read_text(encoding="utf-8-sig"))
-        except (OSError, ValueError) as err:
-            keymap.diagnostics.append(f"{path}: not valid JSON ({err}); using the default keys")
+        except (OSError, ValueError, RecursionError) as err:
+            why = "nested too deeply" if isinstance(err, RecursionError) else err
+            keymap.diagnostics.append(f"{path}: not valid JSON ({why}); using the default keys")
             return keymap
         if not isinstance(data, dict):
             keymap.diagnostics.append(f"{path}: expected an object {{action: key}}; using the default keys")

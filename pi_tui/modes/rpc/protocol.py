@@ -78,6 +78,8 @@ def parse_record(record: str) -> ParsedCommand | None:
         command = json.loads(record)
     except json.JSONDecodeError as err:
         return ParsedCommand(reply=failure("parse", None, f"Failed to parse command: {err}"))
+    except RecursionError:
+        return ParsedCommand(reply=failure("parse", None, "Failed to parse command: nested too deeply"))
     if not isinstance(command, dict) or not isinstance(command.get("type"), str):
         request_id = command.get("id") if isinstance(command, dict) else None
         return ParsedCommand(reply=failure(

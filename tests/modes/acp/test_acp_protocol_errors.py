@@ -86,6 +86,7 @@ def test_every_bad_input_gets_its_error_and_the_agent_keeps_going(project: Path,
         agent.send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 7}})
         assert agent.answer(0)["result"]["protocolVersion"] == 1  # a newer client gets our version
         agent.send(b"this is not json\n")
+        agent.send(b"[" * 100_000 + b"]" * 100_000 + b"\n")  # valid, but deeper than Python's parser goes
         agent.send(b"[1, 2]\n")
         agent.send({"jsonrpc": "1.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}})
         assert _error(agent.answer(1))[0] == -32600
@@ -122,8 +123,9 @@ def test_every_bad_input_gets_its_error_and_the_agent_keeps_going(project: Path,
         code, stderr = agent.finish()
     assert code == 0, stderr
     frames = agent.frames
-    parse, invalid = (f for f in frames if f.get("id") is None and "error" in f)
+    parse, nested, invalid = (f for f in frames if f.get("id") is None and "error" in f)
     assert _error(parse)[0] == -32700 and _error(invalid)[0] == -32600
+    assert _error(nested) == (-32700, {"details": "nested too deeply"})
     assert all(f.get("jsonrpc") == "2.0" for f in frames)  # stdout: protocol only
     assert all(f.get("id") != 99 for f in frames)
     assert "'made/up' ignored" in stderr

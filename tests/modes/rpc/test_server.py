@@ -214,6 +214,19 @@ async def test_parse_errors_and_unknown_commands(make_client: ClientFactory) -> 
     assert invalid["success"] is False and "Invalid thinking level: 'max'" in invalid["error"]
 
 
+async def test_a_command_nested_too_deeply_is_a_parse_error_not_the_end(make_client: ClientFactory) -> None:
+    """A line of valid JSON nested 100,000 deep hit Python's recursion limit: RPC mode died with
+    a RecursionError traceback instead of answering it."""
+    client = make_client([])
+    client.send_raw(b"[" * 100_000 + b"]" * 100_000 + b"\n")
+    client.send({"id": "s", "type": "get_state"})
+    await client.close()
+    parse, state = client.frames
+    assert parse == {"type": "response", "command": "parse", "success": False,
+                     "error": "Failed to parse command: nested too deeply"}
+    assert state["id"] == "s" and state["success"] is True
+
+
 async def test_crlf_line_separators_and_a_final_line_without_lf(make_client: ClientFactory) -> None:
     client = make_client([{"text": "got it"}])
     text = "line\u2028separated\u2029paragraph"
