@@ -83,15 +83,23 @@ async def _fd_output(command: list[str]) -> tuple[int, str, str]:
     return code, stdout.decode("utf-8", "replace"), stderr.decode("utf-8", "replace")
 
 
+_FD_WITHOUT_REQUIRE_GIT: set[str] = set()
+"""fd binaries (by path) that refused ``--no-require-git``; find walks by itself instead."""
+
+
 async def run_fd(fd: str, root: Path, pattern: str, limit: int) -> list[str]:
     flags = ["--glob", "--color=never", "--hidden", "--no-require-git", "--max-results", str(limit)]
     full = full_path_pattern(pattern)
     if full is not None:
         flags.append("--full-path")
     tail = ["--", full or pattern, str(root)]
+    if fd in _FD_WITHOUT_REQUIRE_GIT:
+        return await run_in_thread(python_find, root, pattern, limit)
     code, stdout, stderr = await _fd_output([fd, *flags, *tail])
     if code != 0 and "--no-require-git" in stderr:
-        # fd < 9 has no such flag and ignores .gitignore outside a git repo: use the walker
+        # fd < 9 (Debian's fdfind 8.6) has no such flag and ignores .gitignore outside a git
+        # repo: use the walker, and stop starting this fd for nothing on every later call
+        _FD_WITHOUT_REQUIRE_GIT.add(fd)
         return await run_in_thread(python_find, root, pattern, limit)
     lines = [line for line in stdout.splitlines() if line.strip()]
     if code != 0 and not lines:
