@@ -38,7 +38,7 @@ def register(pi):
     pi.register_command("ask", ask)
 
     async def quick(args, ctx):
-        answer = await ctx.ui.confirm("Quick?", "answer fast", timeout_s=1.5)  # long enough to be seen under load
+        answer = await ctx.ui.confirm("Quick?", "answer fast", timeout_s=0.5)
         ctx.ui.notify(f"quick={answer}")
     pi.register_command("quick", quick)
 '''
@@ -132,11 +132,14 @@ async def test_escape_cancels_a_select_and_a_timeout_closes_a_dialog(make_app: A
         assert notes[-1] == "None|None|None"
 
         await settle(app, pilot)
+        shown = dialogs_as_shown(app)
         await submit(pilot, "/quick")
-        await wait_for(pilot, lambda: isinstance(app.screen, ExtensionConfirmScreen))
-        # Nobody answers: the dialog closes by itself and the extension reads "no".
+        # Nobody answers: the dialog is shown, closes by itself and the extension reads "no".
+        # Seen through its mount, not by polling app.screen: on a loaded machine the whole
+        # dialog can come and go between two pilot steps (it failed 4 of 6 under CPU burners).
         await wait_for(pilot, lambda: "quick=False" in notes)
         await settle(app, pilot)
+        assert [title for title, _ in shown] == ["Quick?"]
         assert not isinstance(app.screen, ExtensionConfirmScreen)
 
 
@@ -188,7 +191,7 @@ async def test_a_dialog_waiting_behind_another_gets_its_whole_timeout_once_shown
     async with app.run_test(size=SIZE) as pilot:
         shown = dialogs_as_shown(app)
         await submit(pilot, "/two")
-        await wait_for(pilot, lambda: isinstance(app.screen, ExtensionConfirmScreen))
+        await wait_for(pilot, lambda: len(shown) > 0)  # app.screen changes at the push, before it is shown
         assert [title for title, _ in shown] == ["First"]
         await pilot.pause(1.5)  # the person takes longer than the second dialog's timeout (1 s)
         assert notes == []
