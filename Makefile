@@ -16,7 +16,7 @@ UV_VERSION := 0.13.8
 UV_COMPILE = $(BIN)/uv pip compile --quiet --generate-hashes --universal --python-version 3.11 \
 	--custom-compile-command "make lock" $(UV_FLAGS)
 
-.PHONY: run test bench demo lint typecheck check clean lock lock-upgrade reliability soak-compaction
+.PHONY: run test test-shuffled bench demo lint typecheck check clean lock lock-upgrade reliability soak-compaction
 
 # The package itself goes in without build isolation: hatchling comes from the dev lock, so no
 # unhashed build dependency is fetched. pip check fails when pyproject.toml names a dependency
@@ -54,6 +54,11 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+# The same in a random order (tests/shuffle.py): finds tests that pass only after others. The
+# seed is printed at the end; PYTEST_ARGS='--shuffle-seed N' repeats that order.
+test-shuffled: $(STAMP)
+	$(BIN)/python -m pytest -q -p tests.shuffle $(PYTEST_ARGS)
 
 # The compaction state machine (tests/session/test_compaction_state_machine.py) with many more
 # examples than `make test` runs (~10-15 min on 2 cores).

@@ -1,6 +1,6 @@
 """Run the suite in a random order, to find tests that depend on the ones before them.
 
-    python -m pytest -p tests.shuffle                 # a fresh seed, printed in the header
+    python -m pytest -p tests.shuffle                       # a fresh seed, printed at the end
     python -m pytest -p tests.shuffle --shuffle-seed 1234   # the same order again
 
 Modules are shuffled, then the tests inside each module (a module's tests stay together, so
