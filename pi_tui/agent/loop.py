@@ -13,6 +13,7 @@ and every tool call it made has a result.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import inspect
 from collections.abc import Sequence
@@ -189,6 +190,13 @@ async def stream_assistant_reply(
 
     async def consume() -> None:
         async for raw in config.provider.stream(request):
+            # A reply that arrives faster than it is handled comes from buffered data: nothing
+            # here would suspend, so neither the abort (a cancel lands only at a suspension) nor a
+            # signal handler or the TUI would get a turn until the whole reply was in. Give the
+            # loop a turn per event, and stop once aborted.
+            await asyncio.sleep(0)
+            if signal.is_aborted():
+                raise asyncio.CancelledError
             event: dict[str, Any] = dict(raw)
             kind = event["type"]
             _track_open_blocks(state["open"], event)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Any, TextIO
 
 from pi_tui.core.terminal_text import json_line
@@ -15,15 +16,25 @@ def event_line(event: Any) -> str:
     return json_line(event)
 
 
-def attach_json_output(session: AgentSession, out: TextIO | None = None) -> None:
+def attach_json_output(session: AgentSession, out: TextIO | None = None, *,
+                       on_closed: Callable[[], None] | None = None) -> None:
     """Print the header now and each event as it happens (flushed per line, so a reader sees
-    the stream live)."""
+    the stream live). Once the reader is gone (a closed pipe: ``pi-tui --mode json -p … | head``)
+    nothing more is written and ``on_closed`` runs, once."""
     stream = out or sys.stdout
-    stream.write(event_line(session.session_manager.header) + "\n")
-    stream.flush()
+    closed = False
 
-    def write(event: dict[str, Any]) -> None:
-        stream.write(event_line(event) + "\n")
-        stream.flush()
+    def write(event: Any) -> None:
+        nonlocal closed
+        if closed:
+            return
+        try:
+            stream.write(event_line(event) + "\n")
+            stream.flush()
+        except (OSError, ValueError):  # BrokenPipeError; ValueError: the stream was closed
+            closed = True
+            if on_closed is not None:
+                on_closed()
 
+    write(session.session_manager.header)
     session.subscribe(write)

@@ -83,7 +83,7 @@ async def _run(args: argparse.Namespace, shutdown: SignalShutdown | None = None)
     if json_mode:
         from pi_tui.modes.json_mode import attach_json_output
 
-        attach_json_output(session)
+        attach_json_output(session, on_closed=None if shutdown is None else lambda: shutdown.trigger(signal.SIGPIPE))
     else:
         session.subscribe(say_on_stderr)
     if shutdown is not None:

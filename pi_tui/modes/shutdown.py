@@ -68,6 +68,13 @@ class SignalShutdown:
                 signal.siginterrupt(signum, True)
                 self._installed.append(signum)
 
+    def trigger(self, signum: int) -> None:
+        """Leave as if ``signum`` had arrived (on the loop's thread). For SIGPIPE, which Python
+        ignores: the mode's reader went away (its stdout pipe closed), so nobody can see what the
+        run does any more — stop it (recorded) rather than run tool calls unwatched."""
+        if self.signum is None:
+            self._received(signum)
+
     def _arm_watch(self, signum: int, _frame: object) -> None:
         if self._watch is not None:
             self._watch.arm(exit_status(signum))

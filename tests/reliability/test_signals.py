@@ -16,6 +16,7 @@ import os
 import shutil
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -214,6 +215,87 @@ def test_sigterm_ends_rpc_mode_whose_client_stopped_reading(fault: FaultRecord, 
             if process.poll() is None:
                 process.kill()
             process.communicate()
+
+
+@pytest.mark.parametrize("mode", ["text", "json"])
+def test_sigterm_during_a_reply_that_arrives_faster_than_it_is_shown(fault: FaultRecord, tmp_path: Path,
+                                                                     mode: str) -> None:
+    """A long reply the server sends at once: the stream's events came from buffered data without
+    the loop ever getting control, so the abort (and the signal handler itself) waited for the
+    whole reply — seconds in print mode, and in JSON mode (every event carries the partial reply)
+    longer than the grace, after which the run was cancelled unrecorded: no session file at all,
+    though stderr said 'session saved'."""
+    project = tmp_path / "project"
+    project.mkdir()
+    with FakeServer([{"text": "a long reply " * 20_000, "chunk_size": 8}]) as server:
+        agent = fake_agent_dir(tmp_path, server.base_url)
+        process = _start(mode, agent, project)
+        assert process.stdout is not None
+        reading = threading.Thread(target=process.stdout.read, daemon=True)  # a reader that keeps up
+        reading.start()
+        try:
+            with fault.case(f"SIGTERM to pi-tui {mode} mode during a reply sent at once") as case:
+                time.sleep(1.5)  # the reply is streaming (it takes the old code far longer than this)
+                process.send_signal(signal.SIGTERM)
+                sent = time.monotonic()
+                try:
+                    process.wait(timeout=EXITS_WITHIN + 5)
+                except subprocess.TimeoutExpired:
+                    raise AssertionError("pi-tui did not exit after SIGTERM") from None
+                took = time.monotonic() - sent
+                assert process.stderr is not None
+                stderr = process.stderr.read()
+                case.no_traceback(stderr)
+                assert process.returncode == 143, (process.returncode, stderr.decode()[-1500:])
+                assert took < EXITS_WITHIN, f"exit took {took:.1f} s"
+                files = session_files(agent)
+                case.kept(len(files) == 1, "the session file")
+                entries = session_entries(files[0])
+                case.kept(PROMPT in texts_of(entries), "the prompt")
+                replies = [e["message"] for e in entries if e.get("type") == "message" and e["message"]["role"] == "assistant"]
+                case.kept(bool(replies) and replies[-1]["stopReason"] == "aborted", "the aborted reply")
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+
+
+@pytest.mark.parametrize("mode", ["json", "rpc"])
+def test_a_reader_that_goes_away_ends_the_run(fault: FaultRecord, tmp_path: Path, mode: str) -> None:
+    """``pi-tui --mode json -p … | head -1``, or an RPC client that closes its end of stdout: the
+    reader is gone. pi-tui went on streaming into the closed pipe (one 'event listener failed:
+    Broken pipe' line on stderr per event) and ran the reply's tool calls with nobody watching.
+    Now it is SIGPIPE: the run is aborted and recorded, the status 141, no call runs."""
+    project = tmp_path / "project"
+    project.mkdir()
+    marker = project / "ran-after-the-reader-left"
+    turns = [{"text": "a long reply " * 20_000, "chunk_size": 8,
+              "tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": f"touch {marker}"}}]},
+             {"text": "done"}]
+    with FakeServer(turns) as server:
+        agent = fake_agent_dir(tmp_path, server.base_url)
+        process = _start(mode, agent, project)
+        assert process.stdout is not None
+        try:
+            with fault.case(f"{mode} mode: the reader of stdout goes away mid-reply") as case:
+                while json.loads(process.stdout.readline() or '{"type": "message_update"}').get("type") != "message_update":
+                    pass  # the reply streams
+                process.stdout.close()
+                try:
+                    _, stderr = process.communicate(timeout=EXITS_WITHIN + 10)
+                except subprocess.TimeoutExpired:
+                    raise AssertionError("pi-tui still running long after its reader went away") from None
+                case.no_traceback(stderr)
+                assert process.returncode == 141, (process.returncode, stderr.decode()[-1500:])
+                assert stderr.decode().count("Broken pipe") <= 1, stderr.decode()[-1500:]
+                assert not marker.exists(), "the reply's tool call ran after the reader went away"
+                files = session_files(agent)
+                case.kept(len(files) == 1 and PROMPT in texts_of(session_entries(files[0])), "the prompt")
+                assert lock_is_free(files[0]), "the session file is still locked"
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
 
 
 @pytest.mark.tmux

@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import signal
 import sys
 import threading
 import traceback
@@ -69,6 +70,8 @@ class FrameWriter:
     def __init__(self, stream: IO[bytes]) -> None:
         self._stream = stream
         self.closed = False
+        self.on_closed: Callable[[], None] | None = None
+        """Runs once when the client stops reading for good (serving then ends: SIGPIPE)."""
 
     def __call__(self, frame: dict[str, Any]) -> None:
         if self.closed:
@@ -78,6 +81,8 @@ class FrameWriter:
             self._stream.flush()
         except (BrokenPipeError, ValueError, OSError):
             self.closed = True
+            if self.on_closed is not None:
+                self.on_closed()
 
 
 class RpcServer:
@@ -266,6 +271,7 @@ async def _serve_process(args: argparse.Namespace, writer: FrameWriter) -> int:
     shutdown = SignalShutdown()
     shutdown.on_signal = session.abort
     shutdown.install()
+    writer.on_closed = lambda: shutdown.trigger(signal.SIGPIPE)  # the client stopped reading for good
     try:
         await server.serve(stdin_chunks(sys.stdin.buffer if sys.stdin is not None else None))
     except asyncio.CancelledError:
