@@ -156,6 +156,17 @@ def test_sigkill_of_pi_tui_takes_its_running_commands_along(fault: FaultRecord, 
         case.kept(len(files) == 1 and PROMPT in texts_of(session_entries(files[0])), "the prompt")
 
 
+def _sigterm_and_wait(process: subprocess.Popen[bytes], when: str) -> float:
+    """Send SIGTERM and wait (bounded) for the exit; the seconds it took."""
+    process.send_signal(signal.SIGTERM)
+    sent = time.monotonic()
+    try:
+        process.wait(timeout=EXITS_WITHIN + 5)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"pi-tui did not exit after SIGTERM {when}") from None
+    return time.monotonic() - sent
+
+
 def _unread_bytes(pipe: Any) -> int:
     import fcntl
     import termios
@@ -197,13 +208,7 @@ def test_sigterm_ends_rpc_mode_whose_client_stopped_reading(fault: FaultRecord, 
                 process.stdin.write(b'{"id": "2", "type": "prompt", "message": "now the long one"}\n')
                 process.stdin.flush()  # and nobody reads stdout from here on
                 assert _pipe_fills(process.stdout, 30), "the pipe did not fill (pi-tui still writes)"
-                process.send_signal(signal.SIGTERM)
-                sent = time.monotonic()
-                try:
-                    process.wait(timeout=EXITS_WITHIN + 5)
-                except subprocess.TimeoutExpired:
-                    raise AssertionError("pi-tui did not exit after SIGTERM with its stdout full") from None
-                took = time.monotonic() - sent
+                took = _sigterm_and_wait(process, "with its stdout full")
                 assert process.returncode == 143, process.returncode
                 assert took < HARD_EXIT_SECONDS + 2.0, f"exit took {took:.1f} s"  # the backstop, with slack
                 files = session_files(agent)
@@ -236,13 +241,7 @@ def test_sigterm_during_a_reply_that_arrives_faster_than_it_is_shown(fault: Faul
         try:
             with fault.case(f"SIGTERM to pi-tui {mode} mode during a reply sent at once") as case:
                 time.sleep(1.5)  # the reply is streaming (it takes the old code far longer than this)
-                process.send_signal(signal.SIGTERM)
-                sent = time.monotonic()
-                try:
-                    process.wait(timeout=EXITS_WITHIN + 5)
-                except subprocess.TimeoutExpired:
-                    raise AssertionError("pi-tui did not exit after SIGTERM") from None
-                took = time.monotonic() - sent
+                took = _sigterm_and_wait(process, "during the reply")
                 assert process.stderr is not None
                 stderr = process.stderr.read()
                 case.no_traceback(stderr)
