@@ -43,15 +43,17 @@ def discover_extension_paths(
     include_defaults: bool = True,
     include_project: bool = True,
 ) -> list[Path]:
-    """Every extension path in load order, de-duplicated by real path. ``include_project=False``
-    (an untrusted project) leaves ``<cwd>/.pi/extensions/`` out."""
-    paths: list[Path] = []
+    """Every extension path in pi's load order — ``-e`` paths, then the settings' ``extensions``
+    (project file first), then ``<cwd>/.pi/extensions/``, then ``<agentDir>/extensions/`` — de-
+    duplicated by real path, the first place a path appears winning. The order decides which
+    handler runs first and which of two same-named commands keeps its name.
+    ``include_project=False`` (an untrusted project) leaves ``<cwd>/.pi/extensions/`` out."""
+    paths: list[Path] = list(explicit_paths)
     if include_defaults:
-        paths += extension_entries(agent_dir / "extensions")
+        paths += list(settings_paths)
         if include_project:
             paths += extension_entries(project_dir(cwd) / "extensions")
-        paths += list(settings_paths)
-    paths += list(explicit_paths)
+        paths += extension_entries(agent_dir / "extensions")
     unique: list[Path] = []
     seen: set[Path] = set()
     for path in paths:

@@ -26,8 +26,9 @@ def test_discovery_order_and_kinds(project: Path, agent_dir: Path, tmp_path: Pat
     (agent_dir / "extensions" / "not_a_package").mkdir()
     p = ext(project / ".pi" / "extensions" / "p.py", GOOD)
     explicit = ext(tmp_path / "cli.py", GOOD)
-    paths = discover_extension_paths(project, agent_dir, explicit_paths=[explicit, a])
-    assert paths == [a, pkg, p, explicit]
+    listed = ext(tmp_path / "listed.py", GOOD)
+    paths = discover_extension_paths(project, agent_dir, explicit_paths=[explicit, a], settings_paths=[listed, p])
+    assert paths == [explicit, a, listed, p, pkg]  # pi's order: -e, settings, project, user; first place wins
     assert discover_extension_paths(project, agent_dir, explicit_paths=[explicit], include_defaults=False) == [explicit]
 
 
