@@ -14,6 +14,7 @@ from typing import Any
 from pi_tui.core.events import ExtensionErrorEvent
 from pi_tui.core.tool import Tool
 from pi_tui.extensions.api import (
+    LOAD_EVENT,
     Extension,
     ExtensionContext,
     ExtensionHost,
@@ -67,7 +68,9 @@ class HandlerDispatcher:
         kept: list[Tool] = []
         for tool in extension.tools:
             if tool.name in taken:
-                self.report(extension.path, "register_tool", f"tool {tool.name!r} is already registered by {taken[tool.name]}")
+                # a load problem (pi lists such conflicts with the load errors), so it is shown
+                # with the start-up diagnostics, not only to error listeners attached later
+                self.report(extension.path, LOAD_EVENT, f"tool {tool.name!r} is already registered by {taken[tool.name]}")
                 continue
             taken[tool.name] = extension.path
             kept.append(tool)

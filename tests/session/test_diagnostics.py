@@ -41,3 +41,14 @@ def test_a_clean_setup_has_no_diagnostics_and_notes_can_be_added(make_session) -
     assert session.diagnostics() == []
     session.add_diagnostic("model", "The session's model x/y is not available; using fake/fake-model.")
     assert session.diagnostics() == [("model", "The session's model x/y is not available; using fake/fake-model.")]
+
+
+def test_a_tool_two_extensions_register_is_a_startup_diagnostic(make_session, tmp_path: Path) -> None:
+    """The second registration is dropped at load; it was reported only to error listeners,
+    which nobody had attached yet, so the person never learnt why their tool did nothing."""
+    first, second = tmp_path / "first.py", tmp_path / "second.py"
+    for path, answer in ((first, "one"), (second, "two")):
+        path.write_text("def register(pi):\n"
+                        f"    pi.register_tool(name='deploy', description='Deploy', execute=lambda c, a, ctx: {answer!r})\n")
+    session, _, _ = make_session([], extension_paths=[str(first), str(second)], load_extensions=False)
+    assert ("extensions", f"{second}: tool 'deploy' is already registered by {first}") in session.diagnostics()
