@@ -10,11 +10,14 @@ client's log): whatever anything else writes to "stdout" lands there.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import sys
-from collections.abc import Iterator
-from typing import IO
+from collections.abc import Callable, Coroutine, Iterator
+from typing import IO, Any
+
+from pi_tui.tools.shell import kill_running_process_groups
 
 
 @contextlib.contextmanager
@@ -46,3 +49,23 @@ def frames_only_stdout() -> Iterator[IO[bytes]]:
         os.close(saved)
         with contextlib.suppress(OSError):
             frames.close()
+
+
+def serve_protocol(serve: Callable[[IO[bytes]], Coroutine[Any, Any, int]], *, hard_exit: bool | None) -> int:
+    """Run a protocol mode's ``serve(frames_out)`` on the event loop with stdout reserved for
+    its frames; returns the exit code or, outside tests, ends the process with it (``os._exit``:
+    a thread stuck in a hung read must not hold the exit). However serving ended, no command it
+    started runs on."""
+    with frames_only_stdout() as frames_out:
+        try:
+            code = asyncio.run(serve(frames_out))
+        except KeyboardInterrupt:
+            code = 130
+        finally:
+            kill_running_process_groups()
+    if hard_exit is None:
+        hard_exit = "PYTEST_CURRENT_TEST" not in os.environ
+    if hard_exit:
+        sys.stderr.flush()
+        os._exit(code)
+    return code

@@ -13,31 +13,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import sys
 
 from pi_tui.modes.acp.agent import AcpAgent
 from pi_tui.modes.acp.jsonrpc import Peer
-from pi_tui.modes.protocol_stdout import frames_only_stdout
+from pi_tui.modes.protocol_stdout import serve_protocol
 from pi_tui.modes.rpc.server import FrameWriter, stdin_chunks
 from pi_tui.modes.shutdown import SignalShutdown
-from pi_tui.tools.shell import kill_running_process_groups
 
 
 def run_acp_mode(args: argparse.Namespace, *, hard_exit: bool | None = None) -> int:
-    with frames_only_stdout() as frames_out:
-        try:
-            code = asyncio.run(_serve(args, FrameWriter(frames_out)))
-        except KeyboardInterrupt:
-            code = 130
-        finally:
-            kill_running_process_groups()  # however serving ended, no command it started runs on
-    if hard_exit is None:
-        hard_exit = "PYTEST_CURRENT_TEST" not in os.environ
-    if hard_exit:
-        sys.stderr.flush()
-        os._exit(code)
-    return code
+    return serve_protocol(lambda frames_out: _serve(args, FrameWriter(frames_out)), hard_exit=hard_exit)
 
 
 async def _serve(args: argparse.Namespace, writer: FrameWriter) -> int:

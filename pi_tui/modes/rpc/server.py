@@ -35,14 +35,13 @@ from collections.abc import AsyncIterable, AsyncIterator, Callable
 from typing import IO, TYPE_CHECKING, Any
 
 from pi_tui.core.errors import PiError
-from pi_tui.modes.protocol_stdout import frames_only_stdout
+from pi_tui.modes.protocol_stdout import serve_protocol
 from pi_tui.modes.rpc.context import DEFERRED, RpcContext, failure, success
 from pi_tui.modes.rpc.framing import LineSplitter, encode_frame
 from pi_tui.modes.rpc.handlers_run import answer_preflight
 from pi_tui.modes.rpc.protocol import ParsedCommand, parse_record
 from pi_tui.modes.rpc.ui import RpcExtensionUI, UiBridge
 from pi_tui.modes.shutdown import SignalShutdown
-from pi_tui.tools.shell import kill_running_process_groups
 
 if TYPE_CHECKING:
     from pi_tui.session.agent_session import AgentSession
@@ -234,19 +233,7 @@ async def stdin_chunks(stream: IO[bytes] | None) -> AsyncIterator[bytes]:
 
 def run_rpc_mode(args: argparse.Namespace, *, hard_exit: bool | None = None) -> int:
     """Serve stdin until it ends; returns the exit code (or ends the process, outside tests)."""
-    with frames_only_stdout() as frames_out:  # only frames may reach the real stdout
-        try:
-            code = asyncio.run(_serve_process(args, FrameWriter(frames_out)))
-        except KeyboardInterrupt:
-            code = 130
-        finally:
-            kill_running_process_groups()  # however serving ended, no command it started runs on
-    if hard_exit is None:
-        hard_exit = "PYTEST_CURRENT_TEST" not in os.environ
-    if hard_exit:
-        sys.stderr.flush()
-        os._exit(code)
-    return code
+    return serve_protocol(lambda frames_out: _serve_process(args, FrameWriter(frames_out)), hard_exit=hard_exit)
 
 
 async def _serve_process(args: argparse.Namespace, writer: FrameWriter) -> int:
