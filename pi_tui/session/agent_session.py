@@ -140,6 +140,8 @@ class AgentSession(RunConfigMixin, LifecycleMixin, SessionControlMixin, UserBash
         self.replacement_cancelled = False
         """Whether the last new/resume/fork was cancelled by an extension."""
         self._background: set[asyncio.Future[Any]] = set()
+        self._aborts = 0
+        """How many aborts were requested; a turn scheduled before one does not start after it."""
         self._pending_bash: list[AgentMessage] = []
         self._bash_abort = asyncio.Event()
         self.base_system_prompt = ""
@@ -441,6 +443,7 @@ class AgentSession(RunConfigMixin, LifecycleMixin, SessionControlMixin, UserBash
     def request_abort(self) -> None:
         """Request the abort now without waiting (an extension's synchronous ``ctx.abort()``)."""
         self._abort_requested = True
+        self._aborts += 1
         self._retry_cancel.set()
         self.agent.abort()
         runner = self.compaction_runner

@@ -62,6 +62,7 @@ class SessionBase:
     _retrying: bool
     _run_system_prompt: str | None
     _background: set[asyncio.Future[Any]]
+    _aborts: int
     _started: bool
     _run_task: asyncio.Task[Any] | None
     replacement_cancelled: bool

@@ -8,6 +8,7 @@ new file and applies the start-up restore rules again (§13.1).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -180,13 +181,25 @@ class SessionControlMixin(SessionBase):
         )
         self.emit({"type": "message_end", "message": custom})
         if trigger_turn:
-            self._schedule(self.continue_if_idle(), what="Running the agent on an extension's message")
+            self._schedule_turn(self.continue_if_idle, what="Running the agent on an extension's message")
 
     def send_user_message(self, text: str) -> None:
         if self.is_streaming:
             self.follow_up(text)
         else:
-            self._schedule(self.prompt(text), what="Sending an extension's user message")
+            self._schedule_turn(lambda: self.prompt(text), what="Sending an extension's user message")
+
+    def _schedule_turn(self, start: Callable[[], Awaitable[Any]], *, what: str) -> None:
+        """A turn an extension asked for, run in the background. An abort between the request
+        and the turn's start (ACP's session/cancel, Escape, a signal landing right after an
+        extension command returned) means it never starts: the person cancelled it."""
+        aborts_before = self._aborts
+
+        async def turn() -> None:
+            if self._aborts == aborts_before:
+                await start()
+
+        self._schedule(turn(), what=what)
 
     async def settle_background(self) -> None:
         """Until the work set going in the background has ended: an extension command's
