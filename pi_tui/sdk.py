@@ -335,9 +335,13 @@ def _spawn_child(parent: AgentSession, spec: Any, provider: Callable[[ModelInfo]
     from pi_tui.subagents.definitions import child_system_resources
     from pi_tui.subagents.setup import child_tools
 
-    model = parent.model
+    model, notes = parent.model, []
     if spec.agent.model is not None:
-        model = parent.model_registry.resolve(spec.agent.model) if parent.model_registry is not None else None
+        try:
+            model = parent.model_registry.resolve(spec.agent.model)
+        except (ProviderSetupError, ConfigError, AttributeError) as err:
+            notes.append(f"model '{spec.agent.model}' of agent '{spec.agent.name}' is not available ({err}); "
+                         "it ran on the session's model")
     if model is None:
         raise ProviderSetupError("no model for the subagent: the session has none selected")
     sessions = parent.session_manager
@@ -355,7 +359,7 @@ def _spawn_child(parent: AgentSession, spec: Any, provider: Callable[[ModelInfo]
     return ChildHandle(
         session_id=manager.session_id, session_file=manager.session_file, model=f"{model.provider}/{model.id}",
         prompt=child.prompt, abort=child.abort, messages=lambda: child.messages, subscribe=child.subscribe,
-        close=manager.close,
+        close=manager.close, notes=tuple(notes),
     )
 
 

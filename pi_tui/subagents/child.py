@@ -41,6 +41,8 @@ class ChildHandle:
     subscribe: Callable[[Listener], Callable[[], None]]
     close: Callable[[], None]
     """Release the child's session file (its lock); called once the task has ended."""
+    notes: tuple[str, ...] = ()
+    """What the child could not get as defined (a model that is not known here)."""
 
 
 SpawnChild = Callable[[ChildSpec], ChildHandle]

@@ -37,7 +37,9 @@ PARENT_MODEL_ALIASES = frozenset({"inherit", "sonnet", "opus", "haiku"})
 READ_ONLY_TOOLS = ("read", "grep", "find", "ls")
 """Search tools that reveal nothing ``read`` cannot: a child may have them whenever the parent
 can read, even if the parent has them switched off (pi's default tool set lacks them)."""
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_NAME = re.compile(r"^[^\x00-\x1f\x7f]{1,64}$")
+"""Any single line up to 64 characters: Claude Code files in the wild use names like
+``"Code Reviewer 👀"``; the model passes the name back as ``subagent_type``."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -135,8 +137,8 @@ def load_agent_file(path: Path, diagnostics: list[ResourceDiagnostic]) -> AgentD
             "error", f"agent definition not loaded: '{key}' {problem} at line {_key_line(text, key)}", path))
 
     name = meta.get("name", path.name[: -len(".md")])
-    if not isinstance(name, str) or not _NAME.match(name):
-        bad("name", f"must be letters, digits, '-', '_' or '.', got {name!r}")
+    if not isinstance(name, str) or not _NAME.match(name.strip()):
+        bad("name", f"must be one line of at most 64 characters, got {name!r}")
         return None
     description = meta.get("description")
     if description is not None and not isinstance(description, str):
@@ -165,7 +167,7 @@ def load_agent_file(path: Path, diagnostics: list[ResourceDiagnostic]) -> AgentD
                        f"(line {_key_line(text, 'tools')})", path))
     model_ref = None if model is None or model.strip().lower() in PARENT_MODEL_ALIASES else model.strip()
     return AgentDefinition(
-        name=name,
+        name=name.strip(),
         description=(description or _first_line(parsed.body)).strip(),
         system_prompt=parsed.body,
         tools=known,

@@ -91,4 +91,5 @@ class TaskProgress:
             "lines": list(self.lines),
             "answerPreview": self.answer[:ANSWER_PREVIEW_CHARS],
             "durationMs": duration_ms,
+            "notes": list(child.notes),
         }

@@ -50,7 +50,7 @@ PARAMETERS: dict[str, JsonValue] = {
                 "type": "object",
                 "properties": {
                     "content": {"type": "string", "description": "The task, short and imperative"},
-                    "status": {"type": "string", "enum": list(STATUSES)},
+                    "status": {"type": "string", "description": "pending, in_progress or completed"},
                 },
                 "required": ["content", "status"],
             },

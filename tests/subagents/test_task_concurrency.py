@@ -32,7 +32,7 @@ async def test_two_tasks_in_one_message_run_at_the_same_time(make_parent, projec
         {"when": {"last_user_contains": "PARENT"}, "text": "both done"},
     ]
     with FakeServer({"turns": script}) as server:
-        session, _, events = _wire(make_parent, server)
+        session, _, _events = _wire(make_parent, server)
         seen: list[tuple[str, str, int]] = []
         session.subscribe(lambda e: seen.append((e["type"], e.get("toolCallId", ""), len(server.requests)))
                           if e["type"] in ("subagent_start", "subagent_end") else None)

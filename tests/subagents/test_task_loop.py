@@ -5,7 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.subagents.conftest import SUBAGENT, child_requests, parent_requests, read_jsonl, text_of_request
+from tests.subagents.conftest import (
+    SUBAGENT,
+    child_requests,
+    parent_requests,
+    read_jsonl,
+    text_of_request,
+)
 
 
 def _delegating(child_turns: list[dict], answer: str = "Parent done.") -> list[dict]:
@@ -56,7 +62,7 @@ async def test_child_gets_a_fresh_context_and_the_parent_only_its_answer(make_pa
 
 
 async def test_child_model_error_is_an_error_result_not_a_hang(make_parent) -> None:
-    session, provider, _ = make_parent(_delegating([
+    session, _provider, _ = make_parent(_delegating([
         {"when": {"last_user_contains": "CHILD-A"}, "error": {"status": 400, "message": "bad request from child"}},
     ]))
     await session.prompt("PARENT: delegate")
@@ -127,3 +133,27 @@ async def test_a_definition_cannot_grant_a_tool_the_parent_lacks(make_parent) ->
     await session.prompt("PARENT: delegate")
     (child,) = child_requests(provider)
     assert [t.name for t in child.tools] == ["read"]
+
+
+async def test_settings_switch_the_tools_on_and_raise_the_depth(project: Path, agent_dir: Path) -> None:
+    from pi_tui.providers.scripted import ScriptedProvider
+    from pi_tui.sdk import create_agent_session
+    from tests.session.conftest import MODEL, FakeClock
+
+    plain = create_agent_session(cwd=project, agent_dir=agent_dir, provider=ScriptedProvider([]), model=MODEL,
+                                 load_extensions=False, settings={})
+    assert plain.get_active_tools() == ["read", "bash", "edit", "write"]
+    assert {"task", "todo"} <= set(plain.get_all_tools())  # available to --tools
+    provider = ScriptedProvider([
+        {"when": {"last_user_contains": "PARENT"}, "tool_calls": [{"id": "t1", "name": "task", "arguments": {
+            "description": "d", "prompt": "CHILD-1: go deeper"}}]},
+        {"when": {"last_user_contains": "CHILD-1"}, "text": "child one done"},
+        {"when": {"last_user_contains": "PARENT"}, "text": "ok"},
+    ])
+    session = create_agent_session(
+        cwd=project, agent_dir=agent_dir, provider=provider, model=MODEL, load_extensions=False, clock=FakeClock(),
+        settings={"subagents": {"enabled": True, "maxDepth": 2}, "todo": {"enabled": True}})
+    assert session.get_active_tools() == ["read", "bash", "edit", "write", "task", "todo"]
+    await session.prompt("PARENT: go")
+    (child,) = [r for r in provider.requests if SUBAGENT in r.system_prompt]
+    assert [t.name for t in child.tools] == ["read", "bash", "edit", "write", "task", "todo"]  # depth 2 allows task
