@@ -130,6 +130,27 @@ async def test_the_artifact_settings_are_used(make_session: Any, project: Path) 
     assert results["rc"]["content"][0]["text"].startswith("c" * 800)
 
 
+async def test_sequential_tool_execution_keeps_the_turn_budget(make_session: Any, project: Path) -> None:
+    """Issue 19 item 5: eight reads of 29,000 bytes in one turn are 232,000 bytes, more than the
+    turn's 200,000 inline. Parallel execution saves two as artifacts; with ``toolExecution:
+    "sequential"`` the rule saw one result at a time and kept all eight inline."""
+    from pi_tui.resources.settings import SettingsManager
+
+    for n in range(8):
+        (project / f"f{n}.txt").write_text(("x" * 99 + "\n") * 290)  # 29,000 bytes
+    calls = [{"id": f"r{n}", "name": "read", "arguments": {"path": f"f{n}.txt"}} for n in range(8)]
+    for execution in ("parallel", "sequential"):
+        settings = SettingsManager.in_memory({"toolExecution": execution, "context": {"strategy": "pipeline"}})
+        session, _, events = make_session([{"tool_calls": calls}, {"text": "done"}], settings=settings)
+        await session.prompt("read them all")
+        saved = [e["toolCallId"] for e in events if e["type"] == "artifact_saved"]
+        assert len(saved) == 2, (execution, saved)
+        results = [m for m in session.agent.messages if m["role"] == "toolResult"]
+        inline = sum(len(m["content"][0]["text"].encode()) for m in results if m["toolCallId"] not in saved)
+        assert inline <= 200_000, (execution, inline)
+    assert saved == ["r6", "r7"]  # sequential: the ones that would have taken the turn past the budget
+
+
 # --------------------------------------------------------------------------- 9: the preparation cache in a real session
 
 
