@@ -440,7 +440,7 @@ class CompactionRunner(CompactionSteps):
         else:
             if preparation.nothing_to_summarize:
                 raise (_NothingToDo if automatic else PiError)("Nothing to compact (session too small)")
-            result = await self._summarize(preparation, model, api_key, custom_instructions, automatic=automatic)
+            result = await self._summarize(preparation, model, api_key, custom_instructions)
         before, after = self._check_gain(path, preparation, result, from_extension, manual=not automatic)
         self._raise_if_aborted()  # the last moment an abort can stop it: nothing is written after this
         entry_id = sm.append_compaction(
