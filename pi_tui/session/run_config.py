@@ -69,7 +69,8 @@ class RunConfigMixin(SessionBase):
         return str(getter()) if callable(getter) else "pi"
 
     async def _reduce_with_runner(self, messages: list[AgentMessage]) -> list[AgentMessage]:
-        result = self.compaction_runner.prepare_request_messages(messages)
+        transform = self._transform_for_request if self._transforms_context() else None
+        result = self.compaction_runner.prepare_request_messages(messages, transform)
         if inspect.isawaitable(result):
             result = await result
         return list(result)

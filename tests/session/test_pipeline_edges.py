@@ -199,6 +199,43 @@ async def test_the_cache_also_hits_when_an_extension_sees_a_copy_of_the_context(
     assert len(provider.requests) == 6 and reuse["none"] == 1 and reuse["append"] == 5
 
 
+REDACTING_EXTENSION = '''
+import json
+
+def register(pi):
+    @pi.on("context")
+    def redact(event):
+        return {"messages": json.loads(json.dumps(event["messages"]).replace("SECRET-TOKEN-42", "[redacted]"))}
+'''
+
+
+async def test_the_request_right_after_a_pipeline_summary_passes_the_context_handlers(make_session: Any, project: Path) -> None:
+    """Issue 19 item 2: after a JSON summary the request was rebuilt from the session's raw
+    context, so an extension redacting a secret saw it redacted in every request but that one."""
+    from pi_tui.resources.settings import SettingsManager
+
+    folder = project / ".pi" / "extensions"
+    folder.mkdir(parents=True)
+    (folder / "redact.py").write_text(REDACTING_EXTENSION)
+    settings = SettingsManager.in_memory({"context": {"strategy": "pipeline", "pipeline": {"summaryThresholdBytes": 8_000}}})
+    turns: list[dict[str, Any]] = []
+    for n in range(4):
+        turns.append({"text": f"answer {n} " + "a" * 1500, "when": {"has_tools": True}})
+    turns.insert(0, {"text": GOOD_JSON, "when": CONDENSE})
+    session, provider, events = make_session(turns, settings=settings, load_extensions=True)
+    await session.prompt("the key is SECRET-TOKEN-42, keep it out of requests")
+    for n in range(1, 4):
+        await session.prompt(f"prompt {n} with SECRET-TOKEN-42 again " + "p" * 2500)
+    assert [e for e in events if e.get("step") == "summary"], "no summary was made"
+    agent_requests = [r for r in provider.requests if r.tools]
+    after_summary = [r for r in agent_requests if any(m.get("role") == "user" and "value of current_goal" in json.dumps(m)
+                                                      for m in r.messages)]
+    assert after_summary, "no request carried the summary"
+    for request in agent_requests:
+        assert "SECRET-TOKEN-42" not in json.dumps(request.messages, ensure_ascii=False)
+    assert "[redacted]" in json.dumps(agent_requests[0].messages)
+
+
 # --------------------------------------------------------------------------- 10: the cache-aware budgets are not clamped silently
 
 
