@@ -42,14 +42,14 @@ def test_project_files_win_over_the_agent_dir_and_replace_builtins(project: Path
 def test_bad_frontmatter_is_reported_by_file_and_line(project: Path, agent_dir: Path) -> None:
     folder = project / ".pi" / "agents"
     folder.mkdir(parents=True)
-    (folder / "broken.md").write_text("---\nname: broken\ndescription: [unclosed\n---\nBody\n")
+    (folder / "broken.md").write_text("---\nname: broken\ndescription: a: b\n---\nBody\n")
     (folder / "tools.md").write_text("---\nname: tools\ndescription: d\ntools: 42\n---\nBody\n")
     (folder / "think.md").write_text("---\ndescription: d\n\nthinking: extreme\n---\nBody\n")
     (folder / "empty.md").write_text("---\ndescription: nothing\n---\n")
     (folder / "web.md").write_text("---\ndescription: web\ntools: Read, WebFetch\n---\nFetch.\n")
     loaded = load_agents(project, agent_dir)
     by_file = {d.path.name: str(d) for d in loaded.diagnostics if d.path is not None}
-    assert "invalid frontmatter" in by_file["broken.md"] and "line 3" in by_file["broken.md"]
+    assert by_file["broken.md"].endswith("invalid frontmatter: mapping values are not allowed here at line 3, column 15")
     assert by_file["tools.md"].endswith("'tools' must be a list of tool names or a comma-separated string, got int at line 4")
     assert "'thinking' must be one of off, minimal, low, medium, high, xhigh, got 'extreme' at line 4" in by_file["think.md"]
     assert "body" in by_file["empty.md"]
