@@ -20,6 +20,7 @@ from pi_tui.agent.types import (
     AgentLoopConfig,
     BeforeToolCallResult,
     ToolCallInfo,
+    TransformContext,
 )
 from pi_tui.core.context.convert import convert_to_llm
 from pi_tui.core.messages import AgentMessage, LlmMessage, ToolResultMessage
@@ -34,7 +35,9 @@ if TYPE_CHECKING:  # not imported at run time: a session without extensions neve
     from pi_tui.extensions.agent_hooks import AgentHooks
     from pi_tui.extensions.runner import ExtensionRunner
 
-Reducer = Callable[[list[AgentMessage]], Awaitable[list[AgentMessage]] | list[AgentMessage]]
+Reducer = Callable[[list[AgentMessage], TransformContext | None], Awaitable[list[AgentMessage]] | list[AgentMessage]]
+"""``(messages, transform)``: ``transform`` is the context transform the loop ran before it, for a
+request the reducer rebuilds (``pipeline_runner``)."""
 
 
 class RunConfig:
@@ -100,7 +103,8 @@ class RunConfig:
 
     async def _reduce(self, messages: list[AgentMessage]) -> list[AgentMessage]:
         assert self._reducer is not None
-        result = self._reducer(messages)
+        transform = self._transform_for_request if self._transforms_context() else None
+        result = self._reducer(messages, transform)
         if inspect.isawaitable(result):
             result = await result
         return list(result)
@@ -148,8 +152,11 @@ class RunConfig:
         return AfterToolCallResult(content=result.content, details=result.details, replace_details=True,
                                    is_error=result.is_error)
 
-    async def _tool_results_to_artifacts(self, messages: list[ToolResultMessage]) -> list[ToolResultMessage]:
+    async def _tool_results_to_artifacts(
+        self, messages: list[ToolResultMessage], recorded: list[ToolResultMessage]
+    ) -> list[ToolResultMessage]:
         results, events = apply_artifacts_to_results(messages, artifact_dir=self._state.saved_artifact_dir(),
+                                                     recorded=recorded,
                                                      strategy=self.context_strategy(), limits=self._artifact_limits())
         for event in events:
             self._emit(event)
