@@ -118,12 +118,6 @@ class AgentSession:
         system_prompt_builder: PromptBuilder | None = None,
         check_credentials: bool = True,
     ) -> None:
-        self._config: dict[str, Any] = {
-            "cwd": cwd, "provider_factory": provider_factory, "settings": settings, "resources": resources,
-            "resource_loader": resource_loader, "model_registry": model_registry, "api_key": api_key,
-            "clock": clock, "system_prompt_builder": system_prompt_builder, "check_credentials": check_credentials,
-        }
-        """What ``create_child`` builds a child session from."""
         all_tools = {t.name: t for t in tools}
         self._state = state = LiveState(
             cwd=cwd, session_manager=session_manager, settings=settings, resources=resources, model=model,
@@ -134,6 +128,8 @@ class AgentSession:
         self.extensions = extensions
         self.hooks = SessionHooks()
         """Extension points for the collaborators ``sdk.py`` attaches (``hooks.py``)."""
+        self.todos: Any = None
+        """The ``todo`` tool's tracker (``subagents.todo_tracker.TodoTracker``) when the tool exists."""
         self.extension_ui: ExtensionUI | None = None
         """The mode's dialogs behind ``ctx.ui`` (TUI screens, RPC requests); None in print and JSON
         mode and in an SDK session nobody gave one, where dialogs answer "cancelled" at once."""
@@ -463,24 +459,6 @@ class AgentSession:
             messages=self._run_config.convert_for_request(list(self.agent.messages)),
             tools=[ToolSpec(name=t.name, description=t.description, parameters=t.parameters) for t in self.active_tools],
             model=self._state.model,
-        )
-
-    # ------------------------------------------------------------------ subagents
-
-    def create_child(
-        self, *, tools: Sequence[str] | None = None, model: ModelInfo | None = None,
-        thinking_level: ThinkingLevel | None = None, session_manager: SessionManager | None = None,
-    ) -> AgentSession:
-        """A child session from this one's configuration (a subagent): the same cwd, providers,
-        settings, resources and keys; ``tools`` names which of this session's tools it gets (its
-        active ones by default); in memory unless given a ``session_manager``. No extensions and
-        no UI: the parent answers for it. The subagents room receives this bound method."""
-        names = list(tools) if tools is not None else self.get_active_tools()
-        state = self._state
-        child_tools = [state.all_tools[n] for n in names if n in state.all_tools]
-        return AgentSession(
-            **self._config, session_manager=session_manager or SessionManager.in_memory(state.cwd),
-            model=model or state.model, thinking_level=thinking_level or state.thinking_level, tools=child_tools,
         )
 
 
