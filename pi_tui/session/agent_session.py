@@ -46,6 +46,7 @@ from pi_tui.core.redact import SECRET_HEADER, Redactor
 from pi_tui.core.session.manager import SessionManager
 from pi_tui.core.tool import Tool
 from pi_tui.session.lifecycle import LifecycleMixin
+from pi_tui.session.mcp_tools import freeze_mcp_tools
 from pi_tui.session.persistence import save_message
 from pi_tui.session.prompting import expand_prompt_text
 from pi_tui.session.provider_timeout import ProviderWithTimeout, settings_timeout_ms
@@ -134,6 +135,8 @@ class AgentSession(RunConfigMixin, LifecycleMixin, SessionControlMixin, UserBash
         session (§13.1); the SDK sets it from the CLI choices and the settings."""
         self.project_trust: Any = None
         """The project trust decision (``resources.trust.ProjectTrust``) the SDK made, or None."""
+        self.mcp: Any = None
+        """The MCP servers' manager (``pi_tui.mcp.manager.McpManager``) the SDK made, or None."""
         self.file_access: Any = None
         """``core.tool.FileAccess`` the file tools use instead of the disk (ACP mode: the editor's
         buffers); None = the disk."""
@@ -353,6 +356,8 @@ class AgentSession(RunConfigMixin, LifecycleMixin, SessionControlMixin, UserBash
             if run_if is not None and not run_if():
                 return False
             self._run_task = asyncio.current_task()
+            if self.mcp is not None and self.mcp.frozen is None:
+                await freeze_mcp_tools(self)
             self.flush_pending_bash()
             self._abort_requested = False
             self._retry_cancel.clear()  # here, not at the retry wait: an abort while the run winds down must count

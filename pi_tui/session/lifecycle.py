@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from pi_tui.session.mcp_tools import start_mcp
 from pi_tui.session.session_base import SessionBase
 
 
@@ -72,6 +73,7 @@ class LifecycleMixin(SessionBase):
         if self._started:
             return
         self._started = True
+        start_mcp(self)
         await self._lifecycle("session_start", {"reason": "startup"})
         await self._discover_resources("startup")
 
