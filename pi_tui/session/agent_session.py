@@ -140,6 +140,8 @@ class AgentSession(RunConfigMixin, LifecycleMixin, SessionControlMixin, UserBash
         self.file_access: Any = None
         """``core.tool.FileAccess`` the file tools use instead of the disk (ACP mode: the editor's
         buffers); None = the disk."""
+        self.todos: Any = None
+        """The ``todo`` tool's tracker (``subagents.todo_tracker.TodoTracker``) when the tool exists."""
         self.replacement_cancelled = False
         """Whether the last new/resume/fork was cancelled by an extension."""
         self._background: set[asyncio.Future[Any]] = set()
