@@ -138,7 +138,12 @@ def create_agent_session(
             check_credentials=provider is None,
         )
         agent_session.project_trust = trust
-        agent_session.mcp = _mcp_manager(cwd_path, agent, settings, trust, mcp_config, mcp_servers)
+        mcp = _mcp_manager(cwd_path, agent, settings, trust, mcp_config, mcp_servers)
+        agent_session.mcp = mcp
+        if mcp is not None:
+            from pi_tui.session.mcp_tools import attach_mcp
+
+            attach_mcp(agent_session, mcp)
         _bind_delegation(agent_session, all_tools, _provider_factory(provider), agent, api_key)
         agent_session.fresh_start = _fresh_start(model, provider_name, provider, registry, settings, thinking_level)
         if runner is not None:
