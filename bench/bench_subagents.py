@@ -35,7 +35,7 @@ MODEL = ModelInfo(provider="bench", id="bench-model", context_window=200_000)
 QUESTION = "PARENT: which module sets the retry limit, and to what?"
 ANSWER = ("The retry limit is set in module_13.py: RETRY_LIMIT = 7, used by connect() there; "
           "the other 19 modules only import it.")
-WORDS = "session request retry buffer parser token stream handler config limit cache value".split()
+WORDS = ["session", "request", "retry", "buffer", "parser", "token", "stream", "handler", "config", "limit", "cache", "value"]
 
 
 def make_files(root: Path, count: int) -> list[str]:
