@@ -105,10 +105,10 @@ async def test_progress_reaches_the_tool_panel_then_an_abort_cancels_the_call(pr
     session, _provider = session_with(project, agent_dir, turns)
     events = _events(session)
     try:
+        progressed = asyncio.Event()
+        session.subscribe(lambda e: progressed.set() if e.get("type") == "tool_execution_update" else None)
         running = asyncio.ensure_future(session.prompt("go"))
-        deadline = time.monotonic() + 40
-        while time.monotonic() < deadline and not any(e.get("type") == "tool_execution_update" for e in events):
-            await asyncio.sleep(0.05)
+        await asyncio.wait_for(progressed.wait(), 40)
         updates = [e for e in events if e.get("type") == "tool_execution_update"]
         assert updates, "no progress notification reached the tool panel"
         assert "progress 1/30" in json.dumps(updates[0])
