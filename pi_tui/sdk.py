@@ -13,6 +13,9 @@ Anything not given is built the way the CLI builds it::
     store      ``session_manager``, else --session / --continue / --no-session, else a new file
     extensions ``extensions`` (an ``ExtensionRunner``), else those found on disk (unless
                ``load_extensions=False``) plus ``extension_paths`` (always loaded)
+    mcp        the servers of ``<agentDir>/mcp.json``, ``.mcp.json``, ``.pi/mcp.json`` and each
+               ``mcp_config`` file, plus ``mcp_servers`` (ACP's, as ``mcp.config.ServerConfig``);
+               started at ``session.start()``, their tools frozen before the first request
     trust      ``trust_project``: True/False decides for this run; None (default) uses the
                ``trustedProjects`` setting or the answer remembered in the agent dir, else the
                project's code (``.pi/extensions``, project ``extensions``/``shellPath``/
@@ -67,6 +70,8 @@ def create_agent_session(
     extension_paths: Sequence[str] = (),
     trust_project: bool | None = None,
     clock: Clock | None = None,
+    mcp_config: Sequence[Path | str] = (),
+    mcp_servers: Sequence[Any] = (),
 ) -> AgentSession:
     """An ``AgentSession`` ready for ``prompt()``; see the module docstring for the defaults."""
     cwd_path = Path(cwd).absolute() if cwd is not None else Path.cwd()
@@ -133,6 +138,12 @@ def create_agent_session(
             check_credentials=provider is None,
         )
         agent_session.project_trust = trust
+        mcp = _mcp_manager(cwd_path, agent, settings, trust, mcp_config, mcp_servers)
+        agent_session.mcp = mcp
+        if mcp is not None:
+            from pi_tui.session.mcp_tools import attach_mcp
+
+            attach_mcp(agent_session, mcp)
         _bind_delegation(agent_session, all_tools, _provider_factory(provider), agent, api_key)
         agent_session.fresh_start = _fresh_start(model, provider_name, provider, registry, settings, thinking_level)
         if runner is not None:
@@ -171,7 +182,19 @@ def project_trust(cwd: Path, agent: Path, settings: Any, flag: bool | None) -> A
         project_settings=files("project") if callable(files) else {},
         global_settings=files("global") if callable(files) else {},
         flag=flag,
+        extra_code=_mcp_project_code(cwd, agent),
     )
+
+
+def _mcp_project_code(cwd: Path, agent: Path) -> list[Any]:
+    """The project's MCP servers as trust items; a stat per config file when there are none."""
+    from pi_tui.mcp.files import any_config
+
+    if not any_config(cwd, agent):
+        return []
+    from pi_tui.mcp.setup import project_code
+
+    return project_code(cwd, agent)
 
 
 def apply_project_trust(cwd: Path, agent: Path, settings: Any, flag: bool | None) -> Any:
@@ -181,6 +204,21 @@ def apply_project_trust(cwd: Path, agent: Path, settings: Any, flag: bool | None
     if hasattr(settings, "set_project_trusted"):
         settings.set_project_trusted(trust.trusted)
     return trust
+
+
+def _mcp_manager(cwd: Path, agent: Path, settings: Any, trust: Any, files: Sequence[Path | str],
+                 editor_servers: Sequence[Any]) -> Any:
+    """The MCP servers' manager (``pi_tui/mcp``), not started yet; None when none is configured
+    (then nothing of MCP is imported beyond a stat per config file)."""
+    from pi_tui.mcp.files import any_config
+
+    extra = [Path(f) for f in files]
+    if not editor_servers and not any_config(cwd, agent, extra):
+        return None
+    from pi_tui.mcp.setup import build_manager
+
+    return build_manager(cwd, agent, project_trusted=bool(getattr(trust, "trusted", False)), extra_files=extra,
+                         editor_servers=editor_servers, settings=settings)
 
 
 def _registry(agent: Path) -> Any:

@@ -97,6 +97,8 @@ class AgentSession:
     _model: Forwarded[ModelInfo | None] = Forwarded("_state", "model")
     _system_prompt_builder: Forwarded[PromptBuilder | None] = Forwarded("_system_prompt", "builder")
     _listeners: Forwarded[list[Listener]] = Forwarded("_events", "listeners")
+    mcp: Any = None
+    """The MCP servers' manager (``pi_tui.mcp.manager.McpManager``) the SDK attached, or None."""
 
     def __init__(
         self,
