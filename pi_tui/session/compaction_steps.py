@@ -41,12 +41,19 @@ class CompactionFailed(PiError):
 
 
 class CompactionHost(Protocol):
-    """What the runner needs from ``AgentSession`` (a fake with a real SessionManager in tests)."""
+    """What the runner needs from its session: ``AgentSession``'s ``CompactionPort``, or a fake
+    with a real SessionManager in tests. Read-only, so a port's properties satisfy it. The
+    runner also uses, when the host has them: ``lock``, ``subscribe``, ``agent``,
+    ``replace_messages``, ``require_model`` and ``check_credentials``."""
 
-    session_manager: Any
-    settings: Any
-    extensions: Any
-    thinking_level: Any
+    @property
+    def session_manager(self) -> Any: ...
+    @property
+    def settings(self) -> Any: ...
+    @property
+    def extensions(self) -> Any: ...
+    @property
+    def thinking_level(self) -> Any: ...
 
     def emit(self, event: dict[str, Any]) -> None: ...
     def current_model(self) -> ModelInfo | None: ...
@@ -91,14 +98,14 @@ class CompactionSteps:
     def _require_model(self) -> ModelInfo:
         model = self.host.current_model()
         if model is None:
-            require = getattr(self.host, "_require_model", None)
+            require = getattr(self.host, "require_model", None)
             if callable(require):
                 require()
             raise PiError("No model selected.\n\nThen use /model to select a model.")
         return model
 
     def _require_key(self, model: ModelInfo) -> str | None:
-        check = getattr(self.host, "_check_credentials", None)
+        check = getattr(self.host, "check_credentials", None)
         if callable(check):
             check(model)
         return self.host.api_key_for(model)
@@ -121,7 +128,6 @@ class CompactionSteps:
 
     async def _summarize(
         self, preparation: CompactionPreparation, model: ModelInfo, api_key: str | None, custom_instructions: str | None,
-        *, automatic: bool = False,
     ) -> CompactionResult:
         provider = self.host.provider_for(model)
         reasoning = summary_reasoning(model.reasoning, str(self.host.thinking_level))
@@ -135,11 +141,8 @@ class CompactionSteps:
             specs.append((spec, "Turn prefix summarization failed"))
         calls = [self._call(provider, summary_request(model, spec, api_key), prefix) for spec, prefix in specs]
         texts = await _all_or_none(calls)  # pi 0.73.1 runs the two calls in parallel
-        if automatic:
-            for (spec, prefix), text in zip(specs, texts, strict=True):
-                if len(text) > spec.input_chars:
-                    raise CompactionFailed(f"{prefix}: the summary is longer than what it summarizes "
-                                           f"({len(text)} > {spec.input_chars} characters)")
+        # Growth is judged on the whole compaction (``_check_gain``), never on one part: a
+        # turn prefix of one short user message has a summary longer than itself.
         history = texts[0] if needs_history_call(preparation) else None
         prefix_text = texts[-1] if preparation.is_split_turn and preparation.turn_prefix_messages else None
         return assemble_result(preparation, history, prefix_text)
