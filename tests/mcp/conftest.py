@@ -36,8 +36,8 @@ def need(binary: Path) -> None:
 
 
 def session_with(project: Path, agent_dir: Path, turns: list[dict[str, Any]], **kwargs: Any) -> Any:
-    from pi_tui.providers.scripted import ScriptedProvider
     from pi_tui.sdk import create_agent_session
+    from pi_tui.testing.scripted import ScriptedProvider
 
     provider = ScriptedProvider(turns)
     session = create_agent_session(cwd=project, agent_dir=agent_dir, provider=provider, settings=kwargs.pop("settings", {}),
