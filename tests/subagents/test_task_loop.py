@@ -137,8 +137,8 @@ async def test_a_definition_cannot_grant_a_tool_the_parent_lacks(make_parent) ->
 
 
 async def test_settings_switch_the_tools_on_and_raise_the_depth(project: Path, agent_dir: Path) -> None:
-    from pi_tui.providers.scripted import ScriptedProvider
     from pi_tui.sdk import create_agent_session
+    from pi_tui.testing.scripted import ScriptedProvider
     from tests.session.conftest import MODEL, FakeClock
 
     plain = create_agent_session(cwd=project, agent_dir=agent_dir, provider=ScriptedProvider([]), model=MODEL,
