@@ -200,7 +200,7 @@ def test_a_session_without_the_tools_never_imports_the_room(project: Path, agent
     import sys
 
     code = ("import sys\nfrom pathlib import Path\nfrom pi_tui.sdk import create_agent_session\n"
-            "from pi_tui.providers.scripted import ScriptedProvider\n"
+            "from pi_tui.testing.scripted import ScriptedProvider\n"
             f"create_agent_session(cwd=Path({str(project)!r}), agent_dir=Path({str(agent_dir)!r}), "
             "provider=ScriptedProvider([]), load_extensions=False, settings={}, no_session=True)\n"
             "print(sorted(m for m in sys.modules if m.startswith('pi_tui.subagents')))\n")
