@@ -247,7 +247,7 @@ class SessionControlMixin(SessionBase):
             session_file=self.session_manager.session_file,
             session_id=self.session_manager.session_id,
             session_name=self.session_manager.session_name,
-            message_count=len(self.agent.messages),
+            message_count=len(self.agent.settled_messages),
             totals=usage_totals(self.agent.messages),
         )
 
