@@ -457,11 +457,12 @@ class CompactionRunner(CompactionSteps):
 
         return await navigate_tree(self, target_id, **options)
 
-    async def prepare_request_messages(self, messages: list[AgentMessage]) -> list[AgentMessage]:
-        """The built-in request reducer (``context.strategy = "pipeline"``), between model calls."""
+    async def prepare_request_messages(self, messages: list[AgentMessage], transform: Any = None) -> list[AgentMessage]:
+        """The built-in request reducer (``context.strategy = "pipeline"``), between model calls;
+        ``transform`` is the context transform the loop ran before it (see ``pipeline_runner``)."""
         from pi_tui.session.pipeline_runner import prepare_request_messages
 
-        return await prepare_request_messages(self, messages)
+        return await prepare_request_messages(self, messages, transform)
 
 
 class _NothingToDo(PiError):

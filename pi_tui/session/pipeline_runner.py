@@ -13,8 +13,10 @@ called once every entry it summarizes is on disk ("transcript first").
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import copy
+from typing import Any
 
+from pi_tui.agent.types import TransformContext
 from pi_tui.core.context.compaction import (
     CompactionSettings,
     fit_conversation,
@@ -38,10 +40,8 @@ from pi_tui.core.context.pipeline_summary import (
 )
 from pi_tui.core.messages import AgentMessage, user_message
 from pi_tui.core.provider import CompletionRequest
+from pi_tui.session.compaction_ops import CompactionOps
 from pi_tui.session.summarizer import SummaryCancelled, call_summarizer
-
-if TYPE_CHECKING:
-    from pi_tui.session.compaction_runner import CompactionRunner
 
 SUMMARY_MAX_TOKENS = 4096
 
@@ -51,7 +51,7 @@ def pipeline_config(settings: Any) -> PipelineConfig:
     return coerce_pipeline_config(getter() if callable(getter) else None)
 
 
-def preparer_for(runner: CompactionRunner) -> RequestPreparer:
+def preparer_for(runner: CompactionOps) -> RequestPreparer:
     config = pipeline_config(runner.host.settings)
     preparer = runner._preparer
     if not isinstance(preparer, RequestPreparer) or preparer.config != config:
@@ -62,7 +62,7 @@ def preparer_for(runner: CompactionRunner) -> RequestPreparer:
     return preparer
 
 
-def _note_bounded_budgets(runner: CompactionRunner, config: PipelineConfig) -> None:
+def _note_bounded_budgets(runner: CompactionOps, config: PipelineConfig) -> None:
     """The cache-aware budgets are bounded by the summary threshold (``cache_aware_budgets``);
     say so once when the configured ones were larger, with the numbers actually used."""
     protect, gain = cache_aware_budgets(config)
@@ -78,7 +78,12 @@ def _note_bounded_budgets(runner: CompactionRunner, config: PipelineConfig) -> N
     )
 
 
-async def prepare_request_messages(runner: CompactionRunner, messages: list[AgentMessage]) -> list[AgentMessage]:
+async def prepare_request_messages(
+    runner: CompactionOps, messages: list[AgentMessage], transform: TransformContext | None = None
+) -> list[AgentMessage]:
+    """``transform``: what the loop ran on ``messages`` before (the extensions' ``context``
+    handlers, the SDK's ``transform_context``); after a summary the request is rebuilt from the
+    session and passes it again, on a copy as the loop's does."""
     host = runner.host
     preparer = preparer_for(runner)
     prepared = preparer.prepare(messages)
@@ -102,6 +107,8 @@ async def prepare_request_messages(runner: CompactionRunner, messages: list[Agen
     if summarized:
         fresh = list(host.session_manager.build_session_context().messages)
         runner._replace_messages()
+        if transform is not None:
+            fresh = await transform(copy.deepcopy(fresh))
         again = preparer_for(runner).prepare(fresh)
         runner.last_request_bytes = again.bytes
         host.emit({
@@ -117,7 +124,7 @@ def _tokens(prepared: Prepared) -> int:
     return prepared.reduction.tokens_after if prepared.reduction is not None else 0
 
 
-def _reject(runner: CompactionRunner, prepared: Prepared, reason: str) -> bool:
+def _reject(runner: CompactionOps, prepared: Prepared, reason: str) -> bool:
     runner.host.emit({
         "type": "context_reduced", "step": "summary_rejected", "bytesBefore": prepared.bytes, "bytesAfter": prepared.bytes,
         "tokensBefore": _tokens(prepared), "tokensAfter": _tokens(prepared), "detail": reason,
@@ -134,7 +141,7 @@ def kept_tail_bytes(config: PipelineConfig) -> int:
     return max(1, config.summary_threshold_bytes // 3)
 
 
-async def _summarize(runner: CompactionRunner, prepared: Prepared, config: PipelineConfig) -> bool:
+async def _summarize(runner: CompactionOps, prepared: Prepared, config: PipelineConfig) -> bool:
     host = runner.host
     sm = host.session_manager
     model = host.current_model()
