@@ -223,23 +223,22 @@ def test_inspecting_a_reserved_session_file_is_no_error(fault: FaultRecord, tmp_
     """``--session NEW.jsonl`` creates the file empty and locks it until the first prompt;
     ``pi-tui context`` / ``tree`` on it meanwhile say so instead of failing."""
     session = project / "reserved.jsonl"
-    with fault.case("context and tree on a session reserved by a running pi-tui") as case:
-        with FakeServer([]) as server:
-            process = subprocess.Popen([sys.executable, "-m", "pi_tui", "--mode", "rpc", "--session", str(session)],
-                                       cwd=project, env=_env(_agent_dir(tmp_path, server.base_url)),
-                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            try:
-                deadline = time.monotonic() + 60
-                while not session.exists():
-                    assert process.poll() is None and time.monotonic() < deadline
-                    time.sleep(0.02)
-                assert session.read_bytes() == b""
-                for command in ("context", "tree"):
-                    done = subprocess.run([sys.executable, "-m", "pi_tui", command, str(session)], cwd=project,
-                                          capture_output=True, text=True, timeout=60)
-                    case.no_traceback(done.stderr)
-                    assert done.returncode == 0, done.stderr
-                    assert "reserved by pi-tui" in done.stderr
-            finally:
-                process.kill()
-                process.communicate(timeout=30)
+    with fault.case("context and tree on a session reserved by a running pi-tui") as case, FakeServer([]) as server:
+        process = subprocess.Popen([sys.executable, "-m", "pi_tui", "--mode", "rpc", "--session", str(session)],
+                                   cwd=project, env=_env(_agent_dir(tmp_path, server.base_url)),
+                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 60
+            while not session.exists():
+                assert process.poll() is None and time.monotonic() < deadline
+                time.sleep(0.02)
+            assert session.read_bytes() == b""
+            for command in ("context", "tree"):
+                done = subprocess.run([sys.executable, "-m", "pi_tui", command, str(session)], cwd=project,
+                                      capture_output=True, text=True, timeout=60)
+                case.no_traceback(done.stderr)
+                assert done.returncode == 0, done.stderr
+                assert "reserved by pi-tui" in done.stderr
+        finally:
+            process.kill()
+            process.communicate(timeout=30)
