@@ -14,7 +14,7 @@ from typing import Any
 
 from acp import text_block
 
-from pi_tui.providers.fake_server import FakeServer
+from pi_tui.testing.fake_server import FakeServer
 from tests.modes.acp.conftest import EditorClient, acp_agent, cancel_when, write_models
 from tests.reliability.pi_process import live_in_group, wait_until
 
