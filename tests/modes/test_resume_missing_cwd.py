@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from pi_tui.cli import build_parser
-from pi_tui.providers.fake_server import FakeServer
+from pi_tui.testing.fake_server import FakeServer
 
 GONE = "/nonexistent/pi-tui-project-that-was-deleted"
 
