@@ -32,7 +32,7 @@ from typing import Any
 import pytest
 
 from pi_tui.core.session.loading import load_session_readonly
-from pi_tui.providers.fake_server import FakeServer
+from pi_tui.testing.fake_server import FakeServer
 from tests.reliability.record import Case, FaultRecord
 
 FAULT_CLASS = "process kills"

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pi_tui.providers.fake_server import FakeServer
+from pi_tui.testing.fake_server import FakeServer
 
 HERE = Path(__file__).parent
 PI_REF = Path(os.environ.get("PI_REF", "/work/pi-ref"))

@@ -1,4 +1,4 @@
-"""A deterministic in-process provider driven by a script (see ``providers.script``).
+"""A deterministic in-process provider driven by a script (see ``pi_tui.testing.script``).
 
 It produces exactly the events and final messages the HTTP providers produce for the same
 script over the fake server, without HTTP: it renders each scripted turn into the bytes the fake
@@ -22,22 +22,24 @@ from pi_tui.core.tokens import count_tokens_exact
 from pi_tui.providers.http_wire import DEFAULT_TIMEOUT_S
 from pi_tui.providers.openai_encode import build_request_body
 from pi_tui.providers.openai_sse import OpenAIStreamDecoder, is_event_stream, response_failure
-from pi_tui.providers.script import (
+from pi_tui.providers.stream_assembler import StreamAssembler, usage_from_openai
+from pi_tui.providers.stream_failures import (
     CONNECTION_CUT_MESSAGE,
-    EXHAUSTED_ERROR,
     TIMEOUT_MESSAGE,
+    keepalive_timeout_message,
+)
+from pi_tui.testing.script import (
+    EXHAUSTED_ERROR,
     RequestView,
     Script,
     context_length_error,
     empty_chunk,
     error_body,
-    keepalive_timeout_message,
     openai_error_body,
     retry_headers,
     turn_frames,
 )
-from pi_tui.providers.script_faults import Pause, Stall, legacy_fault, response_plan
-from pi_tui.providers.stream_assembler import StreamAssembler, usage_from_openai
+from pi_tui.testing.script_faults import Pause, Stall, legacy_fault, response_plan
 
 __all__ = ["ScriptedProvider", "request_view", "usage_from_openai"]
 

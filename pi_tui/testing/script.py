@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pi_tui.core.errors import ConfigError
-from pi_tui.providers.script_faults import Frame, validate_fault
+from pi_tui.testing.script_faults import Frame, validate_fault
 
 DEFAULT_CHUNK_SIZE = 8
 DEFAULT_ARGUMENT_CHUNKS = 3
@@ -251,20 +251,6 @@ def retry_headers(error: dict[str, Any]) -> dict[str, str]:
     if error.get("retry_after_ms") is not None:
         headers["retry-after-ms"] = str(error["retry_after_ms"])
     return headers
-
-
-CONNECTION_CUT_MESSAGE = "Connection error: the stream ended before it was complete"
-"""The errorMessage of a stream cut mid-way (both doubles and the litellm adapter use it)."""
-
-TIMEOUT_MESSAGE = "Request timed out: no data from the provider within the read timeout"
-"""The errorMessage of a stalled stream (matches pi's retryable ``timed? out``)."""
-
-def keepalive_timeout_message(seconds: float) -> str:
-    """The errorMessage of a stream whose reply stopped growing while the server kept the
-    connection busy (SSE comments, Anthropic ``ping`` events, empty chunks, blank lines) for
-    ``seconds``: the read timeout counts from the last piece of the reply, not the last byte.
-    Says "timed out", like every timeout, so pi's retry pattern (§13.7) matches it too."""
-    return f"Request timed out: only keep-alives from the provider for {seconds:g} s, no more of the reply"
 
 
 FAKE_COMPLETION_ID = "chatcmpl-fake"
