@@ -13,7 +13,7 @@ from pi_tui.core.context.summary_fit import OUTPUT_FLOOR_TOKENS
 from pi_tui.core.messages import text_of, user_message
 from pi_tui.core.provider import ModelInfo
 from pi_tui.core.tokens import count_tokens_exact
-from pi_tui.providers.scripted import request_tokens
+from pi_tui.testing.scripted import request_tokens
 from tests.session.compaction_host import FakeHost, summary_turn, usage_assistant
 
 CJK = "漢字の文章です。これは回答です。中文字符测试，한국어 문장입니다.\n"
