@@ -382,23 +382,11 @@ def _spawn_child(parent: AgentSession, spec: Any, provider: Callable[[ModelInfo]
     """A child ``AgentSession`` for one ``task`` call: the parent's model (or the definition's),
     settings, resources and provider; its own session file beside the parent's (header
     ``parentSession``), no extensions, only ``spec.tools``."""
-    from pi_tui.subagents.child import ChildHandle
     from pi_tui.subagents.definitions import child_system_resources
-    from pi_tui.subagents.setup import child_tools
+    from pi_tui.subagents.setup import child_handle, child_model, child_session_manager, child_tools
 
-    model, notes = parent.model, []
-    if spec.agent.model is not None:
-        try:
-            model = parent.model_registry.resolve(spec.agent.model)
-        except (ProviderSetupError, ConfigError, AttributeError) as err:
-            notes.append(f"model '{spec.agent.model}' of agent '{spec.agent.name}' is not available ({err}); "
-                         "it ran on the session's model")
-    if model is None:
-        raise ProviderSetupError("no model for the subagent: the session has none selected")
-    sessions = parent.session_manager
-    manager = (SessionManager.create(parent.cwd, sessions.session_dir) if sessions.session_dir is not None
-               else SessionManager.in_memory(parent.cwd))
-    manager.new_session(parent_session=str(sessions.session_file) if sessions.session_file is not None else None)
+    model, notes = child_model(parent.model, parent.model_registry, spec.agent)
+    manager = child_session_manager(parent.session_manager)
     child = create_agent_session(
         cwd=parent.cwd, agent_dir=agent, provider=provider, model=model,
         thinking_level=spec.agent.thinking or parent.thinking_level, api_key=api_key,
@@ -408,11 +396,8 @@ def _spawn_child(parent: AgentSession, spec: Any, provider: Callable[[ModelInfo]
         trust_project=getattr(parent.project_trust, "trusted", None), clock=parent.clock,
     )
     child.file_access = parent.file_access  # ACP: the child reads the editor's buffers too
-    return ChildHandle(
-        session_id=manager.session_id, session_file=manager.session_file, model=f"{model.provider}/{model.id}",
-        prompt=child.prompt, abort=child.abort, messages=lambda: child.messages, subscribe=child.subscribe,
-        close=manager.close, notes=tuple(notes),
-    )
+    child.before_tool_call = parent.before_tool_call  # ACP's permission question guards the child's calls too
+    return child_handle(child, manager, model, notes)
 
 
 def _resource_options(settings: Any) -> Any:

@@ -11,9 +11,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from pi_tui.core.errors import ConfigError, ProviderSetupError
+from pi_tui.core.provider import ModelInfo
+from pi_tui.core.session.manager import SessionManager
 from pi_tui.core.tool import Tool
-from pi_tui.subagents.child import ChildSpec
-from pi_tui.subagents.definitions import LoadedAgents, load_agents
+from pi_tui.subagents.child import ChildHandle, ChildSpec
+from pi_tui.subagents.definitions import AgentDefinition, LoadedAgents, load_agents
 from pi_tui.subagents.task_tool import DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_DEPTH, TaskTool
 from pi_tui.subagents.todo import TodoTool
 
@@ -60,3 +63,35 @@ def child_tools(spec: ChildSpec, parent_tools: Sequence[Tool], agents: LoadedAge
         elif name in mine or name in fresh:
             tools.append(mine.get(name) or fresh[name])
     return tools
+
+
+def child_model(parent_model: ModelInfo | None, registry: Any, agent: AgentDefinition) -> tuple[ModelInfo, list[str]]:
+    """The definition's model when this installation knows it, else the parent's (with a note)."""
+    model, notes = parent_model, []
+    if agent.model is not None:
+        try:
+            model = registry.resolve(agent.model)
+        except (ProviderSetupError, ConfigError, AttributeError) as err:
+            notes.append(f"model '{agent.model}' of agent '{agent.name}' is not available ({err}); "
+                         "it ran on the session's model")
+    if model is None:
+        raise ProviderSetupError("no model for the subagent: the session has none selected")
+    return model, notes
+
+
+def child_session_manager(parent: SessionManager) -> SessionManager:
+    """A new session beside the parent's file (in memory for an in-memory parent) whose header's
+    ``parentSession`` is the parent's file."""
+    manager = (SessionManager.create(parent.cwd, parent.session_dir) if parent.session_dir is not None
+               else SessionManager.in_memory(parent.cwd))
+    manager.new_session(parent_session=str(parent.session_file) if parent.session_file is not None else None)
+    return manager
+
+
+def child_handle(child: Any, manager: SessionManager, model: ModelInfo, notes: list[str]) -> ChildHandle:
+    """What the task tool holds of a child ``AgentSession``."""
+    return ChildHandle(
+        session_id=manager.session_id, session_file=manager.session_file, model=f"{model.provider}/{model.id}",
+        prompt=child.prompt, abort=child.abort, messages=lambda: child.messages, subscribe=child.subscribe,
+        close=manager.close, notes=tuple(notes),
+    )

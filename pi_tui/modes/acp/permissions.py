@@ -112,6 +112,8 @@ class PermissionGate:
                     self.always[name] = allowed
             if not allowed:
                 return BeforeToolCallResult(block=True, reason=REJECTED.format(tool=name))
+        if state is None:  # a subagent's call (the hook guards the task tool's children too): not the editor's
+            return None
         update: dict[str, Any] = {"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": "in_progress"}
         if diffs:
             update["content"] = diffs

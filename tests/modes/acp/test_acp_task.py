@@ -36,3 +36,24 @@ async def test_a_task_is_one_tool_call_that_updates_with_the_child(project: Path
     assert any("read notes.txt" in text for text in progress)
     assert calls[-1].status == "completed" and calls[-1].content[0].content.text == "The notes say: the notes."
     assert editor.message_text() == "Done."
+
+
+async def test_the_childs_own_changes_are_asked_in_the_editor_too(project: Path, agent_dir: Path) -> None:
+    (agent_dir / "settings.json").write_text(json.dumps({"subagents": {"enabled": True}}))
+    script = {"turns": [
+        {"when": {"last_user_contains": "PARENT"}, "tool_calls": [{"id": "t1", "name": "task", "arguments": {
+            "description": "make a file", "prompt": "CHILD: create made.txt"}}]},
+        {"when": {"last_user_contains": "CHILD"}, "tool_calls": [
+            {"id": "b1", "name": "bash", "arguments": {"command": "touch made.txt"}}]},
+        {"when": {"last_user_contains": "CHILD"}, "text": "I was not allowed to."},
+        {"when": {"last_user_contains": "PARENT"}, "text": "Done."},
+    ]}
+    editor = EditorClient(choices=["allow_once", "reject_once"])
+    with FakeServer(script) as server:
+        write_models(agent_dir, server.base_url)
+        async with acp_agent(editor, agent_dir, project) as conn:
+            session = await conn.new_session(cwd=str(project), mcp_servers=[])
+            await conn.prompt(session_id=session.session_id, prompt=[text_block("PARENT: delegate")])
+    titles = [call.title for call, _ in editor.permission_requests]
+    assert titles == ["task (general): make a file", "`touch made.txt`"]
+    assert not (project / "made.txt").exists()
