@@ -129,6 +129,7 @@ def create_agent_session(
             check_credentials=provider is None,
         )
         agent_session.project_trust = trust
+        agent_session.checkpoints = _checkpoints(cwd_path, agent, settings, agent_session)
         agent_session.fresh_start = _fresh_start(model, provider_name, provider, registry, settings, thinking_level)
         if runner is not None:
             runner.on_error(agent_session.emit)
@@ -227,6 +228,16 @@ def _resolve_stored(registry: Any, chosen: ModelInfo | None, provider: str, mode
     except (ProviderSetupError, ConfigError):
         return None
     return found
+
+
+def _checkpoints(cwd: Path, agent: Path, settings: Any, session: AgentSession) -> Any:
+    """Files follow the session tree (docs/checkpoints.md): on unless ``checkpoints.enabled`` is false."""
+    from pi_tui.checkpoints import open_checkpoints
+
+    session_file = session.session_manager.session_file
+    excluded = [session_file.parent] if session_file is not None else []
+    return open_checkpoints(cwd=cwd, agent_dir=agent, settings=settings, current=lambda: session.session_manager,
+                            emit=session.emit, excluded=excluded)
 
 
 def _provider_factory(provider: Any) -> Callable[[ModelInfo], Provider]:

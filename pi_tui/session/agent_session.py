@@ -134,10 +134,14 @@ class AgentSession(RunConfigMixin, LifecycleMixin, SessionControlMixin, UserBash
         session (§13.1); the SDK sets it from the CLI choices and the settings."""
         self.project_trust: Any = None
         """The project trust decision (``resources.trust.ProjectTrust``) the SDK made, or None."""
+        self.checkpoints: Any = None
+        """``pi_tui.checkpoints.Checkpoints`` (files follow the session tree), set by the SDK; None = off."""
         self.file_access: Any = None
         """``core.tool.FileAccess`` the file tools use instead of the disk (ACP mode: the editor's
         buffers); None = the disk."""
         self.replacement_cancelled = False
+        self.last_restore: dict[str, Any] | None = None
+        """What the last ``fork(restore_files=True)`` did to the files (None: cancelled/none)."""
         """Whether the last new/resume/fork was cancelled by an extension."""
         self._background: set[asyncio.Future[Any]] = set()
         self._aborts = 0
@@ -240,6 +244,8 @@ class AgentSession(RunConfigMixin, LifecycleMixin, SessionControlMixin, UserBash
 
     async def _on_agent_event(self, event: dict[str, Any]) -> None:
         kind = event["type"]
+        if self.checkpoints is not None:  # before a tool that can change files runs; after its turn
+            await self.checkpoints.on_agent_event(event)
         if self.extensions is not None and kind in _FORWARDED_TO_EXTENSIONS and self.extensions.has_handlers(kind):
             payload = {k: v for k, v in event.items() if k != "type"}
             await self.extensions.emit(kind, payload)
@@ -301,6 +307,8 @@ class AgentSession(RunConfigMixin, LifecycleMixin, SessionControlMixin, UserBash
             answer = await self.extensions.emit_before_agent_start(text, image_list, self.base_system_prompt, options)
             messages.extend(answer.messages)
             override = answer.system_prompt
+        if self.checkpoints is not None:
+            await self.checkpoints.before_prompt()
         await self._run(lambda: self.agent.prompt(messages), override, rebuild=False)
 
     async def continue_(self) -> None:

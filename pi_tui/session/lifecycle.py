@@ -72,6 +72,8 @@ class LifecycleMixin(SessionBase):
         if self._started:
             return
         self._started = True
+        if self.checkpoints is not None:
+            await self.checkpoints.on_start()
         await self._lifecycle("session_start", {"reason": "startup"})
         await self._discover_resources("startup")
 

@@ -69,6 +69,8 @@ class SessionBase:
     fresh_start: Callable[[], tuple[ModelInfo | None, str | None]] | None
     project_trust: Any
     file_access: Any
+    checkpoints: Any
+    last_restore: dict[str, Any] | None
     redactor: Redactor
 
     # Implemented by AgentSession.

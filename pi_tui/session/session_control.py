@@ -310,8 +310,16 @@ class SessionControlMixin(SessionBase):
 
     async def navigate_tree(
         self, target_id: str, *, summarize: bool = False, custom_instructions: str | None = None,
-        replace_instructions: bool = False, label: str | None = None,
+        replace_instructions: bool = False, label: str | None = None, restore_files: bool = False,
     ) -> Any:
+        """Move the leaf (§3); with ``restore_files`` the files follow (docs/checkpoints.md) and the
+        result's ``files`` says what changed."""
+        if restore_files:
+            from pi_tui.session.checkpoint_hooks import navigate_restoring
+
+            return await navigate_restoring(
+                self, self.navigate_tree, target_id, summarize=summarize, custom_instructions=custom_instructions,
+                replace_instructions=replace_instructions, label=label)
         runner = self.compaction_runner
         if runner is not None and hasattr(runner, "navigate_tree"):
             return await runner.navigate_tree(
@@ -366,6 +374,8 @@ class SessionControlMixin(SessionBase):
             await self._lifecycle("session_shutdown", {"reason": reason, "targetSessionFile": _text(manager.session_file)})
             self._adopt(manager)
         self._started = True
+        if self.checkpoints is not None:
+            await self.checkpoints.on_start()
         await self._lifecycle("session_start", {"reason": reason, "previousSessionFile": _text(previous)})
         return outcome
 
@@ -420,9 +430,15 @@ class SessionControlMixin(SessionBase):
                 pass
             raise
 
-    async def fork(self, entry_id: str, position: str = "before") -> str | None:
+    async def fork(self, entry_id: str, position: str = "before", *, restore_files: bool = False) -> str | None:
         """``/fork``: the selected text, or None (also when ``session_before_fork`` cancelled it;
-        then ``replacement_cancelled`` is True). Only ``cancel`` is honoured (§13.1)."""
+        then ``replacement_cancelled`` is True). Only ``cancel`` is honoured (§13.1). With
+        ``restore_files`` the files follow; what changed is then ``last_restore``."""
+        if restore_files:
+            from pi_tui.session.checkpoint_hooks import fork_restoring
+
+            chosen, self.last_restore = await fork_restoring(self, self.fork, entry_id, position)
+            return chosen
         if await self._cancelled_by_extension("session_before_fork", {"entryId": entry_id, "position": position}):
             return None
 

@@ -23,7 +23,11 @@ class UserBashMixin(SessionBase):
     _bash_abort: asyncio.Event
 
     async def run_user_bash(self, command: str, *, exclude_from_context: bool = False) -> BashExecutionMessage:
+        if self.checkpoints is not None:
+            await self.checkpoints.before_change()
         message = await self._execute_user_bash(command, exclude_from_context)
+        if self.checkpoints is not None:
+            await self.checkpoints.after_change("bash")
         message["output"] = self.redactor.redact(message["output"])  # as every tool's output
         self.emit({"type": "message_start", "message": message})
         self.emit({"type": "message_end", "message": message})
