@@ -26,8 +26,6 @@ class UserBashMixin(SessionBase):
         if self.checkpoints is not None:
             await self.checkpoints.before_change()
         message = await self._execute_user_bash(command, exclude_from_context)
-        if self.checkpoints is not None:
-            await self.checkpoints.after_change("bash")
         message["output"] = self.redactor.redact(message["output"])  # as every tool's output
         self.emit({"type": "message_start", "message": message})
         self.emit({"type": "message_end", "message": message})
@@ -35,6 +33,8 @@ class UserBashMixin(SessionBase):
             self._pending_bash.append(message)
         else:
             self._record(message)
+            if self.checkpoints is not None:  # bound to the command's entry (during a run: at the turn's end)
+                await self.checkpoints.after_change("bash")
         return message
 
     def abort_user_bash(self) -> None:
