@@ -239,6 +239,9 @@ class Checkpoints:
         if leaf_files is None and self._pending_here():
             assert self._pending is not None
             leaf_files = B.Binding("", None, None, self._pending.snapshot.tree, "base", {})
+        # The target is looked up before the current files are bound: when it is the leaf's own
+        # node, its recorded files are what comes back (the current ones stay recorded too).
+        target = B.effective(by_id, latest, node)
         snap = await self._tree("restore")
         if snap is None:
             return RestorePlan(node, None, None, None, problem="the working tree could not be snapshotted first")
@@ -247,11 +250,11 @@ class Checkpoints:
         await self._bind(sm, snap, leaf_node, "restore")
         if leaf is not None and sm.leaf_id != leaf:
             sm.branch(leaf)  # the move that follows starts from the leaf the user is on, not our entry
-        by_id, latest = self._index(sm)
-        target = B.effective(by_id, latest, node)
-        if target is None and had_pending and self._pending_here():  # nothing changed since the base
-            assert self._pending is not None
-            target = B.Binding("", None, None, self._pending.snapshot.tree, "base", {})
+        if target is None and had_pending:  # the session's first snapshot, written just now or still held
+            target = B.latest_by_node(sm.get_entries()).get(B.ROOT)
+            if target is None and self._pending_here():
+                assert self._pending is not None
+                target = B.Binding("", None, None, self._pending.snapshot.tree, "base", {})
         if target is None:
             return RestorePlan(node, None, None, snap.tree, problem="no file snapshot for that point")
         assert self.store is not None and target.tree is not None
@@ -278,7 +281,8 @@ class Checkpoints:
             self.emit({"type": "checkpoint", "action": "failed", "reason": "restore", "message": str(err)})
             return {**plan.preview(), "restored": False, "problem": str(err)}
         ms = int((time.monotonic() - started) * 1000)
-        self.emit({"type": "checkpoint", "action": "restore", "ms": ms, "files": done.count, **done.as_dict(10)})
+        self.emit({"type": "checkpoint", "action": "restore", "ms": ms, "files": done.count, "counts": _counts(done),
+                   **done.as_dict(10)})
         sm = self.current()
         by_id, latest = self._index(sm)
         node = self._node(sm)
@@ -313,6 +317,10 @@ class Checkpoints:
     def _node(self, sm: SessionManager) -> str | None:
         by_id = {str(e["id"]): e for e in sm.get_entries()}
         return B.node_of(by_id, sm.leaf_id)
+
+    def has_snapshots(self) -> bool:
+        """Whether this session has any file snapshot (recorded, or its first one held back)."""
+        return self._has_snapshots() or self._pending_here()
 
     def _has_snapshots(self) -> bool:
         return bool(B.latest_by_node(self.current().get_entries()))

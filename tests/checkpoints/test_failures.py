@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 from pathlib import Path
 
@@ -10,7 +11,15 @@ import pytest
 
 from pi_tui.checkpoints.git_store import store_dir_for
 from pi_tui.core.errors import PiError
-from tests.checkpoints.conftest import bash, cp_entries, needs_git, picture, tree_hashes, user_git, write
+from tests.checkpoints.conftest import (
+    bash,
+    cp_entries,
+    needs_git,
+    picture,
+    tree_hashes,
+    user_git,
+    write,
+)
 
 pytestmark = needs_git
 
@@ -60,12 +69,17 @@ async def test_a_missing_snapshot_refuses_the_restore_before_anything_moves(make
     assert session.session_manager.leaf_id == leaf  # the conversation did not move either
 
 
+def _real(path: Path) -> str:
+    return os.path.realpath(path)
+
+
 async def test_cwd_is_home_turns_it_off(make_session, isolated_home: Path) -> None:
+    home = _real(isolated_home)
     session, _, events = make_session([{"text": "hi"}], cwd=isolated_home)
     await session.start()
     await session.prompt("hello")
     assert [n for n in _notes(events) if "Checkpoints are off" in n] == [
-        f"Checkpoints are off: the working folder is your home folder ({isolated_home.resolve()}); "
+        f"Checkpoints are off: the working folder is your home folder ({home}); "
         "nothing is snapshotted there"]
 
 
@@ -81,7 +95,7 @@ async def test_a_nested_repository_is_left_alone(make_session, project: Path) ->
     outer_git = tree_hashes(project / ".git")
     session, _, events = make_session([bash("echo v2 > lib/code.c; echo top > top.txt"), {"text": "done"}])
     await session.prompt("go")
-    first = [e for e in session.session_manager.get_entries() if e.get("message", {}).get("role") == "user"][0]
+    first = next(e for e in session.session_manager.get_entries() if e.get("message", {}).get("role") == "user")
     result = await session.navigate_tree(first["id"], restore_files=True)
     assert result.files["deleted"] == ["top.txt"]
     assert (inner / "code.c").read_text() == "v2\n"  # inside the nested repository: not ours to restore
@@ -96,7 +110,7 @@ async def test_two_sessions_of_one_project_at_once(make_session, project: Path) 
     await asyncio.gather(one.prompt("first"), two.prompt("second"))
     assert not [e for e in events_one + events_two if e["type"] == "checkpoint" and e["action"] == "failed"]
     assert cp_entries(one) and cp_entries(two)
-    target = [e for e in one.session_manager.get_entries() if e.get("message", {}).get("role") == "user"][0]
+    target = next(e for e in one.session_manager.get_entries() if e.get("message", {}).get("role") == "user")
     from pi_tui.session.checkpoint_hooks import preview_restore
 
     preview = await preview_restore(one, target["id"])

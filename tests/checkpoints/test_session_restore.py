@@ -99,7 +99,7 @@ async def test_branches_keep_their_own_files_across_fork_and_restart(make_sessio
 
     # /fork from the prompt "c": the new session starts with B's files
     await again.navigate_tree(c_leaf, restore_files=True)
-    c_prompt = [i for i in _user_ids(again)][-1]
+    c_prompt = list(_user_ids(again))[-1]
     selected = await again.fork(c_prompt, restore_files=True)
     assert selected == "c" and (project / "f.txt").read_text() == "B\n"
     assert again.last_restore is not None and again.last_restore["changed"] == ["f.txt"]

@@ -29,6 +29,8 @@ BUILTIN_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("context", "What the model receives next, part by part, with token counts"),
     SlashCommand("tree", "Navigate the session tree (switch branches)"),
     SlashCommand("fork", "Branch into a new session from an earlier message"),
+    SlashCommand("undo", "Go back to before the last prompt, files included"),
+    SlashCommand("redo", "Return to where the last /undo left, files included"),
     SlashCommand("new", "Start a new session"),
     SlashCommand("resume", "Resume another session"),
     SlashCommand("session", "Session info: file, ids, messages, tokens, cost"),
