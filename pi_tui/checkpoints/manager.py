@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -112,13 +112,6 @@ class Checkpoints:
         if self._dirty and self.enabled:
             self._dirty = False
             await self.snapshot(reason)
-
-    async def on_agent_event(self, event: Mapping[str, Any]) -> None:
-        kind = event.get("type")
-        if kind == "tool_execution_start" and event.get("toolName") not in READ_ONLY_TOOLS:
-            await self.before_change()
-        elif kind in ("turn_end", "agent_end") and self._dirty:
-            await self.after_change("turn")
 
     # ------------------------------------------------------------------ snapshots
 

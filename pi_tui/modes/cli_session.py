@@ -47,6 +47,7 @@ def session_from_args(args: argparse.Namespace, *, cwd: Path | None = None, **ov
         "load_extensions": not getattr(args, "no_extensions", False),
         "extension_paths": tuple(getattr(args, "extensions", None) or ()),
         "trust_project": True if getattr(args, "trust_project", False) else None,
+        "mcp_config": tuple(getattr(args, "mcp_config", None) or ()),
     }
     if getattr(args, "fork", None):
         from pi_tui.sdk import apply_project_trust, fork_session_arg

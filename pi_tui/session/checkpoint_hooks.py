@@ -1,6 +1,7 @@
-"""Where the session meets ``pi_tui.checkpoints``: restoring files with ``/tree``, ``/fork``,
-``/undo`` and ``/redo``. The snapshot points themselves are one-line calls in the session
-(start, prompt, agent events, ``!cmd``); everything that decides lives in the room.
+"""Where the session meets ``pi_tui.checkpoints``: the snapshot points through the hook lists
+(``attach_checkpoints``: session start and resume, before each prompt, before a tool that can
+change files runs, after its turn), and restoring files with ``/tree``, ``/fork``, ``/undo`` and
+``/redo``. Everything that decides lives in the room.
 
 A restore is planned first (the current files snapshotted and bound to the leaf being left, the
 target's snapshot looked up and checked), and refused with the reason before the conversation
@@ -15,6 +16,32 @@ from typing import Any
 
 from pi_tui.core.errors import EntryNotFoundError, PiError
 from pi_tui.session.branch_navigation import NavigateResult
+
+
+def attach_checkpoints(session: Any, checkpoints: Any) -> None:
+    """Plug ``checkpoints`` into ``session.hooks`` (``hooks.py``)."""
+    from pi_tui.checkpoints.manager import READ_ONLY_TOOLS
+
+    session.checkpoints = checkpoints
+
+    async def started(_reason: str) -> None:
+        await checkpoints.on_start()
+
+    async def before_prompt(_text: str) -> None:
+        await checkpoints.before_prompt()
+
+    async def before_tool(info: Any) -> None:  # a gate that never blocks: it only looks
+        if info.tool_call.get("name") not in READ_ONLY_TOOLS:
+            await checkpoints.before_change()
+
+    async def turn_ended(_turn: Any) -> None:
+        await checkpoints.after_change("turn")
+
+    session.hooks.session_started.append(started)
+    session.hooks.before_prompt.append(before_prompt)
+    session.hooks.tool_gates.append(before_tool)
+    session.hooks.turn_ended.append(turn_ended)
+
 
 NO_CHECKPOINTS = "File checkpoints are off for this session (checkpoints.enabled is false)"
 
