@@ -18,9 +18,9 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 
 from pi_tui.checkpoints.git_store import store_dir_for
 from pi_tui.core.errors import PiError
-from pi_tui.providers.scripted import ScriptedProvider
 from pi_tui.sdk import create_agent_session
 from pi_tui.session.checkpoint_hooks import undo
+from pi_tui.testing.scripted import ScriptedProvider
 from tests.checkpoints.conftest import MODEL, needs_git
 
 FILES = ("a.txt", "sub/b.txt", "c d.txt")
@@ -54,8 +54,10 @@ class CheckpointMachine(RuleBasedStateMachine):
         self.session = create_agent_session(cwd=self.project, agent_dir=self.agent, provider=ScriptedProvider(_turns()),
                                             model=MODEL, settings={}, load_extensions=False)
         self.step = 0
-        self.must_keep: dict[str, str] = {}
-        """blob id → a description of where the content came from."""
+        self.at_risk: dict[str, str] = {}
+        """What was on disk before the current action: blob id → where it came from."""
+        self.kept: dict[str, str] = {}
+        """Contents the store is known to hold."""
 
     def teardown(self) -> None:
         if hasattr(self, "session"):
@@ -65,7 +67,7 @@ class CheckpointMachine(RuleBasedStateMachine):
     def _remember_disk(self, why: str) -> None:
         for path in self.project.rglob("*"):
             if path.is_file() and not path.is_symlink():
-                self.must_keep.setdefault(_blob(path.read_bytes()), f"{path.relative_to(self.project)} ({why})")
+                self.at_risk.setdefault(_blob(path.read_bytes()), f"{path.relative_to(self.project)} ({why})")
 
     def _on_disk(self) -> set[str]:
         return {_blob(p.read_bytes()) for p in self.project.rglob("*") if p.is_file() and not p.is_symlink()}
@@ -85,6 +87,7 @@ class CheckpointMachine(RuleBasedStateMachine):
         self._remember_disk("before a prompt")
         self.loop.run_until_complete(self.session.prompt(f"step-{self.step}-{name} please"))
         self.step += 1
+        self._check_after("a prompt")
         self._remember_disk("after a turn")
 
     @rule(name=st.sampled_from(FILES), text=st.text(alphabet="xyz\n", min_size=0, max_size=5))
@@ -108,6 +111,7 @@ class CheckpointMachine(RuleBasedStateMachine):
             self.loop.run_until_complete(self.session.navigate_tree(target["id"], restore_files=True))
         except PiError as err:
             assert "Cannot restore files" in str(err) or "off" in str(err), err
+        self._check_after("a restore")
 
     @rule()
     def undo_last_prompt(self) -> None:
@@ -116,14 +120,23 @@ class CheckpointMachine(RuleBasedStateMachine):
             self.loop.run_until_complete(undo(self.session))
         except PiError as err:
             assert "Nothing to undo" in str(err) or "Cannot restore files" in str(err), err
+        self._check_after("/undo")
+
+    def _check_after(self, action: str) -> None:
+        """Right after an action that snapshots or restores: what was on disk before it is still on
+        disk or in the store. From then on only what the store holds is tracked (what the user
+        later deletes by hand without any snapshot point in between is the user's doing)."""
+        reachable = self._reachable()
+        lost = [why for blob, why in self.at_risk.items() if blob not in reachable and blob not in self._on_disk()]
+        assert not lost, f"unreachable after {action}: {lost}"
+        self.kept.update({blob: why for blob, why in self.at_risk.items() if blob in reachable})
+        self.at_risk = {}
 
     @invariant()
-    def nothing_written_is_lost(self) -> None:
-        if not hasattr(self, "session") or not self.must_keep:
-            return
-        reachable = self._reachable() | self._on_disk()  # in a snapshot, or still where it was written
-        lost = [why for blob, why in self.must_keep.items() if blob not in reachable]
-        assert not lost, f"unreachable after the last action: {lost}"
+    def what_the_store_held_stays_reachable(self) -> None:
+        if hasattr(self, "session") and self.kept:
+            reachable = self._reachable()
+            assert not [why for blob, why in self.kept.items() if blob not in reachable]
 
     @invariant()
     def the_pre_existing_file_is_never_deleted_unless_restored_away(self) -> None:
