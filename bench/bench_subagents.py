@@ -28,8 +28,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from pi_tui.core.provider import ModelInfo  # noqa: E402
-from pi_tui.providers.scripted import ScriptedProvider  # noqa: E402
 from pi_tui.sdk import create_agent_session  # noqa: E402
+from pi_tui.testing.scripted import ScriptedProvider  # noqa: E402
 
 MODEL = ModelInfo(provider="bench", id="bench-model", context_window=200_000)
 QUESTION = "PARENT: which module sets the retry limit, and to what?"

@@ -37,8 +37,8 @@ def need(binary: Path) -> None:
 
 def session_with(project: Path, agent_dir: Path, turns: list[dict[str, Any]], **kwargs: Any) -> Any:
     from pi_tui.core.provider import ModelInfo
-    from pi_tui.providers.scripted import ScriptedProvider
     from pi_tui.sdk import create_agent_session
+    from pi_tui.testing.scripted import ScriptedProvider
 
     provider = ScriptedProvider(turns)
     kwargs.setdefault("model", ModelInfo(provider="scripted", id="scripted-vision", name="Scripted",

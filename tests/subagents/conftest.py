@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from pi_tui.providers.scripted import ScriptedProvider
 from pi_tui.sdk import create_agent_session
 from pi_tui.session.agent_session import AgentSession
+from pi_tui.testing.scripted import ScriptedProvider
 from tests.session.conftest import MODEL, FakeClock
 
 SUBAGENT = "working as a subagent"
@@ -48,3 +48,7 @@ def make_parent(project: Path, agent_dir: Path) -> Any:
         return session, provider, events
 
     return make
+
+
+def read_text(path: Path) -> str:
+    return path.read_text()
