@@ -9,7 +9,7 @@ from pathlib import Path
 
 from acp import text_block
 
-from pi_tui.providers.fake_server import FakeServer
+from pi_tui.testing.fake_server import FakeServer
 from tests.mcp.conftest import HOSTILE
 from tests.modes.acp.conftest import EditorClient, acp_agent, write_models
 
