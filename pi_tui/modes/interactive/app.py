@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -228,6 +229,11 @@ class PiApp(App[int]):
         if self.bridge is not None:
             self.bridge.detach()
         await self._emit_shutdown()
+        if getattr(self.session, "mcp", None) is not None:  # bounded; what is left dies with the app's groups
+            from pi_tui.session.mcp_tools import close_mcp
+
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(close_mcp(self.session), SHUTDOWN_GRACE_SECONDS)
 
     async def _emit_shutdown(self) -> None:
         """Extensions hear ``session_shutdown{reason:"quit"}`` however the app ends (ctrl+c twice,

@@ -197,6 +197,9 @@ class RpcServer:
         self.ui.cancel_all()
         self.session.set_extension_ui(None)  # nobody is left to answer
         self._unsubscribe()
+        from pi_tui.session.mcp_tools import close_mcp
+
+        await close_mcp(self.session)
         runner = self.session.extensions
         if runner is not None and runner.has_handlers("session_shutdown"):
             await runner.emit("session_shutdown", {"reason": "quit"})
