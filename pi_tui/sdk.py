@@ -138,6 +138,11 @@ def create_agent_session(
             check_credentials=provider is None,
         )
         agent_session.project_trust = trust
+        checkpoints = _checkpoints(cwd_path, agent, settings, agent_session)
+        if checkpoints is not None:
+            from pi_tui.session.checkpoint_hooks import attach_checkpoints
+
+            attach_checkpoints(agent_session, checkpoints)
         mcp = _mcp_manager(cwd_path, agent, settings, trust, mcp_config, mcp_servers)
         agent_session.mcp = mcp
         if mcp is not None:
@@ -270,6 +275,16 @@ def _resolve_stored(registry: Any, chosen: ModelInfo | None, provider: str, mode
     except (ProviderSetupError, ConfigError):
         return None
     return found
+
+
+def _checkpoints(cwd: Path, agent: Path, settings: Any, session: AgentSession) -> Any:
+    """Files follow the session tree (docs/checkpoints.md): on unless ``checkpoints.enabled`` is false."""
+    from pi_tui.checkpoints import open_checkpoints
+
+    session_file = session.session_manager.session_file
+    excluded = [session_file.parent] if session_file is not None else []
+    return open_checkpoints(cwd=cwd, agent_dir=agent, settings=settings, current=lambda: session.session_manager,
+                            emit=session.emit, excluded=excluded)
 
 
 def _provider_factory(provider: Any) -> Callable[[ModelInfo], Provider]:
