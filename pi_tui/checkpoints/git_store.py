@@ -20,6 +20,7 @@ import fcntl
 import hashlib
 import os
 import shutil
+import stat
 import subprocess
 import time
 from collections.abc import Iterator, Sequence
@@ -29,6 +30,8 @@ from pathlib import Path
 from pi_tui.checkpoints.scan_limits import ScanLimits, exclude_text, select_new_files, user_git_dir
 
 AUTHOR = ("pi-tui checkpoints", "checkpoints@pi-tui.invalid")
+PACK_AT = 200
+"""From this many new files on, their contents go into one pack first (``_pack_new_files``)."""
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _GITLINK = "160000"
 _ATTRIBUTES = "* -text -filter -ident -working-tree-encoding -eol\n"
@@ -205,12 +208,44 @@ class GitStore:
             new = [p for p in listed.decode("utf-8", "surrogateescape").split("\0") if p]
             chosen, skipped = select_new_files(self.work_tree, new, self.limits)
             self.git("add", "-u", deadline=deadline)
+            if len(chosen) >= PACK_AT:
+                self._pack_new_files(chosen, deadline)
             if chosen:
                 payload = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in chosen)
                 self.git("update-index", "--add", "-z", "--stdin", stdin=payload, deadline=deadline)
             tree = self.git("write-tree", deadline=deadline).decode().strip()
         return TreeSnapshot(tree=tree, ms=int((time.monotonic() - started) * 1000), skipped=tuple(skipped),
                             notes=tuple(notes))
+
+    def _pack_new_files(self, paths: Sequence[str], deadline: float) -> None:
+        """Write many new files' contents as one pack (``fast-import``) before ``update-index``,
+        which then finds every object present: one loose object file per file costs ~1 ms each
+        on a slow file system (10,000 files: 9 s → 1 s). Only regular files are read here."""
+        process = subprocess.Popen(["git", "fast-import", "--quiet"], stdin=subprocess.PIPE,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=self.work_tree,
+                                   env=self._environment())
+        assert process.stdin is not None
+        try:
+            for path in paths:
+                if time.monotonic() >= deadline:
+                    raise SnapshotTimeout("git fast-import did not finish in time")
+                full = os.path.join(self.work_tree, path)
+                try:
+                    if not stat.S_ISREG(os.lstat(full).st_mode):
+                        continue
+                    with open(full, "rb") as handle:
+                        data = handle.read()
+                except OSError:
+                    continue  # gone or unreadable: update-index reports it
+                process.stdin.write(b"blob\ndata %d\n" % len(data) + data + b"\n")
+            process.stdin.close()
+            process.wait(timeout=max(0.01, deadline - time.monotonic()))
+        except (subprocess.TimeoutExpired, BrokenPipeError, SnapshotTimeout) as err:
+            process.kill()
+            process.wait()
+            if isinstance(err, BrokenPipeError):
+                return  # fast-import failed: update-index writes the objects one by one instead
+            raise SnapshotTimeout("git fast-import did not finish in time") from err
 
     def _write_excludes(self) -> None:
         text = exclude_text(self.work_tree, self._user_git is not None, self._excluded)

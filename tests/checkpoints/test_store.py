@@ -204,3 +204,21 @@ def test_the_users_repository_is_never_written(agent_dir: Path, project: Path) -
     assert tree_hashes(git_dir) == before  # HEAD, refs, index bytes, objects, config: all of it
     assert user_git(project, "--no-optional-locks", "status", "--porcelain") == split
     assert (project / "staged.txt").read_text() == "s3 unstaged on top\n"
+
+
+def test_many_new_files_go_through_one_pack_and_restore_exactly(agent_dir: Path, project: Path) -> None:
+    from pi_tui.checkpoints.git_store import PACK_AT
+
+    for i in range(PACK_AT + 50):
+        (project / f"dir{i % 7}").mkdir(exist_ok=True)
+        (project / f"dir{i % 7}" / f"f{i}.bin").write_bytes(bytes([i % 256]) * (i + 1))
+    (project / "link").symlink_to("dir0/f0.bin")
+    store = _store(agent_dir, project)
+    before = picture(project)
+    first = store.snapshot(_deadline()).tree
+    assert list((store.store / "objects" / "pack").glob("*.pack"))  # written as a pack
+    for i in range(0, PACK_AT, 3):
+        (project / f"dir{i % 7}" / f"f{i}.bin").write_bytes(b"changed")
+    second = store.snapshot(_deadline()).tree
+    store.restore(second, first, _deadline())
+    assert picture(project) == before
