@@ -32,6 +32,7 @@ from pi_tui.checkpoints.scan_limits import ScanLimits, exclude_text, select_new_
 AUTHOR = ("pi-tui checkpoints", "checkpoints@pi-tui.invalid")
 PACK_AT = 200
 """From this many new files on, their contents go into one pack first (``_pack_new_files``)."""
+PACK_BATCH = 5000
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _GITLINK = "160000"
 _ATTRIBUTES = "* -text -filter -ident -working-tree-encoding -eol\n"
@@ -202,8 +203,9 @@ class GitStore:
             new = [p for p in listed.decode("utf-8", "surrogateescape").split("\0") if p]
             chosen, skipped = select_new_files(self.work_tree, new, self.limits)
             self.git("add", "-u", deadline=deadline)
-            if len(chosen) >= PACK_AT:
-                self._pack_new_files(chosen, deadline)
+            if len(chosen) >= PACK_AT:  # in batches: a snapshot past its time keeps the packs done so far
+                for start in range(0, len(chosen), PACK_BATCH):
+                    self._pack_new_files(chosen[start:start + PACK_BATCH], deadline)
             if chosen:
                 payload = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in chosen)
                 self.git("update-index", "--add", "-z", "--stdin", stdin=payload, deadline=deadline)
