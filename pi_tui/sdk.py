@@ -13,6 +13,9 @@ Anything not given is built the way the CLI builds it::
     store      ``session_manager``, else --session / --continue / --no-session, else a new file
     extensions ``extensions`` (an ``ExtensionRunner``), else those found on disk (unless
                ``load_extensions=False``) plus ``extension_paths`` (always loaded)
+    permissions ``permissions`` (a ``permissions.setup.PermissionOptions``): modes, rules and the
+               bash sandbox (docs/permissions.md); None (default): none of it, every tool call
+               runs as in pi — an embedding program decides for itself
     trust      ``trust_project``: True/False decides for this run; None (default) uses the
                ``trustedProjects`` setting or the answer remembered in the agent dir, else the
                project's code (``.pi/extensions``, project ``extensions``/``shellPath``/
@@ -67,6 +70,7 @@ def create_agent_session(
     extension_paths: Sequence[str] = (),
     trust_project: bool | None = None,
     clock: Clock | None = None,
+    permissions: Any = None,
 ) -> AgentSession:
     """An ``AgentSession`` ready for ``prompt()``; see the module docstring for the defaults."""
     cwd_path = Path(cwd).absolute() if cwd is not None else Path.cwd()
@@ -129,6 +133,8 @@ def create_agent_session(
             check_credentials=provider is None,
         )
         agent_session.project_trust = trust
+        if permissions is not None:
+            _install_permissions(agent_session, permissions, cwd_path, agent, settings, trust.trusted)
         agent_session.fresh_start = _fresh_start(model, provider_name, provider, registry, settings, thinking_level)
         if runner is not None:
             runner.on_error(agent_session.emit)
@@ -176,6 +182,33 @@ def apply_project_trust(cwd: Path, agent: Path, settings: Any, flag: bool | None
     if hasattr(settings, "set_project_trusted"):
         settings.set_project_trusted(trust.trusted)
     return trust
+
+
+def _install_permissions(session: AgentSession, options: Any, cwd: Path, agent: Path, settings: Any,
+                         trusted: bool) -> None:
+    """The gate before every tool call, the sandbox for bash and ``!cmd``, and bash's
+    ``escalate``/``justification`` arguments when there is a sandbox to leave."""
+    import asyncio
+
+    from pi_tui.permissions.setup import build_gate
+
+    def stop_turn() -> None:
+        task = asyncio.ensure_future(session.abort())
+        session._background.add(task)
+        task.add_done_callback(session._background.discard)
+
+    gate = build_gate(options, cwd=cwd, agent_dir=agent, settings=settings, trusted=trusted, on_event=session.emit,
+                      stop_turn=stop_turn)
+    session.permissions = gate
+    if gate.sandboxed:
+        from pi_tui.tools.bash import BashTool, EscalatingBashTool
+
+        for name, tool in list(session._all_tools.items()):
+            if type(tool) is BashTool:
+                session._all_tools[name] = EscalatingBashTool()
+    for notice in options.notices:
+        session.add_diagnostic("permissions", notice)
+        session.notify(notice, "warning")
 
 
 def _registry(agent: Path) -> Any:

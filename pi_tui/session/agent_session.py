@@ -137,6 +137,9 @@ class AgentSession(RunConfigMixin, LifecycleMixin, SessionControlMixin, UserBash
         self.file_access: Any = None
         """``core.tool.FileAccess`` the file tools use instead of the disk (ACP mode: the editor's
         buffers); None = the disk."""
+        self.permissions: Any = None
+        """The permission gate and bash sandbox (``permissions.gate.PermissionGate``) the SDK set
+        up, or None: every tool call runs as in pi."""
         self.replacement_cancelled = False
         """Whether the last new/resume/fork was cancelled by an extension."""
         self._background: set[asyncio.Future[Any]] = set()

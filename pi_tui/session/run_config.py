@@ -106,6 +106,10 @@ class RunConfigMixin(SessionBase):
             verdict = await self._hooks.before_tool_call(info)
             if verdict is not None and verdict.block:
                 return verdict
+        if self.permissions is not None:
+            gated: BeforeToolCallResult | None = await self.permissions.before_tool_call(info)
+            if gated is not None and gated.block:
+                return gated
         if self.before_tool_call is not None:
             return await self.before_tool_call(info)
         return None
@@ -155,4 +159,5 @@ class RunConfigMixin(SessionBase):
             model_supports_images=model.supports_images if model is not None else True,
             files=self.file_access,
             secret_values=self.redactor.values,
+            sandbox=self.permissions,
         )

@@ -69,6 +69,7 @@ class SessionBase:
     fresh_start: Callable[[], tuple[ModelInfo | None, str | None]] | None
     project_trust: Any
     file_access: Any
+    permissions: Any
     redactor: Redactor
 
     # Implemented by AgentSession.

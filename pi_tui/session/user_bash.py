@@ -65,7 +65,7 @@ class UserBashMixin(SessionBase):
         artifact_dir = self.session_manager.artifact_dir if self.session_manager.session_file is not None else None
         return await run_user_bash(command, cwd=self.cwd, settings=self.settings, artifact_dir=artifact_dir,
                                    abort=self._bash_abort, exclude_from_context=exclude, executor=executor,
-                                   secret_values=self.redactor.values)
+                                   secret_values=self.redactor.values, sandbox=self.permissions)
 
 
 def _from_result(command: str, result: dict[str, Any], exclude: bool) -> BashExecutionMessage:
