@@ -76,7 +76,7 @@ async def execute_tool_calls(
             await _prepare(item, tools, assistant, context, config, emit)
             if item.result is None:
                 await _run_and_finalize([item], assistant, context, config, emit, signal)
-            results.extend(await _publish_results([item], context, config, emit))
+            results.extend(await _publish_results([item], context, config, emit, recorded=results))
         return results, _terminates(calls)
     for item in calls:
         await _prepare(item, tools, assistant, context, config, emit)
@@ -243,13 +243,15 @@ async def _after_hook(item: _Call, assistant: AssistantMessage, context: AgentCo
 
 
 async def _publish_results(
-    items: list[_Call], context: AgentContext, config: AgentLoopConfig, emit: Emit
+    items: list[_Call], context: AgentContext, config: AgentLoopConfig, emit: Emit,
+    *, recorded: list[ToolResultMessage] | None = None,
 ) -> list[ToolResultMessage]:
     """Build the toolResult messages, pass them through ``transform_tool_results`` (the
-    session's artifact step sees a whole batch at once), then record and announce each."""
+    session's artifact step sees a whole batch at once; sequentially, one result with the
+    batch's ``recorded`` ones, so its per-turn budget still holds), then record and announce each."""
     messages = [_result_message(item) for item in items]
     if config.transform_tool_results is not None:
-        changed = await config.transform_tool_results(messages)
+        changed = await config.transform_tool_results(messages, list(recorded or ()))
         if len(changed) == len(messages):
             messages = changed
     published: list[ToolResultMessage] = []

@@ -148,9 +148,12 @@ class AgentLoopConfig:
     finalize_message: FinalizeMessage | None = None
     """Called with every finished message before ``message_end`` (the extension ``message_end``
     hook); the returned message replaces it in the history and in later events."""
-    transform_tool_results: Callable[[list[ToolResultMessage]], Awaitable[list[ToolResultMessage]]] | None = None
+    transform_tool_results: (
+        Callable[[list[ToolResultMessage], list[ToolResultMessage]], Awaitable[list[ToolResultMessage]]] | None
+    ) = None
     """Sees the toolResult messages of one batch before they are recorded (the session's
-    artifact step: large outputs saved to files and replaced by a preview)."""
+    artifact step: large outputs saved to files and replaced by a preview), with the results of
+    the same assistant message already recorded (sequential execution records one at a time)."""
     on_payload: PayloadHook | None = None
     on_request: Callable[[CompletionRequest], None] | None = None
     """Sees every finished request before it goes to the provider (the UI's /context compares

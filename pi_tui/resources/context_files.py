@@ -12,7 +12,8 @@ Bounds (pi has none: a 30 MB ``AGENTS.md`` went whole into every request of an 8
 * all files together: at most ``context_budget_bytes(window)`` — a fifth of the model's context
   window (at ~4 bytes a token) and never more than ``CONTEXT_FILES_MAX_BYTES`` (128 KB). When over,
   the most specific files (the cwd's, last) keep their text and the more general ones are cut
-  first (``fit_context_files``);
+  first, or left out with a note naming them when less than 1 KB would be left of them
+  (``fit_context_files``);
 * a binary file (a NUL byte, or not UTF-8), a FIFO or a device is reported, never sent.
 
 Every cut and every refusal is a warning diagnostic naming the file, shown at startup (TUI,
@@ -47,6 +48,8 @@ CONTEXT_WINDOW_SHARE = 0.2
 BYTES_PER_TOKEN = 4
 MIN_CONTEXT_BUDGET_BYTES = 2 * 1024
 """Even a tiny window gets the start of the instructions."""
+MIN_USEFUL_PART_BYTES = 1024
+"""A file the budget leaves less than this for is left out with a note, not cut to a heading."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,15 +88,34 @@ def _cut_notice(path: Path, size: int, kept: int, why: str) -> str:
             f"are included here ({why}). Use the read tool for the rest.]")
 
 
+def _left_out_notice(path: Path, size: int, why: str) -> str:
+    return f"[pi-tui: {path} ({format_size(size)}) is left out here ({why}). Use the read tool to read it.]"
+
+
+def _cut_point(head: bytes) -> int:
+    """Where to end a cut ``head``: its last line end, or its last space when the last line end
+    would drop more than half of it (a file of long paragraphs was cut to its first heading)."""
+    for separator in (b"\n", b" "):
+        at = head.rfind(separator)
+        if at >= len(head) // 2:
+            return at
+    return len(head)
+
+
 def _cut(file: ContextFile, limit: int, why: str) -> ContextFile:
-    """``file`` with its text cut to at most ``limit`` bytes at a line end, plus the marker."""
+    """``file`` with its text cut to at most ``limit`` bytes, plus the marker."""
     data = file.content.encode("utf-8")
     size = file.size if file.size is not None else len(data)
     head = data[:limit]
-    if b"\n" in head and len(data) > limit:
-        head = head[: head.rindex(b"\n")]
+    if len(data) > limit:
+        head = head[: _cut_point(head)]
     text = head.decode("utf-8", "ignore")
     return replace(file, content=text + _cut_notice(file.path, size, len(head), why), size=size, sent_bytes=len(head))
+
+
+def _left_out(file: ContextFile, why: str) -> ContextFile:
+    size = file.size if file.size is not None else len(file.content.encode("utf-8"))
+    return replace(file, content=_left_out_notice(file.path, size, why), size=size, sent_bytes=0)
 
 
 def read_context_file(path: Path, diagnostics: list[ResourceDiagnostic] | None,
@@ -142,8 +164,10 @@ def fit_context_files(
     files: Sequence[ContextFile], budget: int
 ) -> tuple[list[ContextFile], list[ResourceDiagnostic]]:
     """Keep the files' total text within ``budget`` bytes. The most specific files (last) keep
-    their text first; the budget left over goes to the earlier ones, which are cut or reduced to
-    their marker. Returns the files and a warning for each one that was cut."""
+    their text first; the budget left over goes to the earlier ones, which are cut, or left out
+    with a note naming them when less than ``MIN_USEFUL_PART_BYTES`` is left (the start of a
+    file cut to a few bytes only misleads). Returns the files and a warning for each one that
+    was cut or left out."""
     sizes = [len(f.content.encode("utf-8")) for f in files]
     if sum(sizes) <= budget:
         return list(files), []
@@ -156,16 +180,21 @@ def fit_context_files(
             left -= sizes[index]
             continue
         why = f"all context files together are limited to {format_size(budget)} for this model's window"
-        fitted[index] = _cut(file, max(0, left), why)
+        share = f"all context files share {format_size(budget)}, a fifth of the model's context window"
+        if left < MIN_USEFUL_PART_BYTES:
+            fitted[index] = _left_out(file, why)
+            size = fitted[index].size or sizes[index]
+            notes.append(ResourceDiagnostic(
+                "warning", f"context file is {format_size(size)}: left out, the model is told where it is ({share})",
+                file.path))
+            continue
+        fitted[index] = _cut(file, left, why)
         left = max(0, left - (fitted[index].sent_bytes or 0))
         kept = fitted[index].sent_bytes or 0
         size = fitted[index].size or sizes[index]
         notes.append(ResourceDiagnostic(
-            "warning",
-            f"context file is {format_size(size)}: only its first {format_size(kept)} are sent to the model "
-            f"(all context files share {format_size(budget)}, a fifth of the model's context window)",
-            file.path,
-        ))
+            "warning", f"context file is {format_size(size)}: only its first {format_size(kept)} are sent to the model "
+            f"({share})", file.path))
     return fitted, notes
 
 

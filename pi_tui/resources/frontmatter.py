@@ -2,6 +2,8 @@
 
 Rules: CRLF/CR become LF; a file that starts with ``---`` has frontmatter only when a closing
 ``\\n---`` follows; the YAML must be a mapping (empty means ``{}``); the body is the trimmed rest.
+Scalars come out as pi's parser gives them (``tests/resources/test_frontmatter.py`` holds vectors
+taken from pi 0.73.1 for every block and quoted style).
 Invalid YAML raises ``FrontmatterError`` whose message says where ("… at line L, column C") so the
 diagnostic can point the user at the exact spot.
 """
@@ -49,6 +51,11 @@ def parse_frontmatter(content: str) -> ParsedMarkdown:
     if end == -1:
         return ParsedMarkdown({}, normalized)
     yaml_text = normalized[4:end] if end >= 4 else ""
+    if yaml_text and not yaml_text.endswith("\n"):
+        # The block ends where the closing ``---`` line starts, so its last line has no line
+        # break. pi's parser (npm ``yaml``) reads the end of input as one; PyYAML does not, and
+        # ``description: |`` ending the block lost its final newline in the system prompt.
+        yaml_text += "\n"
     body = normalized[end + 4 :].strip()
     try:
         data = yaml.safe_load(yaml_text) if yaml_text.strip() else None

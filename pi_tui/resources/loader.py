@@ -26,7 +26,7 @@ from pi_tui.resources.context_files import (
 )
 from pi_tui.resources.diagnostics import ResourceDiagnostic
 from pi_tui.resources.locations import agent_dir as default_agent_dir
-from pi_tui.resources.locations import expand_home, project_dir
+from pi_tui.resources.locations import expand_home, normalized_path, project_dir
 from pi_tui.resources.prompt_templates import PromptTemplate, load_prompt_templates
 from pi_tui.resources.settings import SettingsManager
 from pi_tui.resources.skills import Skill, load_skills
@@ -131,8 +131,7 @@ class LoadedResources:
 
 
 def _resolve_path(value: str, cwd: Path) -> Path:
-    path = expand_home(value)
-    return path if path.is_absolute() else cwd / path
+    return normalized_path(cwd, expand_home(value))
 
 
 def _text_or_file(value: str, cwd: Path, diagnostics: list[ResourceDiagnostic]) -> tuple[str | None, Path | None]:
@@ -197,7 +196,8 @@ def load_resources(
         cwd,
         agent,
         explicit_paths=[_resolve_path(p, cwd) for p in options.skill_paths],
-        settings_paths=settings.resource_paths("skills") if settings else (),
+        project_settings_paths=settings.resource_paths("skills", "project") if settings else (),
+        user_settings_paths=settings.resource_paths("skills", "global") if settings else (),
         extension_paths=options.extra_skill_paths,
         include_defaults=not options.no_skills,
         include_builtin=options.include_builtin,
@@ -209,7 +209,8 @@ def load_resources(
         cwd,
         agent,
         explicit_paths=[_resolve_path(p, cwd) for p in options.prompt_template_paths],
-        settings_paths=settings.resource_paths("prompts") if settings else (),
+        project_settings_paths=settings.resource_paths("prompts", "project") if settings else (),
+        user_settings_paths=settings.resource_paths("prompts", "global") if settings else (),
         extension_paths=options.extra_prompt_paths,
         include_defaults=not options.no_prompt_templates,
         include_builtin=options.include_builtin,

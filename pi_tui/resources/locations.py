@@ -22,6 +22,12 @@ def expand_home(value: str) -> Path:
     return Path(value)
 
 
+def normalized_path(base: Path, path: Path) -> Path:
+    """``path`` against ``base``, with ``.``/``..`` folded lexically as pi's ``path.resolve`` does
+    (symlinks stay as written: the location a skill is shown at is the one the user named)."""
+    return Path(os.path.normpath(base / path))
+
+
 def agent_dir() -> Path:
     """``$PI_CODING_AGENT_DIR`` or ``~/.pi/agent``."""
     env = os.environ.get(AGENT_DIR_ENV)

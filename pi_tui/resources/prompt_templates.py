@@ -1,8 +1,11 @@
 """Prompt templates: ``/name args`` expands a markdown file (pi-behaviour.md §6.1, §12, §13.6).
 
-Sources, first one wins on a name collision (reported as ``name "/<name>" collision``):
-``--prompt-template`` paths, ``<cwd>/.pi/prompts/``, ``<agentDir>/prompts/``, settings
-``prompts[]``, then the built-in ``prompts/`` folder. Directories are scanned non-recursively.
+Sources in pi's order, first one wins on a name collision (reported as ``name "/<name>"
+collision``): ``--prompt-template`` paths, the project settings' ``prompts[]``,
+``<cwd>/.pi/prompts/``, the global settings' ``prompts[]``, ``<agentDir>/prompts/``, extension
+paths, then the built-in ``prompts/`` folder, which any of the others overrides without a
+collision (``.pi/prompts/review.md`` replacing the built-in ``/review`` is a feature).
+Directories are scanned non-recursively.
 
 Arguments are parsed as pi 0.73.1 does (space/tab separated, quotes group, no escapes); the
 substitution is the newer upstream's single regex pass, which adds ``${N:-default}`` and never
@@ -105,7 +108,8 @@ def load_prompt_templates(
     agent_dir: Path,
     *,
     explicit_paths: Sequence[Path] = (),
-    settings_paths: Sequence[Path] = (),
+    project_settings_paths: Sequence[Path] = (),
+    user_settings_paths: Sequence[Path] = (),
     extension_paths: Sequence[Path] = (),
     include_defaults: bool = True,
     include_builtin: bool = True,
@@ -115,9 +119,10 @@ def load_prompt_templates(
     result = TemplateLoadResult()
     sources: list[tuple[Path, TemplateSource, bool]] = [(p, "path", True) for p in explicit_paths]
     if include_defaults:
+        sources.extend((p, "settings", True) for p in project_settings_paths)
         sources.append((project_dir(cwd) / "prompts", "project", False))
+        sources.extend((p, "settings", True) for p in user_settings_paths)
         sources.append((agent_dir / "prompts", "user", False))
-        sources.extend((p, "settings", True) for p in settings_paths)
         sources.extend((p, "extension", True) for p in extension_paths)
         if include_builtin:
             sources.append((builtin_prompts_dir(), "builtin", False))
@@ -132,7 +137,7 @@ def load_prompt_templates(
                 continue
             template = load_template_file(file, source, result.diagnostics)
             if template is not None:
-                collected.add(template.name, file, template)
+                collected.add(template.name, file, template, overridable=source == "builtin")
     result.templates = collected.items
     return result
 

@@ -66,9 +66,13 @@ class FirstWins(Generic[T]):
         self._seen.add(key)
         return True
 
-    def add(self, name: str, file: Path, item: T) -> None:
+    def add(self, name: str, file: Path, item: T, *, overridable: bool = False) -> None:
+        """``overridable``: a built-in resource, which a user's or project's of the same name
+        replaces on purpose (the docs offer it), so losing is no collision."""
         winner = self._winners.get(name)
         if winner is not None:
+            if overridable:
+                return
             collision = Collision(self._resource_type, name, winner, file)
             self._diagnostics.append(ResourceDiagnostic("collision", self._message(name), file, collision))
             return

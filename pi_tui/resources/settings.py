@@ -32,7 +32,7 @@ from pi_tui.core.errors import ConfigError
 from pi_tui.resources import settings_schema as schema
 from pi_tui.resources.diagnostics import ResourceDiagnostic
 from pi_tui.resources.locations import agent_dir as default_agent_dir
-from pi_tui.resources.locations import expand_home, project_dir
+from pi_tui.resources.locations import expand_home, normalized_path, project_dir
 from pi_tui.resources.settings_io import Scope, SettingsFile, file_lock, read_settings_file
 from pi_tui.resources.settings_schema import (
     DEFAULT_SETTINGS,
@@ -277,10 +277,13 @@ class SettingsManager:
     def extension_handler_timeout_s(self) -> float:
         return self._int("extensionHandlerTimeoutMs", 60_000) / 1000
 
-    def resource_paths(self, key: Literal["skills", "prompts", "extensions", "themes"]) -> list[Path]:
-        """Paths listed under ``key`` in either file; ``~`` expands, relative paths resolve against
-        the folder the file configures (agent dir for global, ``.pi`` for project). Project first."""
-        return [path for path, _ in self.resource_entries(key)]
+    def resource_paths(
+        self, key: Literal["skills", "prompts", "extensions", "themes"], scope: Scope | None = None
+    ) -> list[Path]:
+        """Paths listed under ``key`` in either file (or only ``scope``'s); ``~`` expands,
+        relative paths resolve against the folder the file configures (agent dir for global,
+        ``.pi`` for project) and come out normalized as pi's (``.pi/../x`` is ``x``). Project first."""
+        return [path for path, found_in in self.resource_entries(key) if scope in (None, found_in)]
 
     def resource_entries(self, key: Literal["skills", "prompts", "extensions", "themes"]) -> list[tuple[Path, Scope]]:
         """``resource_paths`` with the file each path came from (RPC ``get_commands`` reports it)."""
@@ -294,8 +297,7 @@ class SettingsManager:
                 continue
             for entry in entries:
                 if isinstance(entry, str) and entry.strip():
-                    path = expand_home(entry.strip())
-                    paths.append((path if path.is_absolute() else file.path.parent / path, scope))
+                    paths.append((normalized_path(file.path.parent, expand_home(entry.strip())), scope))
         return paths
 
     # ------------------------------------------------------------------ writing

@@ -1,9 +1,11 @@
 """Skills: ``SKILL.md`` files the model reads on demand (pi-behaviour.md §5.3, §6.2, §13.6).
 
-Discovery order (the first skill of a name wins; a ``collision`` diagnostic names both files):
-``--skill`` paths, ``<cwd>/.pi/skills``, ``.agents/skills`` in the cwd and its ancestors up to the
-git root, ``<agentDir>/skills``, ``~/.agents/skills``, settings ``skills[]``, extension paths, and
-the built-in ``skills/`` folder. A folder holding ``SKILL.md`` is one skill (no recursion). In
+Discovery order, pi's resource loader's (the first skill of a name wins; a ``collision``
+diagnostic names both files): ``--skill`` paths, the project settings' ``skills[]``,
+``<cwd>/.pi/skills``, ``.agents/skills`` in the cwd and its ancestors up to the git root, the
+global settings' ``skills[]``, ``<agentDir>/skills``, ``~/.agents/skills``, extension paths, and the
+built-in ``skills/`` folder (a built-in skill another source overrides is no collision: that is
+what overriding means). A folder holding ``SKILL.md`` is one skill (no recursion). In
 pi-style folders the top-level ``*.md`` files are skills too; below the top only ``SKILL.md``
 counts. ``.agents/skills`` folders contribute ``SKILL.md`` files only. Dotfiles, ``node_modules``
 and paths matched by ``.gitignore``/``.ignore``/``.fdignore`` are skipped.
@@ -221,23 +223,28 @@ def load_skills(
     agent_dir: Path,
     *,
     explicit_paths: Sequence[Path] = (),
-    settings_paths: Sequence[Path] = (),
+    project_settings_paths: Sequence[Path] = (),
+    user_settings_paths: Sequence[Path] = (),
     extension_paths: Sequence[Path] = (),
     include_defaults: bool = True,
     include_builtin: bool = True,
     home: Path | None = None,
 ) -> SkillLoadResult:
     """Every skill in priority order; ``include_defaults=False`` is ``--no-skills`` (explicit
-    ``--skill`` paths still load)."""
+    ``--skill`` paths still load). ``*_settings_paths``: the ``skills[]`` of the project's and
+    the global settings file."""
     home = home if home is not None else Path.home()
     # (location, source, top-level *.md are skills, missing location is worth a warning)
     sources: list[tuple[Path, SkillSource, bool, bool]] = [(p, "path", True, True) for p in explicit_paths]
     if include_defaults:
+        # pi ranks what a settings file names above what is found in the folder it configures,
+        # and the project above the user.
+        sources.extend((p, "settings", True, True) for p in project_settings_paths)
         sources.append((project_dir(cwd) / "skills", "project", True, False))
         sources.extend((d, "project", False, False) for d in _agents_skill_dirs(cwd))
+        sources.extend((p, "settings", True, True) for p in user_settings_paths)
         sources.append((agent_dir / "skills", "user", True, False))
         sources.append((home / ".agents" / "skills", "user", False, False))
-        sources.extend((p, "settings", True, True) for p in settings_paths)
         sources.extend((p, "extension", True, True) for p in extension_paths)
         if include_builtin:
             sources.append((builtin_skills_dir(), "builtin", True, False))
@@ -260,7 +267,7 @@ def load_skills(
                 continue
             skill = load_skill_file(file, source, result.diagnostics)
             if skill is not None:
-                collected.add(skill.name, file, skill)
+                collected.add(skill.name, file, skill, overridable=source == "builtin")
     result.skills = collected.items
     return result
 

@@ -440,7 +440,7 @@ class CompactionRunner(CompactionSteps):
         else:
             if preparation.nothing_to_summarize:
                 raise (_NothingToDo if automatic else PiError)("Nothing to compact (session too small)")
-            result = await self._summarize(preparation, model, api_key, custom_instructions, automatic=automatic)
+            result = await self._summarize(preparation, model, api_key, custom_instructions)
         before, after = self._check_gain(path, preparation, result, from_extension, manual=not automatic)
         self._raise_if_aborted()  # the last moment an abort can stop it: nothing is written after this
         entry_id = sm.append_compaction(
@@ -457,11 +457,12 @@ class CompactionRunner(CompactionSteps):
 
         return await navigate_tree(self, target_id, **options)
 
-    async def prepare_request_messages(self, messages: list[AgentMessage]) -> list[AgentMessage]:
-        """The built-in request reducer (``context.strategy = "pipeline"``), between model calls."""
+    async def prepare_request_messages(self, messages: list[AgentMessage], transform: Any = None) -> list[AgentMessage]:
+        """The built-in request reducer (``context.strategy = "pipeline"``), between model calls;
+        ``transform`` is the context transform the loop ran before it (see ``pipeline_runner``)."""
         from pi_tui.session.pipeline_runner import prepare_request_messages
 
-        return await prepare_request_messages(self, messages)
+        return await prepare_request_messages(self, messages, transform)
 
 
 class _NothingToDo(PiError):

@@ -121,7 +121,6 @@ class CompactionSteps:
 
     async def _summarize(
         self, preparation: CompactionPreparation, model: ModelInfo, api_key: str | None, custom_instructions: str | None,
-        *, automatic: bool = False,
     ) -> CompactionResult:
         provider = self.host.provider_for(model)
         reasoning = summary_reasoning(model.reasoning, str(self.host.thinking_level))
@@ -135,11 +134,8 @@ class CompactionSteps:
             specs.append((spec, "Turn prefix summarization failed"))
         calls = [self._call(provider, summary_request(model, spec, api_key), prefix) for spec, prefix in specs]
         texts = await _all_or_none(calls)  # pi 0.73.1 runs the two calls in parallel
-        if automatic:
-            for (spec, prefix), text in zip(specs, texts, strict=True):
-                if len(text) > spec.input_chars:
-                    raise CompactionFailed(f"{prefix}: the summary is longer than what it summarizes "
-                                           f"({len(text)} > {spec.input_chars} characters)")
+        # Growth is judged on the whole compaction (``_check_gain``), never on one part: a
+        # turn prefix of one short user message has a summary longer than itself.
         history = texts[0] if needs_history_call(preparation) else None
         prefix_text = texts[-1] if preparation.is_split_turn and preparation.turn_prefix_messages else None
         return assemble_result(preparation, history, prefix_text)

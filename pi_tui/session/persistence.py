@@ -9,6 +9,7 @@ events and the model all see the same result.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +47,8 @@ def save_message(manager: SessionManager, message: AgentMessage) -> SessionWrite
 
 
 def apply_artifacts_to_results(
-    messages: list[ToolResultMessage], *, artifact_dir: Path | None, strategy: str, limits: Any = None
+    messages: list[ToolResultMessage], *, artifact_dir: Path | None, strategy: str, limits: Any = None,
+    recorded: Sequence[ToolResultMessage] = (),
 ) -> tuple[list[ToolResultMessage], list[dict[str, Any]]]:
     """One turn's results after the tools part's artifact step, plus its ``artifact_saved``
     events. On failure the results are kept as they are: losing a preview is better than
@@ -54,7 +56,8 @@ def apply_artifacts_to_results(
     from pi_tui.tools.artifacts import apply_artifacts
 
     try:
-        results, events = apply_artifacts(messages, artifact_dir=artifact_dir, strategy=strategy, limits=limits)
+        results, events = apply_artifacts(messages, artifact_dir=artifact_dir, strategy=strategy, limits=limits,
+                                          recorded=recorded)
     except Exception as err:  # a full disk must not cost the turn
         return messages, [{"type": "notify", "message": f"Saving tool output as an artifact failed: {err}",
                            "level": "warning"}]

@@ -13,8 +13,10 @@ called once every entry it summarizes is on disk ("transcript first").
 
 from __future__ import annotations
 
+import copy
 from typing import TYPE_CHECKING, Any
 
+from pi_tui.agent.types import TransformContext
 from pi_tui.core.context.compaction import (
     CompactionSettings,
     fit_conversation,
@@ -78,7 +80,12 @@ def _note_bounded_budgets(runner: CompactionRunner, config: PipelineConfig) -> N
     )
 
 
-async def prepare_request_messages(runner: CompactionRunner, messages: list[AgentMessage]) -> list[AgentMessage]:
+async def prepare_request_messages(
+    runner: CompactionRunner, messages: list[AgentMessage], transform: TransformContext | None = None
+) -> list[AgentMessage]:
+    """``transform``: what the loop ran on ``messages`` before (the extensions' ``context``
+    handlers, the SDK's ``transform_context``); after a summary the request is rebuilt from the
+    session and passes it again, on a copy as the loop's does."""
     host = runner.host
     preparer = preparer_for(runner)
     prepared = preparer.prepare(messages)
@@ -102,6 +109,8 @@ async def prepare_request_messages(runner: CompactionRunner, messages: list[Agen
     if summarized:
         fresh = list(host.session_manager.build_session_context().messages)
         runner._replace_messages()
+        if transform is not None:
+            fresh = await transform(copy.deepcopy(fresh))
         again = preparer_for(runner).prepare(fresh)
         runner.last_request_bytes = again.bytes
         host.emit({

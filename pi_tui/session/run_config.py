@@ -69,7 +69,8 @@ class RunConfigMixin(SessionBase):
         return str(getter()) if callable(getter) else "pi"
 
     async def _reduce_with_runner(self, messages: list[AgentMessage]) -> list[AgentMessage]:
-        result = self.compaction_runner.prepare_request_messages(messages)
+        transform = self._transform_for_request if self._transforms_context() else None
+        result = self.compaction_runner.prepare_request_messages(messages, transform)
         if inspect.isawaitable(result):
             result = await result
         return list(result)
@@ -127,9 +128,11 @@ class RunConfigMixin(SessionBase):
         return AfterToolCallResult(content=result.content, details=result.details, replace_details=True,
                                    is_error=result.is_error)
 
-    async def _tool_results_to_artifacts(self, messages: list[ToolResultMessage]) -> list[ToolResultMessage]:
+    async def _tool_results_to_artifacts(
+        self, messages: list[ToolResultMessage], recorded: list[ToolResultMessage]
+    ) -> list[ToolResultMessage]:
         artifact_dir = self.session_manager.artifact_dir if self.session_manager.session_file is not None else None
-        results, events = apply_artifacts_to_results(messages, artifact_dir=artifact_dir,
+        results, events = apply_artifacts_to_results(messages, artifact_dir=artifact_dir, recorded=recorded,
                                                      strategy=self._context_strategy(), limits=self._artifact_limits())
         for event in events:
             self.emit(event)

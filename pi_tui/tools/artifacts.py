@@ -70,7 +70,10 @@ def result_text(result: ToolResultMessage) -> str:
 
 
 def text_bytes(result: ToolResultMessage) -> int:
-    return len(result_text(result).encode("utf-8", "surrogatepass"))
+    """The UTF-8 bytes of the result's text content: the blocks themselves, not the newline
+    that joins them in an artifact file (two 15,000-byte blocks are 30,000 bytes: inline)."""
+    return sum(len(str(block.get("text", "")).encode("utf-8", "surrogatepass"))
+               for block in result.get("content", []) if block.get("type") == "text")
 
 
 def head_preview(data: bytes, limit: int = PREVIEW_BYTES) -> str:
@@ -157,10 +160,14 @@ def apply_artifacts(
     artifact_dir: Path | None,
     strategy: Strategy | str = "pi",
     limits: ArtifactLimits | None = None,
+    recorded: Sequence[ToolResultMessage] = (),
 ) -> tuple[list[ToolResultMessage], list[ArtifactSavedEvent]]:
     """Replace large results of one turn by artifact references; returns (results, events).
 
-    The input is not modified. ``artifact_dir`` None (``--no-session``) uses a temp folder.
+    ``recorded``: results of the same turn already written (sequential tool execution records
+    one at a time). They can no longer be saved, but what they keep inline counts towards the
+    turn's budget, so the rule holds however the tools ran. The input is not modified.
+    ``artifact_dir`` None (``--no-session``) uses a temp folder.
     """
     limits = limits or ArtifactLimits()
     sizes = [0 if _already_artifact(r) else text_bytes(r) for r in results]
@@ -169,7 +176,8 @@ def apply_artifacts(
     else:
         chosen = {i for i, size in enumerate(sizes) if size > 0 and _beyond_pi_limits(results[i], size)}
     if strategy == "pipeline":
-        inline_total = sum(size for i, size in enumerate(sizes) if i not in chosen)
+        inline_total = sum(0 if _already_artifact(r) else text_bytes(r) for r in recorded)
+        inline_total += sum(size for i, size in enumerate(sizes) if i not in chosen)
         by_size = sorted((i for i in range(len(results)) if i not in chosen and sizes[i] > 0), key=lambda i: (-sizes[i], i))
         for index in by_size:
             if inline_total <= limits.turn_inline_bytes:

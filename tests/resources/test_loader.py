@@ -7,6 +7,7 @@ from pathlib import Path
 from pi_tui.cli import build_parser
 from pi_tui.resources.loader import ResourceOptions, load_resources
 from pi_tui.resources.settings import load_settings
+from pi_tui.tools.read import ReadTool
 
 
 def write(path: Path, text: str) -> Path:
@@ -104,3 +105,65 @@ def test_reload_picks_up_changes(project: Path, agent_dir: Path) -> None:
 def test_from_args_defaults() -> None:
     options = ResourceOptions.from_args(argparse.Namespace())
     assert options == ResourceOptions()
+
+
+def _skill_file(folder: Path, name: str, description: str) -> Path:
+    return write(folder / name / "SKILL.md", f"---\nname: {name}\ndescription: {description}\n---\nBody of {description}\n")
+
+
+def test_skills_and_templates_load_in_pis_order_with_clean_paths(project: Path, agent_dir: Path,
+                                                                 isolated_home: Path) -> None:
+    """pi 0.73.1 on this layout (checked side by side): the project settings' ``skills[]`` and
+    ``prompts[]`` first, then ``.pi/``, then the global settings', then the agent dir; settings paths
+    normalized (``.pi/../.claude`` is sent as ``.claude``); a link to a skill already loaded is
+    skipped silently and the location shown is the one reached first."""
+    (project / ".git").mkdir()
+    claude_alpha = _skill_file(project / ".claude" / "skills", "alpha", "alpha named by the project settings")
+    _skill_file(project / ".pi" / "skills", "alpha", "alpha found in .pi/skills")
+    _skill_file(project / ".pi" / "skills", "beta", "beta")
+    (project / ".pi" / "skills" / "alpha-link").symlink_to(claude_alpha.parent)
+    _skill_file(project / ".agents" / "skills", "gamma", "gamma")
+    _skill_file(agent_dir / "skills", "delta", "delta")
+    _skill_file(isolated_home / "mine", "eps", "eps named by the global settings")
+    _skill_file(isolated_home / ".agents" / "skills", "zeta", "zeta")
+    write(project / "tpl" / "x.md", "x from the project settings")
+    write(project / ".pi" / "prompts" / "x.md", "x from .pi/prompts")
+    write(isolated_home / "tpl" / "y.md", "y from the global settings")
+    write(agent_dir / "prompts" / "y.md", "y from the agent dir")
+    write(project / ".pi" / "settings.json", '{"skills": ["../.claude/skills"], "prompts": ["../tpl"]}')
+    write(agent_dir / "settings.json", f'{{"skills": ["{isolated_home}/mine"], "prompts": ["{isolated_home}/./tpl"]}}')
+    loaded = load_resources(project, agent_dir, ResourceOptions(settings=load_settings(project, agent_dir),
+                                                                include_builtin=False))
+    assert [(s.name, s.file_path) for s in loaded.skills] == [
+        ("alpha", project / ".claude" / "skills" / "alpha" / "SKILL.md"),
+        ("beta", project / ".pi" / "skills" / "beta" / "SKILL.md"),
+        ("gamma", project / ".agents" / "skills" / "gamma" / "SKILL.md"),
+        ("eps", isolated_home / "mine" / "eps" / "SKILL.md"),
+        ("delta", agent_dir / "skills" / "delta" / "SKILL.md"),
+        ("zeta", isolated_home / ".agents" / "skills" / "zeta" / "SKILL.md"),
+    ]
+    prompt = loaded.build_system_prompt([ReadTool()], today=dt.date(2026, 1, 2))
+    assert "/.pi/../" not in prompt and f"<location>{claude_alpha}</location>" in prompt
+    assert [(t.name, t.content.strip()) for t in loaded.prompt_templates] == [
+        ("x", "x from the project settings"), ("y", "y from the global settings")]
+    # The two real clashes are reported, the link to a skill already loaded is not.
+    assert sorted((d.type, str(d.path)) for d in loaded.diagnostics) == sorted([
+        ("collision", str(project / ".pi" / "skills" / "alpha" / "SKILL.md")),
+        ("collision", str(project / ".pi" / "prompts" / "x.md")),
+        ("collision", str(agent_dir / "prompts" / "y.md")),
+    ])
+
+
+def test_overriding_a_builtin_is_not_a_collision(project: Path, agent_dir: Path) -> None:
+    """docs/prompt-templates.md offers ``.pi/prompts/review.md`` as the way to change ``/review``;
+    two of the user's own files of one name are still a collision."""
+    write(project / ".pi" / "prompts" / "review.md", "Review my way")
+    write(agent_dir / "prompts" / "review.md", "Review the user's way")
+    write(agent_dir / "prompts" / "commit.md", "Commit my way")
+    _skill_file(agent_dir / "skills", "git-bisect", "my own bisect")
+    loaded = load_resources(project, agent_dir)
+    templates = {t.name: t for t in loaded.prompt_templates}
+    assert templates["review"].content.strip() == "Review my way"
+    assert templates["commit"].source == "user"
+    assert next(s for s in loaded.skills if s.name == "git-bisect").source == "user"
+    assert [(d.type, d.path) for d in loaded.diagnostics] == [("collision", agent_dir / "prompts" / "review.md")]

@@ -158,12 +158,12 @@ def test_an_untrusted_project_cannot_move_session_files_nor_read_outside_paths(
     settings = load_settings(project, agent_dir)
     assert settings.session_dir == "~/all-sessions"  # the global value, not the project's
     assert settings.resource_paths("skills") == [project / ".pi" / "skills" / "mine"]
-    assert settings.resource_paths("prompts") == [project / ".pi" / "../docs/prompts"]
+    assert settings.resource_paths("prompts") == [project / "docs" / "prompts"]  # normalized as pi's
     assert settings.get("theme") == "light"
     settings.set_project_trusted(True)
     assert settings.session_dir == "sessions-in-the-repo"
     assert settings.resource_paths("skills") == [project / ".pi" / "skills" / "mine",
-                                                 project / ".pi" / "../../outside/skills"]
+                                                 tmp_path / "outside" / "skills"]
     assert len(settings.resource_paths("prompts")) == 2
 
 

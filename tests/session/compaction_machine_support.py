@@ -34,7 +34,7 @@ FAULTS = ("ok", "error", "overflow", "empty", "truncated", "thinking", "longer",
 INVALID_MARKERS = ("TRUNCATED-SUMMARY", "THINKING-ONLY")
 """Texts of summaries that must never become a compaction (cut off, or thinking only)."""
 LONG_MARKER = "LONG-SUMMARY"
-"""A summary longer than its input: automatic compaction refuses it (pi-tui), manual writes it."""
+"""A 60,000-character summary: an automatic compaction it does not shrink is refused (pi-tui), manual writes it."""
 PIPELINE_SYSTEM_MARK = "condense the history"
 TREE_MOVED = "test:tree_moved"
 """Logged by the machine after a /tree move (not a session event)."""

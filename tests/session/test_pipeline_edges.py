@@ -130,6 +130,27 @@ async def test_the_artifact_settings_are_used(make_session: Any, project: Path) 
     assert results["rc"]["content"][0]["text"].startswith("c" * 800)
 
 
+async def test_sequential_tool_execution_keeps_the_turn_budget(make_session: Any, project: Path) -> None:
+    """Issue 19 item 5: eight reads of 29,000 bytes in one turn are 232,000 bytes, more than the
+    turn's 200,000 inline. Parallel execution saves two as artifacts; with ``toolExecution:
+    "sequential"`` the rule saw one result at a time and kept all eight inline."""
+    from pi_tui.resources.settings import SettingsManager
+
+    for n in range(8):
+        (project / f"f{n}.txt").write_text(("x" * 99 + "\n") * 290)  # 29,000 bytes
+    calls = [{"id": f"r{n}", "name": "read", "arguments": {"path": f"f{n}.txt"}} for n in range(8)]
+    for execution in ("parallel", "sequential"):
+        settings = SettingsManager.in_memory({"toolExecution": execution, "context": {"strategy": "pipeline"}})
+        session, _, events = make_session([{"tool_calls": calls}, {"text": "done"}], settings=settings)
+        await session.prompt("read them all")
+        saved = [e["toolCallId"] for e in events if e["type"] == "artifact_saved"]
+        assert len(saved) == 2, (execution, saved)
+        results = [m for m in session.agent.messages if m["role"] == "toolResult"]
+        inline = sum(len(m["content"][0]["text"].encode()) for m in results if m["toolCallId"] not in saved)
+        assert inline <= 200_000, (execution, inline)
+    assert saved == ["r6", "r7"]  # sequential: the ones that would have taken the turn past the budget
+
+
 # --------------------------------------------------------------------------- 9: the preparation cache in a real session
 
 
@@ -176,6 +197,43 @@ async def test_the_cache_also_hits_when_an_extension_sees_a_copy_of_the_context(
         await session.prompt(f"prompt {n}")
     reuse = session.compaction_runner.preparation_reuse
     assert len(provider.requests) == 6 and reuse["none"] == 1 and reuse["append"] == 5
+
+
+REDACTING_EXTENSION = '''
+import json
+
+def register(pi):
+    @pi.on("context")
+    def redact(event):
+        return {"messages": json.loads(json.dumps(event["messages"]).replace("SECRET-TOKEN-42", "[redacted]"))}
+'''
+
+
+async def test_the_request_right_after_a_pipeline_summary_passes_the_context_handlers(make_session: Any, project: Path) -> None:
+    """Issue 19 item 2: after a JSON summary the request was rebuilt from the session's raw
+    context, so an extension redacting a secret saw it redacted in every request but that one."""
+    from pi_tui.resources.settings import SettingsManager
+
+    folder = project / ".pi" / "extensions"
+    folder.mkdir(parents=True)
+    (folder / "redact.py").write_text(REDACTING_EXTENSION)
+    settings = SettingsManager.in_memory({"context": {"strategy": "pipeline", "pipeline": {"summaryThresholdBytes": 8_000}}})
+    turns: list[dict[str, Any]] = []
+    for n in range(4):
+        turns.append({"text": f"answer {n} " + "a" * 1500, "when": {"has_tools": True}})
+    turns.insert(0, {"text": GOOD_JSON, "when": CONDENSE})
+    session, provider, events = make_session(turns, settings=settings, load_extensions=True)
+    await session.prompt("the key is SECRET-TOKEN-42, keep it out of requests")
+    for n in range(1, 4):
+        await session.prompt(f"prompt {n} with SECRET-TOKEN-42 again " + "p" * 2500)
+    assert [e for e in events if e.get("step") == "summary"], "no summary was made"
+    agent_requests = [r for r in provider.requests if r.tools]
+    after_summary = [r for r in agent_requests if any(m.get("role") == "user" and "value of current_goal" in json.dumps(m)
+                                                      for m in r.messages)]
+    assert after_summary, "no request carried the summary"
+    for request in agent_requests:
+        assert "SECRET-TOKEN-42" not in json.dumps(request.messages, ensure_ascii=False)
+    assert "[redacted]" in json.dumps(agent_requests[0].messages)
 
 
 # --------------------------------------------------------------------------- 10: the cache-aware budgets are not clamped silently

@@ -127,3 +127,29 @@ async def test_the_model_can_read_an_artifact_back(tmp_path: Path):
     ctx = ToolContext(cwd=tmp_path / "elsewhere")
     page = await ReadTool().execute("r", {"path": events[0]["path"], "offset": 5001, "limit": 3}, ctx)
     assert text(page) == "row 5000\nrow 5001\nrow 5002\n\n[4997 more lines in file. Use offset=5004 to continue.]"
+
+
+def test_the_30000_byte_boundary_counts_content_not_the_separator_between_blocks(tmp_path: Path):
+    """Two 15,000-byte text blocks are 30,000 bytes of content: inline (the newline that joins
+    them in an artifact file made it 30,001 and saved it)."""
+    two_blocks = result("a", "x" * 15_000)
+    two_blocks["content"] = [{"type": "text", "text": "x" * 15_000}, {"type": "text", "text": "y" * 15_000}]
+    out, events = apply_artifacts([two_blocks], artifact_dir=tmp_path, strategy="pipeline")
+    assert events == [] and out[0] is two_blocks
+    two_blocks["content"].append({"type": "text", "text": "z"})
+    _, events = apply_artifacts([two_blocks], artifact_dir=tmp_path, strategy="pipeline")
+    assert [e["toolCallId"] for e in events] == ["a"]
+
+
+def test_results_already_recorded_in_the_turn_count_towards_its_budget(tmp_path: Path):
+    """Sequential execution records one result at a time: the earlier ones of the same turn
+    can no longer be saved, but they count, so the newest is saved once the turn would go past
+    200,000 bytes inline."""
+    recorded = [result(str(i), "r" * 29_000) for i in range(6)]  # 174,000 inline
+    out, events = apply_artifacts([result("6", "s" * 29_000)], artifact_dir=tmp_path, strategy="pipeline",
+                                  recorded=recorded)
+    assert [e["toolCallId"] for e in events] == ["6"]
+    saved_reference = out[0]
+    _, events = apply_artifacts([result("5b", "s" * 26_000)], artifact_dir=tmp_path, strategy="pipeline",
+                                recorded=[*recorded, saved_reference])  # 174,000 + 26,000 = 200,000: fine
+    assert events == []

@@ -127,6 +127,10 @@ class CompactionPreparation:
     settings: CompactionSettings
     first_kept_index: int = 0
     boundary_start: int = 0
+    carried_history: str | None = None
+    """A split turn that starts where the previous compaction kept from has no history of its
+    own to summarize: the previous summary (without its file lists, which are recomputed) is
+    then the history part, so it is not lost (pi 0.73.1 writes "No prior history." there)."""
 
     @property
     def nothing_to_summarize(self) -> bool:
@@ -235,6 +239,7 @@ def prepare_compaction(
         file_ops.add_details(previous.get("details"))
     file_ops.add_messages(to_summarize)
     file_ops.add_messages(turn_prefix)
+    carried = _summary_without_file_lists(previous) if previous is not None and cut.is_split_turn and not to_summarize else None
     return CompactionPreparation(
         first_kept_entry_id=first_kept_id,
         messages_to_summarize=to_summarize,
@@ -246,7 +251,21 @@ def prepare_compaction(
         settings=settings,
         first_kept_index=cut.first_kept_entry_index,
         boundary_start=boundary_start,
+        carried_history=carried,
     )
+
+
+def _summary_without_file_lists(compaction: Entry) -> str:
+    """A compaction's summary without the ``<read-files>``/``<modified-files>`` tail pi-made
+    summaries end with (``assemble_result`` appends the cumulative lists again)."""
+    summary = str(compaction.get("summary", ""))
+    details = compaction.get("details")
+    if compaction.get("fromHook") or not isinstance(details, Mapping):
+        return summary
+    read, modified = details.get("readFiles"), details.get("modifiedFiles")
+    tail = format_file_operations(list(read) if isinstance(read, list) else [],
+                                  list(modified) if isinstance(modified, list) else [])
+    return summary[: -len(tail)] if tail and summary.endswith(tail) else summary
 
 
 # --------------------------------------------------------------------------- summarizer requests
@@ -260,9 +279,6 @@ class SummaryRequestSpec:
     prompt_text: str
     max_tokens: int
     reasoning: str | None
-    input_chars: int = 0
-    """Characters of what is being summarized (the conversation and a previous summary): an
-    automatic summary longer than that is not a summary."""
 
 
 def summary_reasoning(model_supports_reasoning: bool, thinking_level: str | None) -> str | None:
@@ -320,7 +336,6 @@ def history_request(
         ),
         max_tokens=max_tokens,
         reasoning=reasoning,
-        input_chars=len(conversation) + len(preparation.previous_summary or ""),
     )
 
 
@@ -337,12 +352,12 @@ def turn_prefix_request(
         prompt_text=turn_prefix_prompt_text(conversation),
         max_tokens=max_tokens,
         reasoning=reasoning,
-        input_chars=len(conversation),
     )
 
 
 def needs_history_call(preparation: CompactionPreparation) -> bool:
-    """A split turn with no earlier history uses ``No prior history.`` instead of a call."""
+    """A split turn with no earlier history needs no history call: its history part is the
+    previous summary (``carried_history``) or, with none, ``No prior history.``."""
     return bool(preparation.messages_to_summarize) or not preparation.is_split_turn
 
 
@@ -350,7 +365,10 @@ def assemble_result(
     preparation: CompactionPreparation, history_summary: str | None, turn_prefix_summary: str | None
 ) -> CompactionResult:
     """Join the summarizers' answers and append the cumulative file lists (§2.7)."""
-    summary = history_summary if history_summary is not None else NO_PRIOR_HISTORY
+    if history_summary is not None:
+        summary = history_summary
+    else:
+        summary = preparation.carried_history or NO_PRIOR_HISTORY
     if preparation.is_split_turn and turn_prefix_summary is not None:
         summary = summary + SPLIT_TURN_SEPARATOR + turn_prefix_summary
     read_files, modified_files = preparation.file_ops.lists()
