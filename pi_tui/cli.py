@@ -76,6 +76,12 @@ def build_parser() -> argparse.ArgumentParser:
     tools.add_argument("--trust-project", dest="trust_project", action="store_true",
                        help="let this project's code run for this run: .pi/extensions and the project "
                             "settings' extensions, shellPath, shellCommandPrefix (see README: project trust)")
+    tools.add_argument("--permission-mode", dest="permission_mode", metavar="MODE",
+                       choices=["plan", "default", "acceptEdits", "auto", "dontAsk", "bypassPermissions"],
+                       help="plan, default, acceptEdits, auto, dontAsk or bypassPermissions for this run "
+                            "(docs/permissions.md)")
+    tools.add_argument("--yolo", action="store_true",
+                       help="--permission-mode bypassPermissions: no sandbox, no questions (pi's behaviour)")
     tools.add_argument("--skill", dest="skills", action="append", default=[], metavar="PATH")
     tools.add_argument("-ns", "--no-skills", dest="no_skills", action="store_true")
     tools.add_argument("--prompt-template", dest="prompt_templates", action="append", default=[], metavar="PATH")

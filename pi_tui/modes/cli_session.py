@@ -47,6 +47,7 @@ def session_from_args(args: argparse.Namespace, *, cwd: Path | None = None, **ov
         "load_extensions": not getattr(args, "no_extensions", False),
         "extension_paths": tuple(getattr(args, "extensions", None) or ()),
         "trust_project": True if getattr(args, "trust_project", False) else None,
+        "permissions": permission_options(args),
     }
     if getattr(args, "fork", None):
         from pi_tui.sdk import apply_project_trust, fork_session_arg
@@ -63,6 +64,17 @@ def session_from_args(args: argparse.Namespace, *, cwd: Path | None = None, **ov
         builtin = {"read", "bash", "edit", "write", "grep", "find", "ls"}
         session.set_active_tools([n for n in session.get_active_tools() if n not in builtin])
     return session
+
+
+def permission_options(args: argparse.Namespace, *, asker: Any = None,
+                       headless_reason: str = "print mode: nobody is there to answer") -> Any:
+    """``--permission-mode`` / ``--yolo`` and who answers questions (None: a question is a denial)."""
+    from pi_tui.permissions.setup import PermissionOptions
+
+    if getattr(args, "yolo", False):
+        return PermissionOptions(mode="bypassPermissions", mode_source="--yolo", asker=asker,
+                                 headless_reason=headless_reason)
+    return PermissionOptions(mode=getattr(args, "permission_mode", None), asker=asker, headless_reason=headless_reason)
 
 
 def initial_prompts(args: argparse.Namespace, *, stdin_text: str | None) -> tuple[list[str], list[ImageContent]]:

@@ -59,7 +59,7 @@ def choose_mode(*, flag: str | None, flag_name: str, settings_modes: list[tuple[
         if value:
             mode = parse_mode(value, source)
             warning = None
-            if not trusted and mode not in UNTRUSTED_MODES:
+            if not trusted and mode not in UNTRUSTED_MODES and source != ENV_MODE:  # the env: the user's own, every run
                 warning = (f"permission mode {mode} from {source} in a project you have not trusted: "
                            "it applies to this run only")
             return ModeChoice(mode, source, warning)

@@ -103,6 +103,8 @@ class RuleSet:
         return [r for r in self.rules if r.verdict == verdict and (wanted is None or r.tool.lower() in wanted)]
 
     def decide_command(self, command: str) -> RuleMatch | None:
+        if not self._of("deny", ("bash",)) and not self._of("ask", ("bash",)) and not self._of("allow", ("bash",)):
+            return None  # no bash rule: nothing to parse
         parsed = parse_command(command)
         for verdict in ("deny", "ask"):
             for rule in self._of(verdict, ("bash",)):

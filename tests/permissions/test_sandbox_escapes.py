@@ -12,7 +12,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,11 +21,10 @@ from pi_tui.permissions.gate import PermissionGate
 from pi_tui.permissions.sandbox import CONTAINER_SOCKETS, find_bwrap
 from pi_tui.permissions.setup import PermissionOptions, build_gate
 from pi_tui.tools.shell import run_shell
+from tests.permissions.conftest import BASHRC, KEY, FakeWorld
 
 pytestmark = pytest.mark.skipif(find_bwrap() is None, reason="NO SANDBOX TESTED: bwrap is not installed "
                                 "(apt install bubblewrap; .ci/run installs it)")
-KEY = "-----BEGIN OPENSSH PRIVATE KEY----- escape-suite-key"
-BASHRC = "# the user's bashrc\n"
 
 
 @dataclass
@@ -45,29 +43,13 @@ class World:
 
 
 @pytest.fixture
-def world(monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
-    # Outside /tmp on purpose: the sandbox replaces /tmp, which would hide a fake home there and
-    # make the escapes fail for the wrong reason.
-    base = Path(tempfile.mkdtemp(prefix="pi-escape-", dir="/var/tmp"))
-    try:
-        home, project, sibling = base / "home", base / "project", base / "sibling"
-        for folder in (home / ".ssh", home / ".pi" / "agent", project / ".git" / "hooks", project / ".pi", sibling):
-            folder.mkdir(parents=True)
-        (home / ".ssh" / "id_rsa").write_text(KEY)
-        (home / ".bashrc").write_text(BASHRC)
-        (home / ".pi" / "agent" / "auth.json").write_text('{"openai": "sk-agent-secret"}')
-        (project / ".git" / "config").write_text("[core]\n")
-        (project / ".pi" / "settings.json").write_text("{}")
-        (base / "docker.sock").touch()
-        monkeypatch.setenv("HOME", str(home))
-        options = PermissionOptions(mode="auto")
-        gate = build_gate(options, cwd=project, agent_dir=home / ".pi" / "agent",
-                          settings=_Settings({"sandbox": {"network": "off", "denyRead": [str(base / "docker.sock")]}}),
-                          trusted=True)
-        assert gate.sandboxed, options.notices
-        yield World(base, home, project, sibling, gate)
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
+def world(fake_world: FakeWorld) -> World:
+    (fake_world.base / "docker.sock").touch()
+    options = PermissionOptions(mode="auto")
+    settings = _Settings({"sandbox": {"network": "off", "denyRead": [str(fake_world.base / "docker.sock")]}})
+    gate = build_gate(options, cwd=fake_world.project, agent_dir=fake_world.agent, settings=settings, trusted=True)
+    assert gate.sandboxed, options.notices
+    return World(fake_world.base, fake_world.home, fake_world.project, fake_world.sibling, gate)
 
 
 class _Settings:
