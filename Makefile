@@ -16,7 +16,7 @@ UV_VERSION := 0.13.8
 UV_COMPILE = $(BIN)/uv pip compile --quiet --generate-hashes --universal --python-version 3.11 \
 	--custom-compile-command "make lock" $(UV_FLAGS)
 
-.PHONY: run test test-shuffled bench demo lint typecheck check clean lock lock-upgrade reliability soak-compaction
+.PHONY: run test test-shuffled bench demo lint typecheck check clean lock lock-upgrade reliability soak-compaction mcp-servers
 
 # The package itself goes in without build isolation: hatchling comes from the dev lock, so no
 # unhashed build dependency is fetched. pip check fails when pyproject.toml names a dependency
@@ -42,6 +42,18 @@ lock: $(BIN)/uv
 	$(BIN)/python -c 'import tomllib; print(*tomllib.load(open("pyproject.toml", "rb"))["build-system"]["requires"], "editables", sep="\n")' \
 		| $(UV_COMPILE) pyproject.toml - --extra dev -c $(LOCK) -o $(DEV_LOCK)
 	echo 'uv==$(UV_VERSION)' | $(UV_COMPILE) - -o $(UV_LOCK)
+
+# Real MCP servers the tests in tests/mcp/ drive (they skip, saying so, without them): npm's
+# server-everything and server-filesystem from the committed package-lock.json, and PyPI's
+# mcp-server-time in a venv of its own (it may pin another SDK than ours), by hash.
+MCP_SERVERS := .mcp-servers
+mcp-servers:
+	@command -v npm >/dev/null 2>&1 || { echo "npm not found: the real-MCP-server tests will skip" >&2; exit 1; }
+	mkdir -p $(MCP_SERVERS)/npm
+	cp tests/mcp/servers/package.json tests/mcp/servers/package-lock.json $(MCP_SERVERS)/npm/
+	cd $(MCP_SERVERS)/npm && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error
+	@test -x $(MCP_SERVERS)/time/bin/python || $(PYTHON) -m venv $(MCP_SERVERS)/time
+	$(MCP_SERVERS)/time/bin/python -m pip install --quiet --require-hashes -r tests/mcp/servers/time-requirements.lock
 
 lock-upgrade:
 	$(MAKE) lock UV_FLAGS=--upgrade

@@ -82,6 +82,8 @@ def build_parser() -> argparse.ArgumentParser:
                             "(docs/permissions.md)")
     tools.add_argument("--yolo", action="store_true",
                        help="--permission-mode bypassPermissions: no sandbox, no questions (pi's behaviour)")
+    tools.add_argument("--mcp-config", dest="mcp_config", action="append", default=[], metavar="FILE",
+                       help="MCP servers from this file as well ({\"mcpServers\": …}; docs/mcp.md)")
     tools.add_argument("--skill", dest="skills", action="append", default=[], metavar="PATH")
     tools.add_argument("-ns", "--no-skills", dest="no_skills", action="store_true")
     tools.add_argument("--prompt-template", dest="prompt_templates", action="append", default=[], metavar="PATH")
@@ -126,6 +128,11 @@ def guard_terminal_output(*, stdout: bool) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     guard_terminal_output(stdout=False)
+    if args_list and args_list[0] == "mcp":
+        guard_terminal_output(stdout=True)
+        from pi_tui.modes.mcp_command import run_mcp_command
+
+        return run_mcp_command(args_list[1:])
     if args_list and args_list[0] in SUBCOMMANDS:
         guard_terminal_output(stdout=True)
         from pi_tui.modes.inspect import run_inspect

@@ -16,6 +16,9 @@ Anything not given is built the way the CLI builds it::
     permissions ``permissions`` (a ``permissions.setup.PermissionOptions``): modes, rules and the
                bash sandbox (docs/permissions.md); None (default): none of it, every tool call
                runs as in pi — an embedding program decides for itself
+    mcp        the servers of ``<agentDir>/mcp.json``, ``.mcp.json``, ``.pi/mcp.json`` and each
+               ``mcp_config`` file, plus ``mcp_servers`` (ACP's, as ``mcp.config.ServerConfig``);
+               started at ``session.start()``, their tools frozen before the first request
     trust      ``trust_project``: True/False decides for this run; None (default) uses the
                ``trustedProjects`` setting or the answer remembered in the agent dir, else the
                project's code (``.pi/extensions``, project ``extensions``/``shellPath``/
@@ -71,6 +74,8 @@ def create_agent_session(
     trust_project: bool | None = None,
     clock: Clock | None = None,
     permissions: Any = None,
+    mcp_config: Sequence[Path | str] = (),
+    mcp_servers: Sequence[Any] = (),
 ) -> AgentSession:
     """An ``AgentSession`` ready for ``prompt()``; see the module docstring for the defaults."""
     cwd_path = Path(cwd).absolute() if cwd is not None else Path.cwd()
@@ -86,10 +91,14 @@ def create_agent_session(
     chosen = _initial_model(model, provider_name, provider, registry, settings)
     runner = _extensions(extensions, load_extensions, extension_paths, cwd_path, agent, settings,
                          include_project=trust.trusted)
-    all_tools = list(tools) if tools is not None else _builtin_tools()
+    all_tools = list(tools) if tools is not None else _builtin_tools() + _delegation_tools(cwd_path, agent, settings)
     if runner is not None:
         all_tools += [t for t in runner.tools() if t.name not in {x.name for x in all_tools}]
     active = list(active_tools) if active_tools is not None else _default_active(all_tools, tools is not None)
+    if active_tools is None and tools is None:
+        from pi_tui.subagents.setup import enabled_by_settings
+
+        active += [name for name in enabled_by_settings(settings) if name not in active]
     loader = None
     if resources is None:
         options = resource_options if resource_options is not None else _resource_options(settings)
@@ -134,7 +143,16 @@ def create_agent_session(
         )
         agent_session.project_trust = trust
         if permissions is not None:
-            _install_permissions(agent_session, permissions, cwd_path, agent, settings, trust.trusted)
+            from pi_tui.session.permission_hooks import attach_permissions
+
+            attach_permissions(agent_session, permissions, cwd_path, agent, settings, trust.trusted)
+        mcp = _mcp_manager(cwd_path, agent, settings, trust, mcp_config, mcp_servers)
+        agent_session.mcp = mcp
+        if mcp is not None:
+            from pi_tui.session.mcp_tools import attach_mcp
+
+            attach_mcp(agent_session, mcp)
+        _bind_delegation(agent_session, all_tools, _provider_factory(provider), agent, api_key)
         agent_session.fresh_start = _fresh_start(model, provider_name, provider, registry, settings, thinking_level)
         if runner is not None:
             runner.on_error(agent_session.emit)
@@ -172,7 +190,19 @@ def project_trust(cwd: Path, agent: Path, settings: Any, flag: bool | None) -> A
         project_settings=files("project") if callable(files) else {},
         global_settings=files("global") if callable(files) else {},
         flag=flag,
+        extra_code=_mcp_project_code(cwd, agent),
     )
+
+
+def _mcp_project_code(cwd: Path, agent: Path) -> list[Any]:
+    """The project's MCP servers as trust items; a stat per config file when there are none."""
+    from pi_tui.mcp.files import any_config
+
+    if not any_config(cwd, agent):
+        return []
+    from pi_tui.mcp.setup import project_code
+
+    return project_code(cwd, agent)
 
 
 def apply_project_trust(cwd: Path, agent: Path, settings: Any, flag: bool | None) -> Any:
@@ -184,31 +214,19 @@ def apply_project_trust(cwd: Path, agent: Path, settings: Any, flag: bool | None
     return trust
 
 
-def _install_permissions(session: AgentSession, options: Any, cwd: Path, agent: Path, settings: Any,
-                         trusted: bool) -> None:
-    """The gate before every tool call, the sandbox for bash and ``!cmd``, and bash's
-    ``escalate``/``justification`` arguments when there is a sandbox to leave."""
-    import asyncio
+def _mcp_manager(cwd: Path, agent: Path, settings: Any, trust: Any, files: Sequence[Path | str],
+                 editor_servers: Sequence[Any]) -> Any:
+    """The MCP servers' manager (``pi_tui/mcp``), not started yet; None when none is configured
+    (then nothing of MCP is imported beyond a stat per config file)."""
+    from pi_tui.mcp.files import any_config
 
-    from pi_tui.permissions.setup import build_gate
+    extra = [Path(f) for f in files]
+    if not editor_servers and not any_config(cwd, agent, extra):
+        return None
+    from pi_tui.mcp.setup import build_manager
 
-    def stop_turn() -> None:
-        task = asyncio.ensure_future(session.abort())
-        session._background.add(task)
-        task.add_done_callback(session._background.discard)
-
-    gate = build_gate(options, cwd=cwd, agent_dir=agent, settings=settings, trusted=trusted, on_event=session.emit,
-                      stop_turn=stop_turn)
-    session.permissions = gate
-    if gate.sandboxed:
-        from pi_tui.tools.bash import BashTool, EscalatingBashTool
-
-        for name, tool in list(session._all_tools.items()):
-            if type(tool) is BashTool:
-                session._all_tools[name] = EscalatingBashTool()
-    for notice in options.notices:
-        session.add_diagnostic("permissions", notice)
-        session.notify(notice, "warning")
+    return build_manager(cwd, agent, project_trusted=bool(getattr(trust, "trusted", False)), extra_files=extra,
+                         editor_servers=editor_servers, settings=settings)
 
 
 def _registry(agent: Path) -> Any:
@@ -297,6 +315,13 @@ def default_provider_for(model: ModelInfo) -> Provider:
     return LiteLLMProvider()
 
 
+def _delegation_tools(cwd: Path, agent: Path, settings: Any) -> list[Tool]:
+    """``task`` and ``todo`` (``subagents/setup.py``): always available, active as settings say."""
+    from pi_tui.subagents.setup import delegation_tools
+
+    return delegation_tools(cwd, agent, settings)
+
+
 def _builtin_tools() -> list[Tool]:
     try:
         from pi_tui.tools.registry import builtin_tools
@@ -319,7 +344,69 @@ def _default_active(all_tools: list[Tool], given: bool) -> list[str]:
 
 
 def _builtin_names() -> set[str]:
-    return {"read", "bash", "edit", "write", "grep", "find", "ls"}
+    return {"read", "bash", "edit", "write", "grep", "find", "ls", "task", "todo"}
+
+
+# --------------------------------------------------------------------------- subagents and todo
+
+
+def _bind_delegation(session: AgentSession, tools: Sequence[Tool], provider: Callable[[ModelInfo], Provider],
+                     agent: Path, api_key: str | None) -> None:
+    """Attach the todo tracker and give each ``task`` tool the way to start a child of ``session``."""
+    from pi_tui.subagents.task_tool import TaskTool
+    from pi_tui.subagents.todo_tracker import TodoTracker
+
+    for tool in tools:
+        if tool.name == "todo":
+            session.todos = TodoTracker(session)
+            session.subscribe(session.todos.observe)
+        if isinstance(tool, TaskTool):
+            tool.attach(_spawner(session, provider, agent, api_key, tool.agents),
+                        parent_tools=session.get_active_tools, forward=session.emit)
+            for diagnostic in tool.agent_diagnostics:
+                session.add_diagnostic("agents", str(diagnostic))
+
+
+def _spawner(session: AgentSession, provider: Callable[[ModelInfo], Provider], agent: Path, api_key: str | None,
+             agents: Any) -> Callable[[Any], Any]:
+    return lambda spec: _spawn_child(session, spec, provider, agent, api_key, agents)
+
+
+def _spawn_child(parent: AgentSession, spec: Any, provider: Callable[[ModelInfo], Provider], agent: Path,
+                 api_key: str | None, agents: Any) -> Any:
+    """A child ``AgentSession`` for one ``task`` call: the parent's model (or the definition's),
+    settings, resources and provider; its own session file beside the parent's (header
+    ``parentSession``), no extensions, only ``spec.tools``."""
+    from pi_tui.subagents.child import ChildHandle
+    from pi_tui.subagents.definitions import child_system_resources
+    from pi_tui.subagents.setup import child_tools
+
+    model, notes = parent.model, []
+    if spec.agent.model is not None:
+        try:
+            model = parent.model_registry.resolve(spec.agent.model)
+        except (ProviderSetupError, ConfigError, AttributeError) as err:
+            notes.append(f"model '{spec.agent.model}' of agent '{spec.agent.name}' is not available ({err}); "
+                         "it ran on the session's model")
+    if model is None:
+        raise ProviderSetupError("no model for the subagent: the session has none selected")
+    sessions = parent.session_manager
+    manager = (SessionManager.create(parent.cwd, sessions.session_dir) if sessions.session_dir is not None
+               else SessionManager.in_memory(parent.cwd))
+    manager.new_session(parent_session=str(sessions.session_file) if sessions.session_file is not None else None)
+    child = create_agent_session(
+        cwd=parent.cwd, agent_dir=agent, provider=provider, model=model,
+        thinking_level=spec.agent.thinking or parent.thinking_level, api_key=api_key,
+        tools=child_tools(spec, parent.active_tools, agents, parent.settings), session_manager=manager,
+        settings=parent.settings, resources=child_system_resources(parent.resources, spec.agent),
+        model_registry=parent.model_registry, load_extensions=False,
+        trust_project=getattr(parent.project_trust, "trusted", None), clock=parent.clock,
+    )
+    return ChildHandle(
+        session_id=manager.session_id, session_file=manager.session_file, model=f"{model.provider}/{model.id}",
+        prompt=child.prompt, abort=child.abort, messages=lambda: child.messages, subscribe=child.subscribe,
+        close=manager.close, notes=tuple(notes),
+    )
 
 
 def _resource_options(settings: Any) -> Any:

@@ -48,6 +48,7 @@ def session_from_args(args: argparse.Namespace, *, cwd: Path | None = None, **ov
         "extension_paths": tuple(getattr(args, "extensions", None) or ()),
         "trust_project": True if getattr(args, "trust_project", False) else None,
         "permissions": permission_options(args),
+        "mcp_config": tuple(getattr(args, "mcp_config", None) or ()),
     }
     if getattr(args, "fork", None):
         from pi_tui.sdk import apply_project_trust, fork_session_arg
@@ -55,7 +56,7 @@ def session_from_args(args: argparse.Namespace, *, cwd: Path | None = None, **ov
         apply_project_trust(cwd, agent_dir(), settings, True if getattr(args, "trust_project", False) else None)
         options["session_manager"] = fork_session_arg(args.fork, cwd, settings, getattr(args, "session_dir", None))
     options.update(overrides)
-    session = create_agent_session(**options)  # type: ignore[arg-type]
+    session = create_agent_session(**options)
     unknown = [name for name in active or [] if name not in session.get_all_tools()]
     if unknown:
         raise ConfigError(f"Unknown tool{'s' if len(unknown) > 1 else ''} in --tools: {', '.join(unknown)} "

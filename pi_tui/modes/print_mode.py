@@ -168,6 +168,9 @@ def _report_last(session: object, *, print_text: bool) -> int:
 
 
 async def _shutdown(session: object) -> None:
+    mcp = getattr(session, "mcp", None)
+    if mcp is not None:
+        await mcp.close()
     runner = getattr(session, "extensions", None)
     if runner is not None and runner.has_handlers("session_shutdown"):
         await runner.emit("session_shutdown", {"reason": "quit"})

@@ -35,6 +35,8 @@ class PermissionOptions:
     mode_source: str = "--permission-mode"
     asker: Asker | None = None
     """Who answers questions; None: every question is a denial (print/JSON)."""
+    ask_through_session: bool = False
+    """Ask through the session's dialogs (``AgentSession.ask_user``: TUI, RPC, ACP) when no ``asker``."""
     headless_reason: str = "nobody can answer in this mode"
     notices: list[str] = field(default_factory=list)
     """Filled by ``build_gate``: lines for the user (a warning, the missing sandbox)."""

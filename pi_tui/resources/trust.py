@@ -64,7 +64,7 @@ GLOBAL_ONLY_KEYS = (TRUSTED_PROJECTS_SETTING, "shellEnvPassthrough")
 variables reach shell commands (``tools/shell.py``)."""
 
 CodeKind = Literal["extension", "settings extension", "shellPath", "shellCommandPrefix", "sessionDir", "outside path",
-                   "outside link"]
+                   "outside link", "mcp server"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +90,8 @@ class ProjectCode:
             key, _, path = self.value.partition(": ")
             return (f'{self.where} "{key}": {path} — outside this project; its files would be read into the '
                     "model's context")
+        if self.kind == "mcp server":  # value: "name: runs `cmd args` in cwd with env A, B" (pi_tui/mcp/setup.py)
+            return f"{self.where} MCP server {self.value}"
         if self.kind == "outside link":
             return (f"{self.where} -> {self.value} — a link out of this project; that file would be sent to the "
                     "model with every request")
@@ -241,10 +243,12 @@ def resolve_project_trust(
     project_settings: Mapping[str, Any],
     global_settings: Mapping[str, Any],
     flag: bool | None = None,
+    extra_code: Sequence[ProjectCode] = (),
 ) -> ProjectTrust:
-    """Decide whether ``cwd``'s project code may run (see the module docstring for the order)."""
+    """Decide whether ``cwd``'s project code may run (see the module docstring for the order).
+    ``extra_code``: what rooms above find (a project's MCP servers, ``pi_tui/mcp/setup.py``)."""
     project = project_key(cwd)
-    code = find_project_code(cwd, project_settings)
+    code = [*find_project_code(cwd, project_settings), *extra_code]
     if flag is not None:
         return ProjectTrust(project, flag, "--trust-project" if flag else "trust turned off for this run", code)
     listed = _listed_in_setting(project, global_settings.get(TRUSTED_PROJECTS_SETTING))

@@ -1,75 +1,105 @@
-"""``AgentSession``: the one stateful orchestrator the modes and the SDK talk to.
+"""``AgentSession``: the one stateful object the modes and the SDK talk to — a composition root.
 
-It owns the agent (loop state and queues), the session file, the model and thinking level, the
-resources that make the system prompt, the extensions, and the compaction runner; it turns the
-agent's events into persisted entries and into ``SessionEvent``s for its subscribers.
+It creates one ``LiveState`` (what the session *is*: file, model, thinking level, tools,
+resources, system prompt, the run's abort bookkeeping) and the collaborators that act on it,
+each given what it needs and nothing more; then it delegates. Who does what:
 
-Serialization: one ``asyncio.Lock`` (``self.lock``) is held while the agent runs (retries
-included). The compaction runner takes the same lock for manual, threshold and overflow
-compaction and for branch summaries, so none of them ever overlaps a run. The session never
-holds the lock while it calls into the runner.
+* ``ModelAccess`` (model_access.py) — providers, keys, "is a model usable";
+* ``SystemPrompt`` (system_prompt.py) — resources reloaded, the base prompt rebuilt;
+* ``Lifecycle`` (lifecycle.py) — ``start``/``reload`` for extensions, diagnostics;
+* ``RunConfig`` (run_config.py) — the agent loop's configuration and hook chain per run;
+* ``Runs`` (runs.py) — prompt, continue, queues, abort, what each agent event does;
+* ``RetryLoop`` (retry_runner.py) — automatic retries inside a run;
+* ``CompactionRunner`` behind a ``CompactionPort`` — compaction, branch summaries, pipeline;
+* ``SessionControl`` (session_control.py) — model, thinking, name, tools, history changes;
+* ``SessionReplacer`` (replacement.py) — new, resume, fork, tree navigation;
+* ``UserBash`` (user_bash.py) — ``!cmd``; ``BackgroundTasks`` — work nobody awaits;
+* ``SessionHooks`` (hooks.py) — where checkpoints, permissions, MCP and subagents plug in.
 
-Construction is ``pi_tui.sdk.create_agent_session``; the API is the table in docs/internals.md.
-State changes and replacing the session live in ``session_control.py``; the per-run hook chain
-in ``run_config.py``.
+Collaborators never import this module; what one needs of another it receives as a bound
+method. Construction is ``pi_tui.sdk.create_agent_session``; the API is the table in
+docs/internals.md.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
 import os
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from pi_tui.agent.agent import Agent
 from pi_tui.agent.queues import QueueMode
 from pi_tui.agent.types import (
     AfterToolCall,
     AgentContext,
+    AgentLoopConfig,
     BeforeToolCall,
     PrepareRequest,
     TransformContext,
 )
-from pi_tui.core.errors import AgentBusyError, PiError, ProviderSetupError, SessionWriteError
-from pi_tui.core.messages import (
-    AgentMessage,
-    AssistantMessage,
-    ImageContent,
-    ThinkingLevel,
-    text_of,
-    user_message,
-)
-from pi_tui.core.provider import CompletionRequest, ModelInfo, Provider
-from pi_tui.core.redact import SECRET_HEADER, Redactor
+from pi_tui.core.messages import AgentMessage, BashExecutionMessage, ImageContent, ThinkingLevel
+from pi_tui.core.provider import CompletionRequest, ModelInfo, Provider, ToolSpec
+from pi_tui.core.redact import Redactor
 from pi_tui.core.session.manager import SessionManager
 from pi_tui.core.tool import Tool
-from pi_tui.session.lifecycle import LifecycleMixin
-from pi_tui.session.persistence import save_message
-from pi_tui.session.prompting import expand_prompt_text
-from pi_tui.session.provider_timeout import ProviderWithTimeout, settings_timeout_ms
-from pi_tui.session.queue_mirror import QueueMirror
-from pi_tui.session.redaction import RedactingProvider, RedactingTool, known_secrets
-from pi_tui.session.retry import Clock, RetryState, SystemClock
-from pi_tui.session.retry_runner import RetryMixin
-from pi_tui.session.run_config import RunConfigMixin
-from pi_tui.session.session_control import SessionControlMixin
-from pi_tui.session.user_bash import UserBashMixin
+from pi_tui.extensions.ui import ExtensionUIContext
+from pi_tui.session.background import BackgroundTasks
+from pi_tui.session.compaction_port import CompactionPort
+from pi_tui.session.compaction_runner import CompactionRunner
+from pi_tui.session.event_hub import EventHub, Listener
+from pi_tui.session.forwarded import Forwarded
+from pi_tui.session.hooks import SessionHooks
+from pi_tui.session.lifecycle import DiscoveredPaths, Lifecycle
+from pi_tui.session.live_state import LiveState
+from pi_tui.session.model_access import ModelAccess
+from pi_tui.session.redaction import known_secrets
+from pi_tui.session.replacement import FreshStart, SessionReplacer
+from pi_tui.session.retry import Clock, SystemClock
+from pi_tui.session.retry_runner import RetryLoop
+from pi_tui.session.run_config import RunConfig
+from pi_tui.session.runs import BUSY_TEXT, Runs
+from pi_tui.session.session_control import SessionControl
+from pi_tui.session.state import ContextUsage, RequestPreview, SessionState, usage_totals
+from pi_tui.session.system_prompt import PromptBuilder, SystemPrompt
+from pi_tui.session.user_bash import UserBash
+from pi_tui.session.views import context_usage
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # not imported at run time: a session without extensions never loads them (start-up)
     from pi_tui.extensions.runner import ExtensionRunner
+    from pi_tui.extensions.ui import ExtensionUI
 
-BUSY_TEXT = "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
-Listener = Callable[[dict[str, Any]], None]
-_log = logging.getLogger(__name__)
-_FORWARDED_TO_EXTENSIONS = frozenset({
-    "agent_start", "agent_end", "turn_start", "turn_end", "message_start", "message_update",
-    "tool_execution_start", "tool_execution_update", "tool_execution_end",
-})
+__all__ = ["BUSY_TEXT", "AgentSession", "Listener"]
 
 
-class AgentSession(RunConfigMixin, LifecycleMixin, SessionControlMixin, UserBashMixin, RetryMixin):
+class AgentSession:
+    # Attributes kept by a part; reading or assigning them here reaches that part.
+    cwd: Forwarded[Path] = Forwarded("_state")
+    session_manager: Forwarded[SessionManager] = Forwarded("_state")
+    settings: Forwarded[Any] = Forwarded("_state")
+    resources: Forwarded[Any] = Forwarded("_state")
+    redactor: Forwarded[Redactor] = Forwarded("_state")
+    lock: Forwarded[asyncio.Lock] = Forwarded("_state")
+    base_system_prompt: Forwarded[str] = Forwarded("_state")
+    last_request: Forwarded[CompletionRequest | None] = Forwarded("_state")
+    file_access: Forwarded[Any] = Forwarded("_state")
+    model_registry: Forwarded[Any] = Forwarded("_models")
+    project_trust: Forwarded[Any] = Forwarded("_lifecycle")
+    fresh_start: Forwarded[FreshStart | None] = Forwarded("_replacer")
+    replacement_cancelled: Forwarded[bool] = Forwarded("_replacer", "cancelled")
+    transform_context: Forwarded[TransformContext | None] = Forwarded("hooks")
+    convert_to_llm: Forwarded[Callable[[list[AgentMessage]], list[Any]] | None] = Forwarded("hooks")
+    prepare_request: Forwarded[PrepareRequest | None] = Forwarded("hooks")
+    before_tool_call: Forwarded[BeforeToolCall | None] = Forwarded("hooks")
+    after_tool_call: Forwarded[AfterToolCall | None] = Forwarded("hooks")
+    # Tests and benchmarks reach these by their old private names.
+    _model: Forwarded[ModelInfo | None] = Forwarded("_state", "model")
+    _system_prompt_builder: Forwarded[PromptBuilder | None] = Forwarded("_system_prompt", "builder")
+    _listeners: Forwarded[list[Listener]] = Forwarded("_events", "listeners")
+    mcp: Any = None
+    """The MCP servers' manager (``pi_tui.mcp.manager.McpManager``) the SDK attached, or None."""
+
     def __init__(
         self,
         *,
@@ -87,192 +117,167 @@ class AgentSession(RunConfigMixin, LifecycleMixin, SessionControlMixin, UserBash
         extensions: ExtensionRunner | None = None,
         api_key: str | None = None,
         clock: Clock | None = None,
-        system_prompt_builder: Callable[[Any, Sequence[Tool]], str] | None = None,
+        system_prompt_builder: PromptBuilder | None = None,
         check_credentials: bool = True,
     ) -> None:
-        self.cwd = cwd
-        self.session_manager = session_manager
-        self.settings = settings
-        self.resources = resources
-        self.model_registry = model_registry
+        all_tools = {t.name: t for t in tools}
+        self._state = state = LiveState(
+            cwd=cwd, session_manager=session_manager, settings=settings, resources=resources, model=model,
+            thinking_level=thinking_level, redactor=Redactor(known_secrets(model_registry, api_key, os.environ)),
+            all_tools=all_tools, active_tool_names=list(active_tools) if active_tools is not None else list(all_tools),
+        )
         self.clock: Clock = clock or SystemClock()
-        self.lock = asyncio.Lock()
-        self._provider_factory = provider_factory
-        self._providers: dict[tuple[str, str, str], Provider] = {}
-        self._model = model
-        self._thinking_level: ThinkingLevel = thinking_level
-        self._api_key_override = api_key
-        self.redactor = Redactor(known_secrets(model_registry, api_key, os.environ))
-        """Every key this session knows; model calls' error texts pass through it (see
-        ``redaction.py``), and the shell tools' environment drops variables holding them."""
-        self._check_keys = check_credentials
-        self._all_tools: dict[str, Tool] = {t.name: t for t in tools}
-        self._active_tool_names = list(active_tools) if active_tools is not None else list(self._all_tools)
-        self._resource_loader = resource_loader
-        self._system_prompt_builder = system_prompt_builder
-        self._listeners: list[Listener] = []
         self.extensions = extensions
-        self._hooks = None
+        self.hooks = SessionHooks()
+        """Extension points for the collaborators ``sdk.py`` attaches (``hooks.py``)."""
+        self.permissions: Any = None
+        """The permission gate (``permissions.gate.PermissionGate``) the SDK attached, or None (as pi)."""
+        self.todos: Any = None
+        """The ``todo`` tool's tracker (``subagents.todo_tracker.TodoTracker``) when the tool exists."""
+        self.extension_ui: ExtensionUI | None = None
+        """The mode's dialogs behind ``ctx.ui`` (TUI screens, RPC requests); None in print and JSON
+        mode and in an SDK session nobody gave one, where dialogs answer "cancelled" at once."""
+        self._events = events = EventHub()
+        self._models = models = ModelAccess(state, provider_factory=provider_factory, model_registry=model_registry,
+                                            api_key=api_key, check_credentials=check_credentials)
+        paths = DiscoveredPaths(resource_loader)
+        self._system_prompt = prompt = SystemPrompt(state, load=paths.load if resource_loader is not None else None,
+                                                    builder=system_prompt_builder, notify=self.notify)
+        self._lifecycle = lifecycle = Lifecycle(state, paths, self.hooks, extensions=extensions,
+                                                model_registry=model_registry, rebuild_system_prompt=prompt.rebuild,
+                                                notify=self.notify)
+        self._background = background = BackgroundTasks(state, extensions=extensions, notify=self.notify)
+        context = AgentContext(system_prompt="", messages=list(session_manager.build_session_context().messages))
+        steering, follow_up = _queue_modes(settings)
+        self.agent = agent = Agent(context, self._loop_config, steering_mode=steering, follow_up_mode=follow_up)
+        self._control = control = SessionControl(state, agent, emit=events.emit, rebuild_system_prompt=prompt.rebuild,
+                                                 tell_extensions=background.tell_extensions)
+        port = CompactionPort(state, agent, models, extensions=extensions, emit=events.emit,
+                              subscribe=events.subscribe, replace_messages=control.replace_messages)
+        self.compaction_runner = runner = CompactionRunner(port)
+        extension_hooks = None
         if extensions is not None:  # imported only when there are extensions (start-up time)
             from pi_tui.extensions.agent_hooks import AgentHooks
 
-            self._hooks = AgentHooks(extensions)
-        self._queue = QueueMirror(self._notify_listeners)
-        self._retry = RetryState()
-        self._retry_cancel = asyncio.Event()
-        self._retrying = False
-        self._abort_requested = False
-        self._run_task: asyncio.Task[Any] | None = None
-        self._write_error: SessionWriteError | None = None
-        self._started = False
-        self._extra_skill_paths: list[Path] = []
-        self._extra_prompt_paths: list[Path] = []
-        self._extension_resource_origins: dict[Path, Path] = {}
-        self._startup_notes: list[tuple[str, str]] = []
-        self.fresh_start: Callable[[], tuple[ModelInfo | None, str | None]] | None = None
-        """The model (None = keep the current) and CLI thinking level for an empty replacement
-        session (§13.1); the SDK sets it from the CLI choices and the settings."""
-        self.project_trust: Any = None
-        """The project trust decision (``resources.trust.ProjectTrust``) the SDK made, or None."""
-        self.file_access: Any = None
-        """``core.tool.FileAccess`` the file tools use instead of the disk (ACP mode: the editor's
-        buffers); None = the disk."""
-        self.permissions: Any = None
-        """The permission gate and bash sandbox (``permissions.gate.PermissionGate``) the SDK set
-        up, or None: every tool call runs as in pi."""
-        self.replacement_cancelled = False
-        """Whether the last new/resume/fork was cancelled by an extension."""
-        self._background: set[asyncio.Future[Any]] = set()
-        self._aborts = 0
-        """How many aborts were requested; a turn scheduled before one does not start after it."""
-        self._pending_bash: list[AgentMessage] = []
-        self._bash_abort = asyncio.Event()
-        self.base_system_prompt = ""
-        self.last_request: CompletionRequest | None = None
-        self._run_system_prompt: str | None = None
-        # Hooks settable from the SDK (see pi_tui.agent.types for their signatures).
-        self.transform_context: TransformContext | None = None
-        self.convert_to_llm: Callable[[list[AgentMessage]], list[Any]] | None = None
-        self.prepare_request: PrepareRequest | None = None
-        self.before_tool_call: BeforeToolCall | None = None
-        self.after_tool_call: AfterToolCall | None = None
-        context = AgentContext(system_prompt="", messages=list(session_manager.build_session_context().messages))
-        steering, follow_up = self._queue_modes()
-        self.agent = Agent(context, self._loop_config, steering_mode=steering, follow_up_mode=follow_up)
-        self.agent.subscribe(self._on_agent_event)
-        self.compaction_runner: Any = self._make_compaction_runner()
-        self.rebuild_system_prompt(reload=False)  # the resources were just loaded
+            extension_hooks = AgentHooks(extensions)
+        self._run_config = RunConfig(state, models, self.hooks, extensions=extensions, extension_hooks=extension_hooks,
+                                     reducer=runner.prepare_request_messages, emit=events.emit)
+        self._user_bash = user_bash = UserBash(state, extensions=extensions, emit=events.emit,
+                                               is_streaming=lambda: self.is_streaming, record=self._record)
+        self._retry = retry = RetryLoop(state, agent, clock=self.clock, emit=events.emit)
+        self._runs = runs = Runs(state, agent, models=models, prompt=prompt, retry=retry, compaction=runner,
+                                 hooks=self.hooks, background=background, extensions=extensions,
+                                 start=lifecycle.start, flush_pending_bash=user_bash.flush_pending, emit=events.emit)
+        self._replacer = SessionReplacer(state, lifecycle, self.hooks, extensions=extensions,
+                                         resolve_model=models.resolve, abort=runs.abort,
+                                         flush_pending_bash=user_bash.flush_pending, clear_queues=runs.clear_queues,
+                                         replace_messages=control.replace_messages, navigate=runner.navigate_tree,
+                                         notify=self.notify)
+        agent.subscribe(runs.on_agent_event)
+        prompt.rebuild(reload=False)  # the resources were just loaded
 
-    # ------------------------------------------------------------------ parts and wiring
+    def _loop_config(self) -> AgentLoopConfig:
+        return self._run_config.loop_config()
 
-    def _queue_modes(self) -> tuple[QueueMode, QueueMode]:
-        steering = getattr(self.settings, "steering_mode", "one-at-a-time")
-        follow_up = getattr(self.settings, "follow_up_mode", "one-at-a-time")
-        return ("all" if steering == "all" else "one-at-a-time", "all" if follow_up == "all" else "one-at-a-time")
+    def _record(self, message: AgentMessage) -> None:
+        self.agent.messages.append(message)
+        self._state.session_manager.append_message(message)
 
-    def _make_compaction_runner(self) -> Any:
-        try:
-            from pi_tui.session.compaction_runner import CompactionRunner
-        except ImportError:
-            return None
-        return CompactionRunner(cast(Any, self))  # it sets nothing on the host; its Protocol is stricter
+    def _context_strategy(self) -> str:  # tests compare it with what the runner did
+        return self._run_config.context_strategy()
+
+    # ------------------------------------------------------------------ model and tools
 
     def provider_for(self, model: ModelInfo) -> Provider:
-        key = (model.provider, model.id, model.api)
-        if key not in self._providers:
-            self.redactor.add(*(v for name, v in model.headers.items() if SECRET_HEADER.search(name)))
-            timed = ProviderWithTimeout(self._provider_factory(model), lambda: settings_timeout_ms(self.settings))
-            self._providers[key] = RedactingProvider(timed, self.redactor)
-        return self._providers[key]
+        return self._models.provider_for(model)
 
     def api_key_for(self, model: ModelInfo) -> str | None:
-        if self.model_registry is None:
-            return self._api_key_override
-        key: str | None = self.model_registry.api_key_for(model, self._api_key_override)
-        self.redactor.add(key)  # a models.json literal, env name or !command: known from now on
-        return key
+        return self._models.api_key_for(model)
 
     def current_model(self) -> ModelInfo | None:
-        return self._model
+        return self._state.model
 
     @property
     def model(self) -> ModelInfo | None:
-        return self._model
+        return self._state.model
 
     @property
     def thinking_level(self) -> ThinkingLevel:
-        return self._thinking_level
+        return self._state.thinking_level
 
     @property
     def active_tools(self) -> list[Tool]:
         """The active tools, each behind the session's redaction (``redaction.py``)."""
-        return [RedactingTool(self._all_tools[n], self.redactor) for n in self._active_tool_names if n in self._all_tools]
+        return self._state.active_tools()
 
-    def _require_model(self) -> ModelInfo:
-        if self._model is None:
-            raise ProviderSetupError(
-                "No model selected.\n\n" + self._setup_help() + "\n\nThen use /model to select a model."
-            )
-        return self._model
+    def set_model(self, model: ModelInfo, *, source: str = "set", thinking_level: str | None = None) -> None:
+        """Switch the model as pi's ``setModel``/``cycleModel`` do: ``model_change`` is recorded,
+        the model becomes the settings default, then the thinking level is set (and recorded,
+        with ``thinking_level_changed``, only when it changes). That level is ``thinking_level``
+        when given (a ``--models`` entry's ``:level``); else the current one, or, coming from a
+        model without thinking (whose level is only ever ``off``), the settings default
+        (``medium``); either way clamped to what the new model supports (§13.1). So switching
+        to a reasoning model turns thinking on, as in pi. ``model_changed`` is pi-tui's own
+        event (the TUI's footer); RPC does not send it, as pi has none."""
+        self._control.set_model(model, source=source, thinking_level=thinking_level)
 
-    def _setup_help(self) -> str:
-        helper = getattr(self.model_registry, "_help", None)
-        return helper() if callable(helper) else "Set --model provider/id, or defaultProvider/defaultModel in settings.json."
+    def set_thinking_level(self, level: str) -> None:
+        """Clamp ``level`` to the model (§13.1); when that changes the level, record a
+        ``thinking_level_change``, emit ``thinking_level_changed`` and (as pi does) make it the
+        settings' ``defaultThinkingLevel`` unless it is the ``off`` of a model without thinking."""
+        self._control.set_thinking_level(level)
 
-    def _check_credentials(self, model: ModelInfo) -> None:
-        require = getattr(self.model_registry, "require_api_key", None)
-        if self._check_keys and callable(require):
-            require(model, self._api_key_override)
+    def cycle_thinking_level(self) -> ThinkingLevel:
+        return self._control.cycle_thinking_level()
+
+    def set_session_name(self, name: str) -> None:
+        self._control.set_session_name(name)
+
+    def get_session_name(self) -> str | None:
+        return self._state.session_manager.session_name
+
+    def get_active_tools(self) -> list[str]:
+        return [t.name for t in self.active_tools]
+
+    def get_all_tools(self) -> list[str]:
+        return list(self._state.all_tools)
+
+    def set_active_tools(self, names: list[str]) -> None:
+        self._control.set_active_tools(names)
+
+    def replace_tool(self, tool: Tool) -> None:
+        """Put ``tool`` in place of the tool of the same name, keeping whether it is active (ACP
+        mode: ``bash`` run in the editor's terminal)."""
+        self._control.replace_tool(tool)
+
+    def add_tools(self, tools: Sequence[Tool], *, active: bool = True) -> list[str]:
+        """Register tools that arrive late (MCP): appended after the others; see ``SessionControl``."""
+        return self._control.add_tools(tools, active=active)
 
     # ------------------------------------------------------------------ events
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
-        self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+        return self._events.subscribe(listener)
 
     def emit(self, event: dict[str, Any]) -> None:
         """For the compaction runner and extensions: publish a session event."""
-        self._notify_listeners(event)
+        self._events.emit(event)
 
-    def _notify_listeners(self, event: dict[str, Any]) -> None:
-        for listener in list(self._listeners):
-            try:
-                listener(event)
-            except Exception as err:  # a broken listener must not break the run
-                _log.warning("event listener failed on %s: %s", event.get("type"), err)
+    def notify(self, message: str, level: str = "info") -> None:
+        self._events.emit({"type": "notify", "message": message, "level": level})
 
-    async def _on_agent_event(self, event: dict[str, Any]) -> None:
-        kind = event["type"]
-        if self.extensions is not None and kind in _FORWARDED_TO_EXTENSIONS and self.extensions.has_handlers(kind):
-            payload = {k: v for k, v in event.items() if k != "type"}
-            await self.extensions.emit(kind, payload)
-        if kind == "message_start" and event["message"].get("role") == "user":
-            self._queue.delivered(text_of(event["message"].get("content", "")))
-        if kind == "message_end":
-            message = event["message"]
-            failed = save_message(self.session_manager, message)
-            if failed is not None and self._write_error is None:
-                self._write_error = failed  # raised by _run once the run has settled
-            if message.get("role") == "assistant" and message.get("stopReason") != "error":
-                success = self._retry.succeeded()
-                if success is not None:
-                    self._notify_listeners(event)
-                    self._notify_listeners(success)
-                    return
-        self._notify_listeners(event)
-
-    # ------------------------------------------------------------------ prompting
+    # ------------------------------------------------------------------ runs
 
     @property
     def is_streaming(self) -> bool:
-        return self.agent.is_running or self._retrying
-
-    def is_idle(self) -> bool:
-        return not self.is_streaming and not self.is_compacting
+        return self._runs.is_streaming
 
     @property
     def is_compacting(self) -> bool:
-        return bool(getattr(self.compaction_runner, "is_compacting", False))
+        return self.compaction_runner.is_compacting
+
+    def is_idle(self) -> bool:
+        return not self.is_streaming and not self.is_compacting
 
     async def prompt(
         self, text: str, *, images: Sequence[ImageContent] = (), streaming_behavior: str | None = None,
@@ -281,180 +286,187 @@ class AgentSession(RunConfigMixin, LifecycleMixin, SessionControlMixin, UserBash
         """Expand and run ``text``; returns when the run (and its retries) has settled. ``source``
         is what the extension ``input`` event reports (``"interactive"``, ``"rpc"``,
         ``"extension"``; §10.2)."""
-        await self.start()
-        if await self._run_extension_command(text):
-            return
-        if self.is_streaming:
-            if streaming_behavior not in ("steer", "followUp"):
-                raise AgentBusyError(BUSY_TEXT)
-            (self.steer if streaming_behavior == "steer" else self.follow_up)(text)
-            return
-        expanded = await expand_prompt_text(self, text, list(images), source=source)
-        if expanded is None:
-            return
-        text, image_list = expanded
-        model = self._require_model()
-        self._check_credentials(model)
-        await self._compaction_before_prompt()
-        messages: list[AgentMessage] = [user_message(text, images=image_list)]
-        self.rebuild_system_prompt()  # from disk, so before_agent_start sees the current one
-        override = None
-        if self.extensions is not None and self.extensions.has_handlers("before_agent_start"):
-            options = self._system_prompt_options()
-            answer = await self.extensions.emit_before_agent_start(text, image_list, self.base_system_prompt, options)
-            messages.extend(answer.messages)
-            override = answer.system_prompt
-        await self._run(lambda: self.agent.prompt(messages), override, rebuild=False)
+        await self._runs.prompt(text, images=images, streaming_behavior=streaming_behavior, source=source)
 
     async def continue_(self) -> None:
         """Run again from the current history (``continue()``)."""
-        self._require_model()
-        await self._run(self.agent.continue_, None)
-
-    async def _run_extension_command(self, text: str) -> bool:
-        if not text.startswith("/") or self.extensions is None:
-            return False
-        return await self.extensions.execute_command(text)
-
-    def _system_prompt_options(self) -> dict[str, Any] | None:
-        options = getattr(self.resources, "system_prompt_options", None)
-        if not callable(options):
-            return None
-        try:
-            value = options(self.active_tools)
-            return dict(value.to_event_dict()) if hasattr(value, "to_event_dict") else None
-        except Exception:
-            return None
+        await self._runs.continue_()
 
     async def continue_if_idle(self) -> bool:
         """The continuation ``send_message(trigger_turn=True)`` schedules: checked when it runs,
         under the lock, so a prompt that ran first (and already answered) makes it a no-op
         instead of ``Cannot continue from message role: assistant``. True when it ran."""
-        if self.is_streaming or not self._can_continue():
-            return False
-        self._require_model()
-        return await self._run(self.agent.continue_, None, run_if=self._can_continue)
-
-    async def _run(
-        self, start: Callable[[], Awaitable[Any]], system_prompt_override: str | None, *, rebuild: bool = True,
-        run_if: Callable[[], bool] | None = None,
-    ) -> bool:
-        """Run, then report a failed session-file write (the run itself went on in memory)."""
-        try:
-            ran = await self._run_and_compact(start, system_prompt_override, rebuild=rebuild, run_if=run_if)
-        finally:
-            failed, self._write_error = self._write_error, None
-        if failed is not None:
-            raise failed
-        return ran
-
-    async def _run_and_compact(
-        self, start: Callable[[], Awaitable[Any]], system_prompt_override: str | None, *, rebuild: bool,
-        run_if: Callable[[], bool] | None,
-    ) -> bool:
-        async with self.lock:
-            if run_if is not None and not run_if():
-                return False
-            self._run_task = asyncio.current_task()
-            self.flush_pending_bash()
-            self._abort_requested = False
-            self._retry_cancel.clear()  # here, not at the retry wait: an abort while the run winds down must count
-            if rebuild:
-                self.rebuild_system_prompt()
-            self._run_system_prompt = system_prompt_override or None
-            self.agent.context.system_prompt = self._run_system_prompt or self.base_system_prompt
-            self.agent.context.tools = self.active_tools
-            try:
-                await start()
-                await self._retry_while_needed()
-            finally:
-                self._run_system_prompt = None
-                self.agent.context.system_prompt = self.base_system_prompt
-                self._run_task = None
-        # Compaction checks after the run (never under the lock). An overflow compaction asks
-        # for one continue(); the runner itself refuses a second compact-and-retry. Steering or
-        # follow-ups queued while a compaction ran are sent after it (§2.8 step 5), never left
-        # sitting in the queue of an idle session.
-        for _ in range(2):
-            last = self._last_assistant()
-            runner = self.compaction_runner
-            if runner is None or last is None or self._abort_requested:
-                return True
-            if not await runner.check_after_run(last) and not self._has_queued():
-                return True
-            async with self.lock:
-                # Checked under the lock: a prompt sent during the compaction may have run first.
-                # A silent overflow (a ``stop`` reply) also leaves an assistant last; pi's
-                # continue() fails quietly there.
-                if self._abort_requested or not self._can_continue():
-                    return True
-                self.rebuild_system_prompt()
-                self.agent.context.system_prompt = self.base_system_prompt
-                self._run_task = asyncio.current_task()
-                try:
-                    await self.agent.continue_()
-                    await self._retry_while_needed()
-                finally:
-                    self._run_task = None
-        return True
-
-    def _can_continue(self) -> bool:
-        messages = self.agent.messages
-        if not messages:
-            return False
-        return messages[-1].get("role") != "assistant" or self._has_queued()
-
-    def _has_queued(self) -> bool:
-        return bool(len(self.agent.steering) or len(self.agent.follow_ups))
-
-    def _last_assistant(self) -> AssistantMessage | None:
-        for message in reversed(self.agent.messages):
-            if message.get("role") == "assistant":
-                return message  # type: ignore[return-value]
-            if message.get("role") == "user":
-                return None
-        return None
-
-    async def _compaction_before_prompt(self) -> None:
-        runner = self.compaction_runner
-        if runner is not None and hasattr(runner, "check_before_prompt"):
-            await runner.check_before_prompt()
-
-    # ------------------------------------------------------------------ queues and abort
+        return await self._runs.continue_if_idle()
 
     def steer(self, text: str) -> None:
-        self._refuse_command_in_queue(text)
-        self._queue.add("steer", text)
-        self.agent.steering.push(user_message(text))
+        self._runs.steer(text)
 
     def follow_up(self, text: str) -> None:
-        self._refuse_command_in_queue(text)
-        self._queue.add("followUp", text)
-        self.agent.follow_ups.push(user_message(text))
+        self._runs.follow_up(text)
 
     def clear_queues(self) -> tuple[list[str], list[str]]:
-        self.agent.steering.clear()
-        self.agent.follow_ups.clear()
-        return self._queue.clear()
-
-    def _refuse_command_in_queue(self, text: str) -> None:
-        if text.startswith("/") and self.extensions is not None:
-            name = text[1:].partition(" ")[0]
-            if self.extensions.get_command(name) is not None:
-                raise PiError(f'Extension command "/{name}" cannot be queued. Run it when the agent is idle.')
+        return self._runs.clear_queues()
 
     def request_abort(self) -> None:
         """Request the abort now without waiting (an extension's synchronous ``ctx.abort()``)."""
-        self._abort_requested = True
-        self._aborts += 1
-        self._retry_cancel.set()
-        self.agent.abort()
-        runner = self.compaction_runner
-        if runner is not None and getattr(runner, "is_compacting", False):
-            runner.abort()
+        self._runs.request_abort()
 
     async def abort(self) -> None:
-        self.request_abort()
-        if asyncio.current_task() is self._run_task:
-            return  # called from a hook the run awaits (an extension's ``await ctx.abort()``): waiting would deadlock
-        await self.agent.wait_for_idle()
+        await self._runs.abort()
+
+    async def compact(self, custom_instructions: str | None = None) -> Any:
+        return await self._runs.compact(custom_instructions)
+
+    async def navigate_tree(
+        self, target_id: str, *, summarize: bool = False, custom_instructions: str | None = None,
+        replace_instructions: bool = False, label: str | None = None,
+    ) -> Any:
+        return await self._replacer.navigate_tree(target_id, summarize=summarize, custom_instructions=custom_instructions,
+                                                  replace_instructions=replace_instructions, label=label)
+
+    # ------------------------------------------------------------------ lifecycle and system prompt
+
+    async def start(self) -> None:
+        """Tell extensions the session is up, once: ``session_start{reason:"startup"}`` then
+        ``resources_discover{reason:"startup"}`` (whose paths are loaded at once)."""
+        await self._lifecycle.start()
+
+    async def reload(self) -> None:
+        """``/reload``: settings, extension-contributed resource paths, skills, prompt templates
+        and context files are read again."""
+        await self._lifecycle.reload()
+
+    def diagnostics(self) -> list[tuple[str, str]]:
+        """Every problem found while setting up, as ``(source, message)``; each message names its
+        file. Sources: ``settings``, ``resources`` (context files, skills, templates; current as
+        of the last reload), ``models`` (models.json), ``session`` (the session file's load
+        warnings), ``extensions`` (load failures) and whatever was added with
+        ``add_diagnostic`` (the SDK adds ``model`` restore notes). Modes show them at startup
+        and after ``/reload``."""
+        return self._lifecycle.diagnostics()
+
+    def startup_info(self) -> list[str]:
+        """What was loaded that the user should know about, though nothing is wrong: a trusted
+        project's code (what runs, and why it may) and a project SYSTEM.md that replaced the
+        system prompt. Modes show it at startup (print/RPC: stderr; JSON: an info ``notify``)."""
+        return self._lifecycle.startup_info()
+
+    def add_diagnostic(self, source: str, message: str) -> None:
+        """Record a start-up problem for ``diagnostics()`` (shown by every mode)."""
+        self._lifecycle.add_diagnostic(source, message)
+
+    def extension_of_resource(self, path: Path) -> Path | None:
+        """The extension whose ``resources_discover`` returned ``path`` (a skill or prompt file),
+        or a folder above it; None when no extension did."""
+        return self._lifecycle.extension_of_resource(path)
+
+    def rebuild_system_prompt(self, *, reload: bool = True) -> str:
+        """Reload resources from disk (AGENTS.md, SYSTEM.md, skills …) and rebuild the base prompt;
+        called before each run and after compaction."""
+        return self._system_prompt.rebuild(reload=reload)
+
+    def get_system_prompt(self) -> str:
+        return self._system_prompt.current()
+
+    # ------------------------------------------------------------------ replacing the session
+
+    async def new_session(self, *, parent_session: str | None = None) -> bool:
+        """``/new``; False when an extension cancelled it (``session_before_switch``). The new
+        header's ``parentSession`` is ``parent_session`` when given (RPC ``new_session``,
+        pi's ``newSession({parentSession})``), else the file being replaced."""
+        return await self._replacer.new_session(parent_session=parent_session)
+
+    async def switch_session(self, path: Path) -> bool:
+        """``/resume``; False when an extension cancelled it (``session_before_switch``)."""
+        return await self._replacer.switch_session(path)
+
+    async def fork(self, entry_id: str, position: str = "before") -> str | None:
+        """``/fork``: the selected text, or None (also when ``session_before_fork`` cancelled it;
+        then ``replacement_cancelled`` is True). Only ``cancel`` is honoured (§13.1)."""
+        return await self._replacer.fork(entry_id, position)
+
+    # ------------------------------------------------------------------ for extensions
+
+    def replace_messages(self, messages: list[AgentMessage]) -> None:
+        """Rebuild the agent's history (after compaction or tree navigation)."""
+        self._control.replace_messages(messages)
+
+    def append_entry(self, custom_type: str, data: Any) -> str:
+        return self._state.session_manager.append_custom_entry(custom_type, data)
+
+    def set_label(self, entry_id: str, label: str | None) -> None:
+        self._state.session_manager.append_label_change(entry_id, label)
+
+    def send_message(self, message: dict[str, Any], *, trigger_turn: bool = False) -> None:
+        self._runs.send_message(message, trigger_turn=trigger_turn)
+
+    def send_user_message(self, text: str) -> None:
+        self._runs.send_user_message(text)
+
+    async def settle_background(self) -> None:
+        """Until the work set going in the background has ended: an extension command's
+        ``send_user_message`` turn, a ``trigger_turn`` message's turn, a compaction an extension
+        asked for, extension notifications. A caller that reports a prompt's end (ACP's
+        ``session/prompt`` answer, whose updates must all come before it) waits for these."""
+        await self._background.settle()
+
+    @property
+    def has_ui(self) -> bool:
+        return self.extension_ui is not None
+
+    def set_extension_ui(self, ui: ExtensionUI | None) -> None:
+        """Install (or with None remove) the mode's implementation of ``ExtensionUI``."""
+        self.extension_ui = ui
+
+    async def ask_user(self, title: str, options: Sequence[str], *, timeout_s: float | None = None) -> str | None:
+        """One of ``options`` chosen by the person through the mode's dialogs; None when there is
+        no UI, they cancelled or the time ran out. For collaborators that need a decision (a
+        permission prompt): they receive this bound method, never the mode."""
+        return await ExtensionUIContext(self.extension_ui, self.notify).select(title, options, timeout_s=timeout_s)
+
+    # ------------------------------------------------------------------ user bash
+
+    async def run_user_bash(self, command: str, *, exclude_from_context: bool = False) -> BashExecutionMessage:
+        return await self._user_bash.run(command, exclude_from_context=exclude_from_context)
+
+    def abort_user_bash(self) -> None:
+        self._user_bash.abort()
+
+    def flush_pending_bash(self) -> None:
+        """Record the ``!cmd`` results held back during a run (called before a prompt)."""
+        self._user_bash.flush_pending()
+
+    # ------------------------------------------------------------------ views
+
+    @property
+    def state(self) -> SessionState:
+        manager, messages, queue = self._state.session_manager, self.agent.messages, self._runs.queue
+        return SessionState(
+            model=self._state.model, thinking_level=self._state.thinking_level, is_streaming=self.is_streaming,
+            is_compacting=self.is_compacting, is_retrying=self._retry.retrying, steering=list(queue.steering),
+            follow_up=list(queue.follow_up), session_file=manager.session_file, session_id=manager.session_id,
+            session_name=manager.session_name, message_count=len(messages), totals=usage_totals(messages),
+        )
+
+    @property
+    def messages(self) -> list[AgentMessage]:
+        return self.agent.messages
+
+    def get_context_usage(self) -> ContextUsage | None:
+        """§2.2; see ``views.context_usage``."""
+        return context_usage(self._state.model, self.agent.messages, self._state.session_manager.get_branch())
+
+    def preview_request(self) -> RequestPreview:
+        self.rebuild_system_prompt()
+        return RequestPreview(
+            system_prompt=self.get_system_prompt(),
+            messages=self._run_config.convert_for_request(list(self.agent.messages)),
+            tools=[ToolSpec(name=t.name, description=t.description, parameters=t.parameters) for t in self.active_tools],
+            model=self._state.model,
+        )
+
+
+def _queue_modes(settings: Any) -> tuple[QueueMode, QueueMode]:
+    steering = getattr(settings, "steering_mode", "one-at-a-time")
+    follow_up = getattr(settings, "follow_up_mode", "one-at-a-time")
+    return ("all" if steering == "all" else "one-at-a-time", "all" if follow_up == "all" else "one-at-a-time")

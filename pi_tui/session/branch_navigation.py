@@ -8,7 +8,7 @@ where it was.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pi_tui.core.context.branch_summary import (
     branch_summary_request,
@@ -21,10 +21,8 @@ from pi_tui.core.context.compaction_prompts import NO_BRANCH_CONTENT
 from pi_tui.core.errors import EntryNotFoundError, PiError
 from pi_tui.core.messages import text_of
 from pi_tui.core.session.tree import index_entries
+from pi_tui.session.compaction_ops import CompactionOps
 from pi_tui.session.summarizer import SummaryCancelled, summary_request
-
-if TYPE_CHECKING:
-    from pi_tui.session.compaction_runner import CompactionRunner
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +48,7 @@ def _new_leaf(target: dict[str, Any]) -> tuple[str | None, str | None]:
 
 
 async def navigate_tree(
-    runner: CompactionRunner,
+    runner: CompactionOps,
     target_id: str,
     *,
     summarize: bool = False,
@@ -85,7 +83,7 @@ async def navigate_tree(
 
 
 async def _move(
-    runner: CompactionRunner, target: dict[str, Any], summarize: bool, custom_instructions: str | None,
+    runner: CompactionOps, target: dict[str, Any], summarize: bool, custom_instructions: str | None,
     replace_instructions: bool, label: str | None,
 ) -> tuple[str | None, dict[str, Any] | None, bool] | None:
     """Under the lock: ask the extensions, summarize, move the leaf. None when an extension
@@ -139,7 +137,7 @@ async def _move(
 
 
 async def _summarize_branch(
-    runner: CompactionRunner, entries: list[Any], custom_instructions: str | None, replace_instructions: bool
+    runner: CompactionOps, entries: list[Any], custom_instructions: str | None, replace_instructions: bool
 ) -> tuple[str, dict[str, Any]]:
     host = runner.host
     model = host.current_model()

@@ -41,12 +41,19 @@ class CompactionFailed(PiError):
 
 
 class CompactionHost(Protocol):
-    """What the runner needs from ``AgentSession`` (a fake with a real SessionManager in tests)."""
+    """What the runner needs from its session: ``AgentSession``'s ``CompactionPort``, or a fake
+    with a real SessionManager in tests. Read-only, so a port's properties satisfy it. The
+    runner also uses, when the host has them: ``lock``, ``subscribe``, ``agent``,
+    ``replace_messages``, ``require_model`` and ``check_credentials``."""
 
-    session_manager: Any
-    settings: Any
-    extensions: Any
-    thinking_level: Any
+    @property
+    def session_manager(self) -> Any: ...
+    @property
+    def settings(self) -> Any: ...
+    @property
+    def extensions(self) -> Any: ...
+    @property
+    def thinking_level(self) -> Any: ...
 
     def emit(self, event: dict[str, Any]) -> None: ...
     def current_model(self) -> ModelInfo | None: ...
@@ -91,14 +98,14 @@ class CompactionSteps:
     def _require_model(self) -> ModelInfo:
         model = self.host.current_model()
         if model is None:
-            require = getattr(self.host, "_require_model", None)
+            require = getattr(self.host, "require_model", None)
             if callable(require):
                 require()
             raise PiError("No model selected.\n\nThen use /model to select a model.")
         return model
 
     def _require_key(self, model: ModelInfo) -> str | None:
-        check = getattr(self.host, "_check_credentials", None)
+        check = getattr(self.host, "check_credentials", None)
         if callable(check):
             check(model)
         return self.host.api_key_for(model)

@@ -14,7 +14,7 @@ called once every entry it summarizes is on disk ("transcript first").
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pi_tui.agent.types import TransformContext
 from pi_tui.core.context.compaction import (
@@ -40,10 +40,8 @@ from pi_tui.core.context.pipeline_summary import (
 )
 from pi_tui.core.messages import AgentMessage, user_message
 from pi_tui.core.provider import CompletionRequest
+from pi_tui.session.compaction_ops import CompactionOps
 from pi_tui.session.summarizer import SummaryCancelled, call_summarizer
-
-if TYPE_CHECKING:
-    from pi_tui.session.compaction_runner import CompactionRunner
 
 SUMMARY_MAX_TOKENS = 4096
 
@@ -53,7 +51,7 @@ def pipeline_config(settings: Any) -> PipelineConfig:
     return coerce_pipeline_config(getter() if callable(getter) else None)
 
 
-def preparer_for(runner: CompactionRunner) -> RequestPreparer:
+def preparer_for(runner: CompactionOps) -> RequestPreparer:
     config = pipeline_config(runner.host.settings)
     preparer = runner._preparer
     if not isinstance(preparer, RequestPreparer) or preparer.config != config:
@@ -64,7 +62,7 @@ def preparer_for(runner: CompactionRunner) -> RequestPreparer:
     return preparer
 
 
-def _note_bounded_budgets(runner: CompactionRunner, config: PipelineConfig) -> None:
+def _note_bounded_budgets(runner: CompactionOps, config: PipelineConfig) -> None:
     """The cache-aware budgets are bounded by the summary threshold (``cache_aware_budgets``);
     say so once when the configured ones were larger, with the numbers actually used."""
     protect, gain = cache_aware_budgets(config)
@@ -81,7 +79,7 @@ def _note_bounded_budgets(runner: CompactionRunner, config: PipelineConfig) -> N
 
 
 async def prepare_request_messages(
-    runner: CompactionRunner, messages: list[AgentMessage], transform: TransformContext | None = None
+    runner: CompactionOps, messages: list[AgentMessage], transform: TransformContext | None = None
 ) -> list[AgentMessage]:
     """``transform``: what the loop ran on ``messages`` before (the extensions' ``context``
     handlers, the SDK's ``transform_context``); after a summary the request is rebuilt from the
@@ -126,7 +124,7 @@ def _tokens(prepared: Prepared) -> int:
     return prepared.reduction.tokens_after if prepared.reduction is not None else 0
 
 
-def _reject(runner: CompactionRunner, prepared: Prepared, reason: str) -> bool:
+def _reject(runner: CompactionOps, prepared: Prepared, reason: str) -> bool:
     runner.host.emit({
         "type": "context_reduced", "step": "summary_rejected", "bytesBefore": prepared.bytes, "bytesAfter": prepared.bytes,
         "tokensBefore": _tokens(prepared), "tokensAfter": _tokens(prepared), "detail": reason,
@@ -143,7 +141,7 @@ def kept_tail_bytes(config: PipelineConfig) -> int:
     return max(1, config.summary_threshold_bytes // 3)
 
 
-async def _summarize(runner: CompactionRunner, prepared: Prepared, config: PipelineConfig) -> bool:
+async def _summarize(runner: CompactionOps, prepared: Prepared, config: PipelineConfig) -> bool:
     host = runner.host
     sm = host.session_manager
     model = host.current_model()

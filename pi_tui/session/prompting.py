@@ -8,35 +8,36 @@ expansion, then prompt template expansion: ``/NAME args``, or ``/template NAME a
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from pi_tui.core.messages import ImageContent
 from pi_tui.resources.prompt_templates import expand_prompt_template
 from pi_tui.resources.skills import expand_skill_command
 from pi_tui.resources.template_command import parse_template_command, template_listing
 
-if TYPE_CHECKING:
-    from pi_tui.session.agent_session import AgentSession
+if TYPE_CHECKING:  # not imported at run time: a session without extensions never loads them (start-up)
+    from pi_tui.extensions.runner import ExtensionRunner
 
 
 async def expand_prompt_text(
-    session: AgentSession, text: str, images: list[ImageContent], *, source: str = "interactive"
+    text: str, images: list[ImageContent], *, extensions: ExtensionRunner | None, resources: Any, settings: Any,
+    notify: Callable[[str, str], None], source: str = "interactive",
 ) -> tuple[str, list[ImageContent]] | None:
     """The text and images to send, or None when an extension handled the input. ``source`` is
-    the ``input`` event's ``source`` (who sent the prompt)."""
-    runner = session.extensions
+    the ``input`` event's ``source`` (who sent the prompt); ``notify(message, level)`` reports
+    a broken skill or lists the templates."""
+    runner = extensions
     if runner is not None and runner.has_handlers("input"):
         answer = await runner.emit_input(text, images, source)
         if answer.action == "handled":
             return None
         text, images = answer.text, list(answer.images)
-    resources = session.resources
     if resources is None:
         return text, images
-    settings = session.settings
     if getattr(settings, "enable_skill_commands", True):
         def report(message: str) -> None:
-            session.emit({"type": "notify", "message": message, "level": "error"})
+            notify(message, "error")
 
         skill = expand_skill_command(text, getattr(resources, "skills", []), on_error=report)
         if skill is not None:
@@ -45,7 +46,7 @@ async def expand_prompt_text(
     command = parse_template_command(text, templates)  # raises for /template <unknown name>
     if command is not None:
         if command.rewritten is None:  # ``/template`` alone: the list, nothing is sent
-            session.emit({"type": "notify", "message": template_listing(templates), "level": "info"})
+            notify(template_listing(templates), "info")
             return None
         text = command.rewritten
     templated = expand_prompt_template(text, templates)

@@ -12,46 +12,56 @@ import asyncio
 import inspect
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pi_tui.core.messages import AgentMessage, BashExecutionMessage
-from pi_tui.session.session_base import SessionBase
+from pi_tui.session.live_state import LiveState
+
+if TYPE_CHECKING:  # not imported at run time: a session without extensions never loads them (start-up)
+    from pi_tui.extensions.runner import ExtensionRunner
 
 
-class UserBashMixin(SessionBase):
-    _pending_bash: list[AgentMessage]
-    _bash_abort: asyncio.Event
+class UserBash:
+    def __init__(
+        self, state: LiveState, *, extensions: ExtensionRunner | None, emit: Callable[[dict[str, Any]], None],
+        is_streaming: Callable[[], bool], record: Callable[[AgentMessage], None],
+    ) -> None:
+        self._state = state
+        self._extensions = extensions
+        self._emit = emit
+        self._is_streaming = is_streaming
+        self._record = record
+        """Into the agent's history and the session file."""
+        self._pending: list[AgentMessage] = []
+        self._abort = asyncio.Event()
 
-    async def run_user_bash(self, command: str, *, exclude_from_context: bool = False) -> BashExecutionMessage:
-        message = await self._execute_user_bash(command, exclude_from_context)
-        message["output"] = self.redactor.redact(message["output"])  # as every tool's output
-        self.emit({"type": "message_start", "message": message})
-        self.emit({"type": "message_end", "message": message})
-        if self.is_streaming:
-            self._pending_bash.append(message)
+    async def run(self, command: str, *, exclude_from_context: bool = False) -> BashExecutionMessage:
+        message = await self._execute(command, exclude_from_context)
+        message["output"] = self._state.redactor.redact(message["output"])  # as every tool's output
+        self._emit({"type": "message_start", "message": message})
+        self._emit({"type": "message_end", "message": message})
+        if self._is_streaming():
+            self._pending.append(message)
         else:
             self._record(message)
         return message
 
-    def abort_user_bash(self) -> None:
-        self._bash_abort.set()
+    def abort(self) -> None:
+        self._abort.set()
 
-    def flush_pending_bash(self) -> None:
+    def flush_pending(self) -> None:
         """Record the ``!cmd`` results held back during a run (called before a prompt)."""
-        pending, self._pending_bash = self._pending_bash, []
+        pending, self._pending = self._pending, []
         for message in pending:
             self._record(message)
 
-    def _record(self, message: AgentMessage) -> None:
-        self.agent.messages.append(message)
-        self.session_manager.append_message(message)
-
-    async def _execute_user_bash(self, command: str, exclude: bool) -> BashExecutionMessage:
+    async def _execute(self, command: str, exclude: bool) -> BashExecutionMessage:
         # A fresh abort event before anything awaits, so an abort during the extension call counts.
-        self._bash_abort = asyncio.Event()
+        self._abort = asyncio.Event()
         executor = None
-        if self.extensions is not None and self.extensions.has_handlers("user_bash"):
-            answer = await self.extensions.emit_user_bash(command, exclude, self.cwd)
+        extensions, state = self._extensions, self._state
+        if extensions is not None and extensions.has_handlers("user_bash"):
+            answer = await extensions.emit_user_bash(command, exclude, state.cwd)
             result = answer.get("result") if answer else None
             if isinstance(result, dict):
                 return _from_result(command, result, exclude)
@@ -59,13 +69,13 @@ class UserBashMixin(SessionBase):
                 executor = _executor_from(answer["operations"])
         from pi_tui.tools.user_bash import run_user_bash
 
-        if self._bash_abort.is_set():
+        if self._abort.is_set():
             return _from_result(command, {"cancelled": True, "exitCode": None}, exclude)
         # Full outputs go beside the session file, so they survive a restart (in-memory: temp).
-        artifact_dir = self.session_manager.artifact_dir if self.session_manager.session_file is not None else None
-        return await run_user_bash(command, cwd=self.cwd, settings=self.settings, artifact_dir=artifact_dir,
-                                   abort=self._bash_abort, exclude_from_context=exclude, executor=executor,
-                                   secret_values=self.redactor.values, sandbox=self.permissions)
+        return await run_user_bash(command, cwd=state.cwd, settings=state.settings,
+                                   artifact_dir=state.saved_artifact_dir(), abort=self._abort,
+                                   exclude_from_context=exclude, executor=executor,
+                                   secret_values=state.redactor.values, sandbox=state.sandbox)
 
 
 def _from_result(command: str, result: dict[str, Any], exclude: bool) -> BashExecutionMessage:

@@ -97,6 +97,18 @@ _RUNNING_GROUPS: set[int] = set()
 ``kill_running_process_groups``."""
 
 
+def track_process_group(pgid: int) -> None:
+    """A process group started elsewhere (an MCP server) that must die with pi-tui, as commands do."""
+    _RUNNING_GROUPS.add(pgid)
+    start_reaper()
+    group_started(pgid)
+
+
+def untrack_process_group(pgid: int) -> None:
+    _RUNNING_GROUPS.discard(pgid)
+    group_ended(pgid)
+
+
 def kill_running_process_groups() -> int:
     """SIGKILL every running command's whole process group; returns how many there were.
 

@@ -4,7 +4,6 @@ sandbox and settings files decide, and the tool results say what happened."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -128,7 +127,7 @@ async def test_escalation_asks_with_the_justification_and_runs_outside(fake_worl
     (request,) = asker.requests
     assert request.escalation and request.justification == "write my home" and request.rule is None
     assert not results["esc"]["isError"] and (fake_world.home / "escaped.txt").exists()
-    tool = session._all_tools["bash"]
+    tool = session._state.all_tools["bash"]
     assert "escalate" in tool.parameters["properties"]
 
 
@@ -137,7 +136,7 @@ async def test_bypass_is_pis_behaviour(fake_world: FakeWorld) -> None:
                                  mode="bypassPermissions")
     assert not session.permissions.sandboxed and not results["b"]["isError"]
     assert (fake_world.home / "bypass.txt").exists()
-    assert "escalate" not in session._all_tools["bash"].parameters["properties"]
+    assert "escalate" not in session._state.all_tools["bash"].parameters["properties"]
 
 
 async def test_headless_denies_with_the_reason_and_an_event(fake_world: FakeWorld) -> None:
@@ -154,7 +153,7 @@ async def test_untrusted_project_gets_default_and_cannot_allow(fake_world: FakeW
     (fake_world.project / ".pi" / "settings.json").write_text(json.dumps(
         {"permissions": {"allow": ["Bash", "Write"], "defaultMode": "bypassPermissions"}}))
     asker = Asker("deny", "deny")
-    results, session = await run(fake_world, CALLS[:2], mode=None, asker=asker, trusted=False,
+    _, session = await run(fake_world, CALLS[:2], mode=None, asker=asker, trusted=False,
                                  settings={"permissions": {"defaultMode": "auto"}})
     assert session.permissions.mode == "default"
     assert [r.call_id for r in asker.requests] == ["bash-in", "write-in"]

@@ -44,8 +44,8 @@ class SessionBridge:
                 self._unsubscribe = None
 
     def _on_event(self, event: Any) -> None:
-        if not isinstance(event, dict):
-            return
+        if not isinstance(event, dict) or event.get("type") == "subagent_event":
+            return  # a child's own events: its task panel shows them through the call's updates
         self.forwarded += 1
         # A shallow copy: the session may keep mutating its own dict after the call returns.
         self._pending.append(dict(event))

@@ -119,11 +119,12 @@ class ChatScreen(KeyActionsScreen):
         from pi_tui.modes.interactive.widgets.completion import CompletionMenu
         from pi_tui.modes.interactive.widgets.events_pane import EventsPane, EventsTicker
         from pi_tui.modes.interactive.widgets.status import QueueView, WorkingStatus
+        from pi_tui.modes.interactive.widgets.todo_panel import TodoPanel
 
         await self.query_one("#main").mount(EventsPane(self.pi.clock, id="events"))
         await self.query_one("#bottom").mount_all(
-            [WorkingStatus(id="status"), EventsTicker("", id="ticker"), QueueView("", id="queue"),
-             CompletionMenu(id="completion")],
+            [TodoPanel(id="todos"), WorkingStatus(id="status"), EventsTicker("", id="ticker"),
+             QueueView("", id="queue"), CompletionMenu(id="completion")],
             before=self.editor,
         )
         self.editor.menu = self.query_one("#completion", CompletionMenu)
@@ -217,6 +218,18 @@ class ChatScreen(KeyActionsScreen):
     async def load_history(self) -> None:
         if self.session is not None:
             await self.conversation.load_history(history_messages(self.session))
+        self.show_todos()
+
+    def show_todos(self, todos: Any = None) -> None:
+        """The todo panel: ``todos`` from a ``todo_update`` event, else the session's list at its leaf."""
+        if not self._secondary_mounted:
+            return
+        tracker = getattr(self.session, "todos", None)
+        if todos is None:
+            todos = tracker.current() if tracker is not None else []
+        from pi_tui.modes.interactive.widgets.todo_panel import TodoPanel
+
+        self.query_one("#todos", TodoPanel).show(todos)
 
     def on_resize(self) -> None:
         self._apply_width(self.size.width)
@@ -267,6 +280,8 @@ class ChatScreen(KeyActionsScreen):
         if self.pi.exiting:  # the app is closing: widgets are being removed, nothing to show
             return
         await self.renderer.handle(event)
+        if event.get("type") == "todo_update":
+            self.show_todos(event.get("todos"))
         if event.get("type") == "compaction_end" and self.held:
             self._flush_held()
 

@@ -60,6 +60,19 @@ def _compaction_end(event: dict[str, Any]) -> EventLine:
     return EventLine("compaction ✓", " · ".join(parts), "success")
 
 
+def _subagent_end(event: dict[str, Any]) -> EventLine:
+    status = str(event.get("status", ""))
+    usage = event.get("usage") if isinstance(event.get("usage"), dict) else {}
+    parts = [str(event.get("agent", ""))]
+    if usage:
+        parts.append(f"{usage.get('turns', 0)} turns · {format_thousands(int(usage.get('totalTokens', 0)))} tokens")
+        if usage.get("cost"):
+            parts.append(f"${float(usage['cost']):.3f}")
+    severity: Severity = {"completed": "success", "aborted": "warning"}.get(status, "error")  # type: ignore[assignment]
+    mark = {"completed": "✓", "aborted": "⊘"}.get(status, "✗")
+    return EventLine(f"subagent {mark}", " · ".join(parts), severity)
+
+
 def describe_event(event: dict[str, Any]) -> EventLine | None:
     """The events-pane line for a session event, or None when the pane ignores it."""
     kind = event.get("type")
@@ -93,6 +106,10 @@ def describe_event(event: dict[str, Any]) -> EventLine | None:
         step = str(event.get("step", ""))
         severity: Severity = "warning" if step == "summary_rejected" else "info"
         return EventLine(f"{step}: {detail}" if detail else step, numbers, severity)
+    if kind == "subagent_start":
+        return EventLine(f"subagent ▶ {event.get('agent')}", f"{event.get('description', '')} · {event.get('model', '')}")
+    if kind == "subagent_end":
+        return _subagent_end(event)
     if kind == "compaction_circuit_open":
         return EventLine("auto-compaction paused", str(event.get("message", "")), "error")
     if kind == "extension_error":

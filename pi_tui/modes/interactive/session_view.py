@@ -62,6 +62,14 @@ def footer_data(session: Any, cwd: Path, *, context_unknown: bool = False, start
         "input": totals.input, "output": totals.output, "cacheRead": totals.cache_read,
         "cacheWrite": totals.cache_write, "cost": totals.cost,
     }
+    all_tools = getattr(session, "get_all_tools", None)
+    if callable(all_tools) and "task" in all_tools():
+        # Imported with the session (sdk), so no cost before the first frame.
+        from pi_tui.subagents.child import subagent_usage
+
+        delegated = subagent_usage(session.messages)
+        if delegated.turns:  # the task tool's children, shown apart from the session's own usage
+            data.totals.update({"subagentTokens": delegated.total_tokens, "subagentCost": delegated.cost})
     usage = None
     if not context_unknown:
         try:

@@ -244,6 +244,13 @@ class SlashRunner:
                            f"({usage.percent:.1f}%)" if usage is not None and usage.tokens is not None
                            and usage.percent is not None else "unknown (after a compaction)"),
         ]
+        from pi_tui.subagents.child import subagent_usage
+
+        delegated = subagent_usage(self.session.messages)
+        if delegated.turns:  # the task tool's children: not part of the tokens above
+            lines.append(f"Subagents: {delegated.turns} turns · ↑{format_thousands(delegated.input)} "
+                         f"↓{format_thousands(delegated.output)} cache read {format_thousands(delegated.cache_read)} "
+                         f"write {format_thousands(delegated.cache_write)} · cost {format_cost(delegated.cost)}")
         await self.notice("\n".join(lines))
 
     async def _cmd_name(self, args: str) -> None:

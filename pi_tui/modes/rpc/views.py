@@ -14,6 +14,7 @@ from pi_tui.core.messages import text_of
 from pi_tui.core.provider import ModelInfo
 from pi_tui.modes.rpc.source_info import extension_source_info, resource_source_info
 from pi_tui.resources.locations import agent_dir as default_agent_dir
+from pi_tui.subagents.child import subagent_usage
 
 if TYPE_CHECKING:
     from pi_tui.session.agent_session import AgentSession
@@ -73,6 +74,9 @@ def state_json(session: AgentSession) -> dict[str, Any]:
         "messageCount": state.message_count,
         "pendingMessageCount": len(session.agent.steering) + len(session.agent.follow_ups),
     })
+    todos = session.todos.current() if session.todos is not None else []
+    if todos or "todo" in session.get_active_tools():  # pi-tui addition: the todo list at the current leaf
+        data["todos"] = todos
     return data
 
 
@@ -100,6 +104,9 @@ def session_stats(session: AgentSession) -> dict[str, Any]:
         },
         "cost": totals.cost,
     }
+    delegated = subagent_usage(session.messages)
+    if delegated.turns:  # pi-tui addition: what the task tool's children used, beside the session's own
+        data["subagents"] = delegated.to_json()
     if session.session_manager.session_file is not None:
         data["sessionFile"] = str(session.session_manager.session_file)
     usage = session.get_context_usage()

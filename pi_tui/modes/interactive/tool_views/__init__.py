@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from pi_tui.modes.interactive.tool_views.bash import render_bash
 from pi_tui.modes.interactive.tool_views.common import ToolCallState, ToolView, content_text
+from pi_tui.modes.interactive.tool_views.delegation import render_task, render_todo
 from pi_tui.modes.interactive.tool_views.edit import render_edit
 from pi_tui.modes.interactive.tool_views.files import render_file_tool
 from pi_tui.modes.interactive.tool_views.generic import render_generic
@@ -23,6 +24,8 @@ _VIEWS: dict[str, Callable[..., ToolView]] = {
     "ls": render_file_tool,
     "find": render_file_tool,
     "grep": render_file_tool,
+    "task": render_task,
+    "todo": render_todo,
 }
 
 

@@ -62,6 +62,9 @@ def footer_lines(data: FooterData, width: int) -> Content:
             figures.append(f"{mark}{format_tokens(totals[key])}")
     if totals.get("cost"):
         figures.append(format_cost(totals["cost"]))
+    if totals.get("subagentTokens"):  # the task tool's children, apart from the session's own
+        figures.append(f"· subagents {format_tokens(totals['subagentTokens'])}"
+                       + (f" {format_cost(totals['subagentCost'])}" if totals.get("subagentCost") else ""))
     usage = Content.styled(" ".join(figures), "$text-muted")
     window = format_tokens(data.context_window) if data.context_window else "?"
     percent = data.context_percent

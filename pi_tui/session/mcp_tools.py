@@ -1,0 +1,44 @@
+"""The session's two moments with its MCP servers (``pi_tui/mcp``), attached through the hook
+lists (``hooks.py``): the servers start with the session (``session_started``, in the
+background), and before the first prompt their tools are added once (``add_tools``) — after the
+servers had at most their start-up timeout — and never changed again, so every request of the
+session carries the same tool list."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def attach_mcp(session: Any, manager: Any) -> None:
+    session.mcp = manager
+
+    async def started(reason: str) -> None:
+        if reason == "startup":
+            manager.subscribe(session.emit)
+            manager.start()
+
+    async def before_prompt(_text: str) -> None:
+        if manager.frozen is None:
+            await freeze_mcp_tools(session, manager)
+
+    session.hooks.session_started.append(started)
+    session.hooks.before_prompt.append(before_prompt)
+
+
+async def freeze_mcp_tools(session: Any, manager: Any) -> None:
+    missing = await manager.wait_started()
+    for name in missing:
+        connection = manager.connections[name]
+        if connection.status == "starting":
+            why = f"no answer within {connection.config.startup_timeout_s:g} s"
+        else:
+            why = connection.status + (f": {connection.error}" if connection.error else "")
+        session.notify(f"MCP server '{name}' is not connected ({why}); its tools are reached through the mcp "
+                       "tool once it is", "warning")
+    model = session.model
+    before = len(manager.diagnostics)
+    tools = manager.freeze(session.get_all_tools(), model.context_window if model is not None else None)
+    for message in manager.diagnostics[before:]:
+        session.notify(message, "warning")
+    if tools:
+        session.add_tools(tools)

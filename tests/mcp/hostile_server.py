@@ -1,0 +1,101 @@
+"""A small MCP server over stdio (JSON-RPC by hand, stdlib only, so it starts fast) that can
+misbehave in the ways real servers do. ``python hostile_server.py MODE [N]``:
+
+``normal``       answers everything (tools ``echo``, ``env``, ``big``, ``hang``, ``crash``)
+``silent``       reads its input and never answers ``initialize``
+``crash``        exits after N tool calls (the N+1th call finds it dead)
+``garbage``      prints non-JSON lines and invalid UTF-8 on stdout before each answer
+``flood``        writes N megabytes to stderr at start, then answers normally
+
+Tools: ``echo {text}``, ``env`` (its environment as JSON), ``big {mb}`` (one text of that many
+megabytes), ``hang`` (never answers; records a cancellation it receives in ``$CANCEL_FILE``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+MODE = sys.argv[1] if len(sys.argv) > 1 else "normal"
+N = int(sys.argv[2]) if len(sys.argv) > 2 else 1
+TOOLS = [
+    {"name": "echo", "description": "Echo the text back", "inputSchema": {
+        "type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}},
+    {"name": "env", "description": "The server's environment", "inputSchema": {"type": "object", "properties": {}}},
+    {"name": "big", "description": "A large result", "inputSchema": {
+        "type": "object", "properties": {"mb": {"type": "number"}}}},
+    {"name": "hang", "description": "Never answers", "inputSchema": {"type": "object", "properties": {}}},
+    {"name": "fail", "description": "Reports an error", "inputSchema": {"type": "object", "properties": {}}},
+]
+calls = 0
+
+
+def send(message: dict[str, object]) -> None:
+    if MODE == "garbage":
+        sys.stdout.buffer.write(b"this is not json\n\xff\xfe garbage \x1b[2J\n{\"half\": \n")
+    sys.stdout.buffer.write((json.dumps(message) + "\n").encode())
+    sys.stdout.flush()
+
+
+def answer(request: dict[str, object]) -> None:
+    global calls
+    method = request.get("method")
+    rid = request.get("id")
+    params = request.get("params") or {}
+    assert isinstance(params, dict)
+    if rid is None:
+        if method == "notifications/cancelled" and os.environ.get("CANCEL_FILE"):
+            with open(os.environ["CANCEL_FILE"], "a") as fh:
+                fh.write(json.dumps(params) + "\n")
+        return
+    if method == "initialize":
+        if MODE == "silent":
+            return
+        send({"jsonrpc": "2.0", "id": rid, "result": {
+            "protocolVersion": params.get("protocolVersion", "2025-06-18"),
+            "capabilities": {"tools": {}}, "serverInfo": {"name": f"hostile-{MODE}", "version": "1"}}})
+    elif method == "tools/list":
+        send({"jsonrpc": "2.0", "id": rid, "result": {"tools": TOOLS}})
+    elif method == "tools/call":
+        calls += 1
+        if MODE == "crash" and calls > N:
+            os._exit(3)
+        name = params.get("name")
+        args = params.get("arguments") or {}
+        if name == "hang":
+            return
+        if name == "echo":
+            text = f"echo: {args.get('text')}"
+        elif name == "env":
+            text = json.dumps(dict(os.environ))
+        elif name == "big":
+            text = "x" * int(float(args.get("mb", 5)) * 1024 * 1024)
+        elif name == "fail":
+            send({"jsonrpc": "2.0", "id": rid, "result": {
+                "content": [{"type": "text", "text": "it went wrong"}], "isError": True}})
+            return
+        else:
+            send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32602, "message": f"unknown tool {name}"}})
+            return
+        send({"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": text}]}})
+    elif method == "ping":
+        send({"jsonrpc": "2.0", "id": rid, "result": {}})
+    else:
+        send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": f"Method not found: {method}"}})
+
+
+def main() -> None:
+    if MODE == "flood":
+        chunk = ("flood " * 1000 + "\n").encode()
+        for _ in range(N * 1024 * 1024 // len(chunk)):
+            sys.stderr.buffer.write(chunk)
+        sys.stderr.flush()
+    for line in sys.stdin:
+        line = line.strip()
+        if line:
+            answer(json.loads(line))
+
+
+if __name__ == "__main__":
+    main()

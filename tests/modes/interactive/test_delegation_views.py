@@ -1,0 +1,79 @@
+"""The todo panel above the editor and the task panel streaming a subagent (Textual pilot and
+SVG snapshots)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pi_tui.modes.interactive.app import PiApp
+from pi_tui.modes.interactive.widgets.editor import PromptEditor
+from pi_tui.modes.interactive.widgets.footer import StatusFooter
+from pi_tui.modes.interactive.widgets.todo_panel import TodoPanel
+from pi_tui.modes.interactive.widgets.tool_call import ToolCallPanel
+from pi_tui.providers.scripted import ScriptedProvider
+from pi_tui.sdk import create_agent_session
+from tests.modes.interactive.conftest import fixed_clock, ready, settle, wait_for
+
+SETTINGS = {"subagents": {"enabled": True}, "todo": {"enabled": True}}
+PLAN = [{"content": "Find where the config is read", "status": "completed"},
+        {"content": "Explain the loading order", "status": "in_progress"},
+        {"content": "Suggest a fix", "status": "pending"}]
+TURNS: list[dict[str, Any]] = [
+    {"when": {"last_user_contains": "PARENT"}, "tool_calls": [{"id": "d1", "name": "todo", "arguments": {"todos": PLAN}}]},
+    {"when": {"last_user_contains": "PARENT"}, "delay_ms": 300, "tool_calls": [{"id": "t1", "name": "task", "arguments": {
+        "description": "find the loader", "prompt": "CHILD: where is config.toml read?", "subagent_type": "explore"}}]},
+    {"when": {"last_user_contains": "CHILD"}, "tool_calls": [
+        {"id": "g1", "name": "grep", "arguments": {"pattern": "config.toml"}},
+        {"id": "r1", "name": "read", "arguments": {"path": "loader.py"}}]},
+    {"when": {"last_user_contains": "CHILD"}, "text": "config.toml is read in loader.py, line 1, by load()."},
+    {"when": {"last_user_contains": "PARENT"}, "text": "The loader reads it first."},
+]
+
+
+def _app(project: Path, agent_dir: Path) -> PiApp:
+    (project / "loader.py").write_text("def load():\n    return open('config.toml').read()\n")
+    session = create_agent_session(cwd=project, agent_dir=agent_dir, provider=ScriptedProvider(TURNS),
+                                   settings=SETTINGS, load_extensions=False, no_session=True)
+    return PiApp(session, cwd=project, agent_dir=agent_dir, clock=fixed_clock)
+
+
+async def test_todo_panel_updates_live_and_the_task_panel_shows_the_child(project: Path, agent_dir: Path) -> None:
+    app = _app(project, agent_dir)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        panel = app.screen.query_one("#todos", TodoPanel)
+        assert panel.display is False  # no list yet: no panel
+        await app.chat.submit("PARENT: where is the config read?")
+        await wait_for(pilot, lambda: panel.display)  # while the run goes on (the next turn is delayed)
+        assert app.chat.session.is_streaming
+        assert "▶ Explain the loading order" in str(panel.render())
+        await settle(app, pilot)
+        task = next(p for p in app.screen.query(ToolCallPanel) if p.state.name == "task")
+        shown = str(task.render())
+        assert "→ grep config.toml" in shown and "→ read loader.py" in shown
+        assert "config.toml is read in loader.py" in shown
+        assert "Child session" not in shown
+        footer = str(app.screen.query_one(StatusFooter).render())
+        assert "subagents" in footer
+        await pilot.press("ctrl+o")
+        await pilot.pause()
+        assert task.expanded
+        assert "explore · 2 tool calls · 2 turns" in str(task.render())
+
+
+async def _run(pilot: Any) -> None:
+    await ready(pilot)
+    await pilot.app.chat.submit("PARENT: where is the config read?")
+    await settle(pilot.app, pilot)
+    for panel in pilot.app.screen.query(ToolCallPanel):
+        panel.duration = 1.2
+        panel.repaint()
+    pilot.app.screen.query_one(PromptEditor).cursor_blink = False
+    await pilot.pause()
+
+
+def test_todo_and_task_panels_layout(snap_compare, isolated_home: Path, agent_dir: Path) -> None:
+    project = isolated_home / "project"  # shown as ~/project: the same in every run
+    project.mkdir()
+    assert snap_compare(_app(project, agent_dir), terminal_size=(120, 40), run_before=_run)

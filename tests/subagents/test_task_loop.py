@@ -1,0 +1,159 @@
+"""The ``task`` tool through the real loop: a child AgentSession with a fresh context."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.subagents.conftest import (
+    SUBAGENT,
+    child_requests,
+    parent_requests,
+    read_jsonl,
+    text_of_request,
+)
+
+
+def _delegating(child_turns: list[dict], answer: str = "Parent done.") -> list[dict]:
+    return [
+        {"when": {"last_user_contains": "PARENT"},
+         "tool_calls": [{"id": "t1", "name": "task",
+                         "arguments": {"description": "find it", "prompt": "CHILD-A: what does notes.txt say?"}}]},
+        *child_turns,
+        {"when": {"last_user_contains": "PARENT"}, "text": answer},
+    ]
+
+
+async def test_child_gets_a_fresh_context_and_the_parent_only_its_answer(make_parent, project: Path) -> None:
+    (project / "notes.txt").write_text("FILE-BODY-SHOULD-STAY-IN-THE-CHILD\n")
+    session, provider, events = make_parent(_delegating([
+        {"when": {"last_user_contains": "CHILD-A"},
+         "tool_calls": [{"id": "r1", "name": "read", "arguments": {"path": "notes.txt"}}]},
+        {"when": {"last_user_contains": "CHILD-A"}, "text": "The notes say: the answer is 42."},
+    ]))
+    await session.prompt("PARENT: please delegate the lookup")
+    children = child_requests(provider)
+    assert len(children) == 2
+    for request in children:
+        assert "PARENT" not in text_of_request(request)  # nothing of the parent's conversation
+        assert "task" not in [t.name for t in request.tools]  # depth 1: no task inside a child
+    assert json.loads(text_of_request(children[0]))[0]["content"][0]["text"].startswith("CHILD-A")
+    second = parent_requests(provider)[1]
+    assert "the answer is 42" in text_of_request(second)
+    assert "FILE-BODY-SHOULD-STAY-IN-THE-CHILD" not in text_of_request(second)
+
+    result = next(m for m in session.messages if m.get("role") == "toolResult")
+    assert result["isError"] is False
+    details = result["details"]
+    assert details["status"] == "completed" and details["agent"] == "general"
+    assert details["usage"]["turns"] == 2 and details["usage"]["totalTokens"] > 0
+    assert details["lines"] == ["read notes.txt"]
+    child_file = Path(details["childSession"])
+    entries = read_jsonl(child_file)
+    assert entries[0]["type"] == "session"
+    assert entries[0]["parentSession"] == str(session.session_manager.session_file)
+    roles = [e["message"]["role"] for e in entries if e["type"] == "message"]
+    assert roles == ["user", "assistant", "toolResult", "assistant"]
+    kinds = [e["type"] for e in events]
+    assert "subagent_start" in kinds and "subagent_end" in kinds
+    forwarded = [e for e in events if e["type"] == "subagent_event"]
+    assert forwarded and all(e["childId"] == details["childSessionId"] and e["toolCallId"] == "t1" for e in forwarded)
+    assert any(e["type"] == "tool_execution_update" and e["toolName"] == "task" for e in events)
+
+
+async def test_child_model_error_is_an_error_result_not_a_hang(make_parent) -> None:
+    session, _provider, _ = make_parent(_delegating([
+        {"when": {"last_user_contains": "CHILD-A"}, "error": {"status": 400, "message": "bad request from child"}},
+    ]))
+    await session.prompt("PARENT: delegate")
+    result = next(m for m in session.messages if m.get("role") == "toolResult")
+    assert result["isError"] is True
+    assert "bad request from child" in result["content"][0]["text"]
+    assert result["details"]["status"] == "error"
+    assert session.messages[-1]["content"][0]["text"] == "Parent done."
+
+
+async def test_rate_limited_child_retries_then_reports_an_error(make_parent) -> None:
+    limited = {"when": {"last_user_contains": "CHILD-A"}, "error": {"status": 429, "message": "slow down"}}
+    session, provider, _ = make_parent(_delegating([limited] * 3),
+                                       settings={"retry": {"maxRetries": 2, "baseDelayMs": 1}})
+    await session.prompt("PARENT: delegate")
+    result = next(m for m in session.messages if m.get("role") == "toolResult")
+    assert result["isError"] is True and result["details"]["status"] == "error"
+    assert len(child_requests(provider)) == 3  # the first call and its two retries
+    assert session.messages[-1]["content"][0]["text"] == "Parent done."
+
+
+async def test_child_overflow_that_cannot_compact_is_an_error_result(make_parent) -> None:
+    overflow = {"when": {"last_user_contains": "CHILD-A"},
+                "error": {"status": 400, "message": "prompt is too long: context length exceeded",
+                          "code": "context_length_exceeded"}}
+    session, _, _ = make_parent(_delegating([overflow] * 3))
+    await session.prompt("PARENT: delegate")
+    result = next(m for m in session.messages if m.get("role") == "toolResult")
+    assert result["isError"] is True
+    assert result["details"]["status"] == "error"
+
+
+async def test_unknown_subagent_type_names_the_available_agents(make_parent) -> None:
+    session, _, _ = make_parent([
+        {"when": {"last_user_contains": "PARENT"},
+         "tool_calls": [{"id": "t1", "name": "task", "arguments": {
+             "description": "x", "prompt": "do it", "subagent_type": "nope"}}]},
+        {"when": {"last_user_contains": "PARENT"}, "text": "ok"},
+    ])
+    await session.prompt("PARENT: delegate")
+    result = next(m for m in session.messages if m.get("role") == "toolResult")
+    assert result["isError"] is True
+    assert "general" in result["content"][0]["text"] and "explore" in result["content"][0]["text"]
+
+
+async def test_explore_agent_gets_the_read_only_tools_and_its_own_prompt(make_parent) -> None:
+    session, provider, _ = make_parent([
+        {"when": {"last_user_contains": "PARENT"},
+         "tool_calls": [{"id": "t1", "name": "task", "arguments": {
+             "description": "look around", "prompt": "CHILD-E: list things", "subagent_type": "explore"}}]},
+        {"when": {"last_user_contains": "CHILD-E"}, "text": "found it"},
+        {"when": {"last_user_contains": "PARENT"}, "text": "ok"},
+    ])
+    await session.prompt("PARENT: delegate")
+    (child,) = child_requests(provider)
+    assert sorted(t.name for t in child.tools) == ["find", "grep", "ls", "read"]
+    assert "exploration agent" in child.system_prompt and SUBAGENT in child.system_prompt
+
+
+async def test_a_definition_cannot_grant_a_tool_the_parent_lacks(make_parent) -> None:
+    session, provider, _ = make_parent([
+        {"when": {"last_user_contains": "PARENT"},
+         "tool_calls": [{"id": "t1", "name": "task", "arguments": {
+             "description": "look", "prompt": "CHILD-G: go"}}]},
+        {"when": {"last_user_contains": "CHILD-G"}, "text": "done"},
+        {"when": {"last_user_contains": "PARENT"}, "text": "ok"},
+    ], tools="read,task")
+    await session.prompt("PARENT: delegate")
+    (child,) = child_requests(provider)
+    assert [t.name for t in child.tools] == ["read"]
+
+
+async def test_settings_switch_the_tools_on_and_raise_the_depth(project: Path, agent_dir: Path) -> None:
+    from pi_tui.providers.scripted import ScriptedProvider
+    from pi_tui.sdk import create_agent_session
+    from tests.session.conftest import MODEL, FakeClock
+
+    plain = create_agent_session(cwd=project, agent_dir=agent_dir, provider=ScriptedProvider([]), model=MODEL,
+                                 load_extensions=False, settings={})
+    assert plain.get_active_tools() == ["read", "bash", "edit", "write"]
+    assert {"task", "todo"} <= set(plain.get_all_tools())  # available to --tools
+    provider = ScriptedProvider([
+        {"when": {"last_user_contains": "PARENT"}, "tool_calls": [{"id": "t1", "name": "task", "arguments": {
+            "description": "d", "prompt": "CHILD-1: go deeper"}}]},
+        {"when": {"last_user_contains": "CHILD-1"}, "text": "child one done"},
+        {"when": {"last_user_contains": "PARENT"}, "text": "ok"},
+    ])
+    session = create_agent_session(
+        cwd=project, agent_dir=agent_dir, provider=provider, model=MODEL, load_extensions=False, clock=FakeClock(),
+        settings={"subagents": {"enabled": True, "maxDepth": 2}, "todo": {"enabled": True}})
+    assert session.get_active_tools() == ["read", "bash", "edit", "write", "task", "todo"]
+    await session.prompt("PARENT: go")
+    (child,) = [r for r in provider.requests if SUBAGENT in r.system_prompt]
+    assert [t.name for t in child.tools] == ["read", "bash", "edit", "write", "task", "todo"]  # depth 2 allows task
