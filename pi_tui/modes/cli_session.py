@@ -67,15 +67,16 @@ def session_from_args(args: argparse.Namespace, *, cwd: Path | None = None, **ov
     return session
 
 
-def permission_options(args: argparse.Namespace, *, asker: Any = None,
+def permission_options(args: argparse.Namespace, *, ask: bool = False, ask_timeout_s: float | None = None,
                        headless_reason: str = "print mode: nobody is there to answer") -> Any:
-    """``--permission-mode`` / ``--yolo`` and who answers questions (None: a question is a denial)."""
+    """``--permission-mode`` / ``--yolo``, and whether questions go to the session's dialogs
+    (``ask``: TUI, RPC) or are denials (print/JSON)."""
     from pi_tui.permissions.setup import PermissionOptions
 
-    if getattr(args, "yolo", False):
-        return PermissionOptions(mode="bypassPermissions", mode_source="--yolo", asker=asker,
-                                 headless_reason=headless_reason)
-    return PermissionOptions(mode=getattr(args, "permission_mode", None), asker=asker, headless_reason=headless_reason)
+    yolo = bool(getattr(args, "yolo", False))
+    return PermissionOptions(mode="bypassPermissions" if yolo else getattr(args, "permission_mode", None),
+                             mode_source="--yolo" if yolo else "--permission-mode", ask_through_session=ask,
+                             ask_timeout_s=ask_timeout_s, headless_reason=headless_reason)
 
 
 def initial_prompts(args: argparse.Namespace, *, stdin_text: str | None) -> tuple[list[str], list[ImageContent]]:

@@ -37,6 +37,8 @@ class PermissionOptions:
     """Who answers questions; None: every question is a denial (print/JSON)."""
     ask_through_session: bool = False
     """Ask through the session's dialogs (``AgentSession.ask_user``: TUI, RPC, ACP) when no ``asker``."""
+    ask_timeout_s: float | None = None
+    """How long a question waits (RPC: then it is a denial); None: as long as the person takes."""
     headless_reason: str = "nobody can answer in this mode"
     notices: list[str] = field(default_factory=list)
     """Filled by ``build_gate``: lines for the user (a warning, the missing sandbox)."""

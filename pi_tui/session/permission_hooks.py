@@ -21,7 +21,7 @@ def attach_permissions(session: AgentSession, options: PermissionOptions, cwd: P
         session._background.schedule(session.abort(), what="Stopping the turn after a permission answer")
 
     if options.asker is None and options.ask_through_session:
-        options.asker = asker_through(session.ask_user)
+        options.asker = asker_through(session.ask_user, timeout_s=options.ask_timeout_s)
     gate = build_gate(options, cwd=cwd, agent_dir=agent, settings=settings, trusted=trusted, on_event=session.emit,
                       stop_turn=stop_turn)
     session.permissions = gate
