@@ -1,6 +1,6 @@
 """Benchmark: the Anthropic Messages wire — transport cost, ``-p`` round trip and session cost,
 pi-tui beside pi 0.73.1, against the strict local Anthropic fake (usage billed from the
-request's cache markers, ``providers/fake_anthropic_cache.py``).
+request's cache markers, ``testing/fake_anthropic_cache.py``).
 
 1. **Transport import**: a fresh interpreter importing our client
    (``pi_tui.providers.anthropic_http``) vs the vendor SDK (``import anthropic``), and one
@@ -33,7 +33,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 
-from pi_tui.providers.fake_anthropic_server import FakeAnthropicServer  # noqa: E402
+from pi_tui.testing.fake_anthropic_server import FakeAnthropicServer  # noqa: E402
 
 KEY = "sk-ant-api03-bench"
 MODEL = "anthropic/claude-sonnet-4-5"

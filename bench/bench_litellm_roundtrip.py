@@ -4,7 +4,7 @@ without the early import thread), and pi 0.73.1 on the same fake; then the same 
 Responses API (our own client, no litellm) against the local Responses fake, beside pi.
 
 The agent dir's models.json declares a ``google-generative-ai`` provider whose ``baseUrl`` is
-``pi_tui.providers.gemini_fake``. Each run is a fresh process; wall time from spawn to exit,
+``pi_tui.testing.gemini_fake``. Each run is a fresh process; wall time from spawn to exit,
 CPU = the child's user+system time, peak RSS = ``ru_maxrss``. Runs of the variants are
 interleaved so machine drift hits them alike.
 
@@ -30,8 +30,8 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 
-from pi_tui.providers.gemini_fake import GeminiFakeServer  # noqa: E402
-from pi_tui.providers.responses_fake import ResponsesFakeServer  # noqa: E402
+from pi_tui.testing.gemini_fake import GeminiFakeServer  # noqa: E402
+from pi_tui.testing.responses_fake import ResponsesFakeServer  # noqa: E402
 
 TURN = {"text": "Hello! How can I help you today?", "usage": {"prompt_tokens": 1200, "completion_tokens": 9}}
 MODEL = "google/gemini-2.5-flash"

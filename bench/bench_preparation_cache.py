@@ -34,9 +34,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from pi_tui.core.context import pipeline_cache
 from pi_tui.core.context.pipeline_cache import RequestPreparer
 from pi_tui.core.provider import ModelInfo
-from pi_tui.providers.scripted import ScriptedProvider
 from pi_tui.resources.settings import SettingsManager
 from pi_tui.sdk import create_agent_session
+from pi_tui.testing.scripted import ScriptedProvider
 
 MODEL = ModelInfo(provider="bench", id="bench-model", context_window=200_000, max_tokens=4096)
 CONTEXT_HANDLER = '''

@@ -29,7 +29,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 
-from pi_tui.providers.fake_server import FakeServer  # noqa: E402
+from pi_tui.testing.fake_server import FakeServer  # noqa: E402
 
 SCRIPT = [{"text": "Hello! How can I help you today?", "usage": {"prompt_tokens": 1200, "completion_tokens": 9}}]
 

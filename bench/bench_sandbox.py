@@ -21,10 +21,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pi_tui.permissions import setup as permission_setup  # noqa: E402
-from pi_tui.permissions.sandbox import SandboxPolicy, find_bwrap, new_temp_dir, run_preflight  # noqa: E402
-from pi_tui.permissions.setup import PermissionOptions, build_gate  # noqa: E402
-from pi_tui.tools.shell import run_shell  # noqa: E402
+from pi_tui.permissions import setup as permission_setup
+from pi_tui.permissions.sandbox import SandboxPolicy, find_bwrap, new_temp_dir, run_preflight
+from pi_tui.permissions.setup import PermissionOptions, build_gate
+from pi_tui.tools.shell import run_shell
 
 
 class _Settings:

@@ -95,7 +95,7 @@ def agent_with_models(base: Path, base_url: str) -> Path:
 def bench_first_frame(runs: int) -> list[str]:
     import compileall
 
-    from pi_tui.providers.fake_server import FakeServer
+    from pi_tui.testing.fake_server import FakeServer
 
     # As installed (pip writes bytecode) and as `make run` starts it: with PYTHONDONTWRITEBYTECODE
     # set (as on the machines these benchmarks ran on) every start would compile our modules again.
@@ -166,7 +166,7 @@ class ServerProcess:
         self.proc: subprocess.Popen[str] | None = None
 
     def __enter__(self) -> str:
-        self.proc = subprocess.Popen([sys.executable, "-m", "pi_tui.providers.fake_server", "--script",
+        self.proc = subprocess.Popen([sys.executable, "-m", "pi_tui.testing.fake_server", "--script",
                                       str(self.script)], stdout=subprocess.PIPE, text=True)
         assert self.proc.stdout is not None
         port = int(self.proc.stdout.readline().split()[1])

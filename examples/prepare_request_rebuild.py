@@ -52,7 +52,7 @@ def install_rebuild(session: AgentSession, state: Callable[[], Awaitable[str]] =
 
 async def main(provider: Any = None, **options: Any) -> AgentSession:
     if provider is None:
-        from pi_tui.providers.scripted import ScriptedProvider
+        from pi_tui.testing.scripted import ScriptedProvider
 
         provider = ScriptedProvider([{"text": "Continuing with src/types.ts.", "when": {"last_user_contains": "project-state"}}])
         options.setdefault("no_session", True)

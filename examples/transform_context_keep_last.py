@@ -46,7 +46,7 @@ def install_keep_last(session: AgentSession, keep: int = KEEP_RECENT) -> None:
 
 async def main(provider: Any = None, *, keep: int = 4, prompts: int = 4, **options: Any) -> AgentSession:
     if provider is None:
-        from pi_tui.providers.scripted import ScriptedProvider
+        from pi_tui.testing.scripted import ScriptedProvider
 
         provider = ScriptedProvider([{"text": f"answer {i}"} for i in range(prompts)])
         options.setdefault("no_session", True)

@@ -7,7 +7,7 @@ scripted model answers with a short note), try /tree, /context, /session, ctrl+o
 
 ``python -m pi_tui.demo --no-tour`` starts with the same project and script but plays nothing.
 ``--wire anthropic`` plays the same script over real HTTP through the strict local fake of
-Anthropic's Messages API (``providers/fake_anthropic_server.py``) as ``anthropic/claude-sonnet-4-5``
+Anthropic's Messages API (``testing/fake_anthropic_server.py``) as ``anthropic/claude-sonnet-4-5``
 with thinking on: pi-tui's own Anthropic client, signed thinking, cache markers and cache-billed
 usage in the footer.
 """
@@ -176,8 +176,8 @@ def main(argv: list[str] | None = None) -> int:
     os.chdir(project)
 
     from pi_tui.modes.interactive import build_app
-    from pi_tui.providers.scripted import ScriptedProvider
     from pi_tui.sdk import create_agent_session
+    from pi_tui.testing.scripted import ScriptedProvider
 
     # A small keep-recent budget so /compact has something to summarize in a short demo.
     settings = {"compaction": {"keepRecentTokens": 80}}
@@ -185,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.wire == "anthropic":
         import json
 
-        from pi_tui.providers.fake_anthropic_server import FakeAnthropicServer
+        from pi_tui.testing.fake_anthropic_server import FakeAnthropicServer
 
         server = FakeAnthropicServer(demo_script(), api_key="sk-ant-demo").start()
         models = {"providers": {"anthropic": {"baseUrl": server.base_url, "apiKey": "sk-ant-demo"}}}

@@ -10,15 +10,15 @@ from pathlib import Path
 
 from pi_tui.core.session.manager import SessionManager
 from pi_tui.core.tool import FunctionTool, text_result
-from pi_tui.providers.scripted import ScriptedProvider
 from pi_tui.sdk import SCRIPTED_MODEL, create_agent_session, resolve_session_arg
+from pi_tui.testing.scripted import ScriptedProvider
 
 
 def test_scripted_session_never_imports_litellm(tmp_path: Path) -> None:
     code = (
         "import asyncio, json, sys\n"
         "from pi_tui.sdk import create_agent_session\n"
-        "from pi_tui.providers.scripted import ScriptedProvider\n"
+        "from pi_tui.testing.scripted import ScriptedProvider\n"
         "s = create_agent_session(provider=ScriptedProvider([{'text': 'hi'}]), no_session=True)\n"
         "asyncio.run(s.prompt('hello'))\n"
         "assert s.messages[-1]['content'][0]['text'] == 'hi'\n"

@@ -33,14 +33,18 @@ def _parser() -> argparse.ArgumentParser:
     add.add_argument("--transport", choices=["stdio", "http", "sse"])
     add.add_argument("--env", action="append", default=[], metavar="KEY=VALUE")
     add.add_argument("--header", action="append", default=[], metavar="NAME: VALUE")
-    add.add_argument("command_line", nargs=argparse.REMAINDER)
     remove = sub.add_parser("remove", help="remove a server from <agentDir>/mcp.json")
     remove.add_argument("name")
     return p
 
 
 def run_mcp_command(argv: list[str]) -> int:
+    command_line: list[str] = []
+    if "--" in argv:  # everything after -- is the server's command line, options included
+        at = argv.index("--")
+        argv, command_line = argv[:at], argv[at + 1:]
     args = _parser().parse_args(argv)
+    args.command_line = command_line
     from pi_tui.resources.locations import agent_dir
 
     agent = agent_dir()
@@ -73,7 +77,7 @@ def run_mcp_command(argv: list[str]) -> int:
 
 
 def _entry(args: argparse.Namespace) -> dict[str, Any] | str:
-    command = [c for c in args.command_line if c != "--"] if args.command_line else []
+    command = list(args.command_line)
     entry: dict[str, Any] = {}
     if args.url:
         if command:
@@ -123,6 +127,7 @@ def _write(path: Path, data: dict[str, Any]) -> None:
 
 
 async def _list(cwd: Path, agent: Path, args: argparse.Namespace) -> int:
+    from pi_tui.mcp.names import tool_name
     from pi_tui.mcp.setup import build_manager
     from pi_tui.resources.settings import load_settings
     from pi_tui.sdk import project_trust
@@ -139,7 +144,7 @@ async def _list(cwd: Path, agent: Path, args: argparse.Namespace) -> int:
         rows = manager.state()
         for row in rows:
             connection = manager.connections.get(row["name"])
-            row["toolNames"] = sorted(t.name for t in connection.tools) if connection is not None else []
+            row["toolNames"] = sorted(tool_name(row["name"], t.name) for t in connection.tools) if connection else []
     finally:
         await manager.close()
     for message in manager.diagnostics:

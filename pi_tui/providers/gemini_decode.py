@@ -38,7 +38,7 @@ from pi_tui.core.messages import ErrorKind, empty_usage
 from pi_tui.core.provider import AssistantMessageEvent, ModelInfo
 from pi_tui.providers.openai_sse import MALFORMED_CAUSE, snippet
 from pi_tui.providers.reply_builder import ReplyBuilder, usage_with_cost
-from pi_tui.providers.script import CONNECTION_CUT_MESSAGE
+from pi_tui.providers.stream_failures import CONNECTION_CUT_MESSAGE
 
 STOP_REASONS = {"STOP": "stop", "MAX_TOKENS": "length"}
 UNKNOWN_ERROR = "An unknown error occurred"

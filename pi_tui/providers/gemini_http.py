@@ -43,7 +43,7 @@ from pi_tui.providers.gemini_encode import build_gemini_body, gemini_headers, ge
 from pi_tui.providers.http_stream import HttpStreamError, ReadTimeout, StreamCut, StreamResponse
 from pi_tui.providers.http_wire import HttpWireProvider, WireCall, timeout_cause
 from pi_tui.providers.openai_sse import response_failure, snippet
-from pi_tui.providers.script import CONNECTION_CUT_MESSAGE
+from pi_tui.providers.stream_failures import CONNECTION_CUT_MESSAGE
 
 CUT_OFF = f"{CONNECTION_CUT_MESSAGE} (its last event was cut off)"
 

@@ -47,7 +47,7 @@ from pi_tui.providers.http_stream import (
     post_stream,
 )
 from pi_tui.providers.openai_sse import is_event_stream, response_failure
-from pi_tui.providers.script import (
+from pi_tui.providers.stream_failures import (
     CONNECTION_CUT_MESSAGE,
     TIMEOUT_MESSAGE,
     keepalive_timeout_message,

@@ -44,7 +44,7 @@ from pi_tui.providers.litellm_encode import (
     litellm_name,
 )
 from pi_tui.providers.openai_encode import build_request_body, model_compat, request_headers
-from pi_tui.providers.script import CONNECTION_CUT_MESSAGE, TIMEOUT_MESSAGE
+from pi_tui.providers.stream_failures import CONNECTION_CUT_MESSAGE, TIMEOUT_MESSAGE
 
 _TOP_LEVEL_KEYS = ("model", "stream", "stream_options")
 

@@ -37,12 +37,12 @@ from pi_tui.providers.litellm_convert import (
     family_body,
 )
 from pi_tui.providers.litellm_encode import family_of, litellm_name
-from pi_tui.providers.script import (
+from pi_tui.providers.stream_assembler import StreamAssembler
+from pi_tui.providers.stream_failures import (
     CONNECTION_CUT_MESSAGE,
     TIMEOUT_MESSAGE,
     keepalive_timeout_message,
 )
-from pi_tui.providers.stream_assembler import StreamAssembler
 
 DEFAULT_TIMEOUT_S = 600.0
 """Per-read timeout (pi's SDK default is 10 minutes); a stalled stream fails after this long, and

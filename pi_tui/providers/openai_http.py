@@ -24,8 +24,8 @@ from pi_tui.providers.openai_encode import (
     request_headers,
 )
 from pi_tui.providers.openai_sse import OpenAIStreamDecoder
-from pi_tui.providers.script import CONNECTION_CUT_MESSAGE
 from pi_tui.providers.stream_assembler import StreamAssembler
+from pi_tui.providers.stream_failures import CONNECTION_CUT_MESSAGE
 
 
 class _ChatCompletionsCall(WireCall):

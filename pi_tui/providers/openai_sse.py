@@ -29,8 +29,8 @@ from pi_tui.providers.classify import (
     looks_like_html,
     retry_after_ms,
 )
-from pi_tui.providers.script import CONNECTION_CUT_MESSAGE as CUT_CAUSE
 from pi_tui.providers.stream_assembler import StreamAssembler
+from pi_tui.providers.stream_failures import CONNECTION_CUT_MESSAGE as CUT_CAUSE
 
 MALFORMED_CAUSE = "Malformed stream from the provider"
 _SSE_FIELDS = ("data", "event", "id", "retry")

@@ -23,7 +23,7 @@ from pi_tui.providers.http_wire import HttpWireProvider, WireCall, bearer_header
 from pi_tui.providers.openai_sse import MALFORMED_CAUSE, snippet
 from pi_tui.providers.responses_encode import base_url, build_body, request_headers
 from pi_tui.providers.responses_stream import ResponsesAssembler
-from pi_tui.providers.script import CONNECTION_CUT_MESSAGE
+from pi_tui.providers.stream_failures import CONNECTION_CUT_MESSAGE
 
 
 class _ResponsesCall(WireCall):

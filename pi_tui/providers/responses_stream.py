@@ -26,8 +26,8 @@ from pi_tui.core.partial_json import parse_partial_json, parse_tool_arguments
 from pi_tui.core.provider import AssistantMessageEvent, ModelInfo
 from pi_tui.providers.classify import classify_http_error
 from pi_tui.providers.reply_builder import ReplyBuilder
-from pi_tui.providers.script import CONNECTION_CUT_MESSAGE
 from pi_tui.providers.stream_assembler import js_number
+from pi_tui.providers.stream_failures import CONNECTION_CUT_MESSAGE
 
 _STATUS = {"completed": "stop", "incomplete": "length", "failed": "error", "cancelled": "error", "in_progress": "stop", "queued": "stop"}
 _TIER = {"flex": 0.5, "priority": 2.0}

@@ -11,7 +11,7 @@ from pi_tui.agent.types import AgentContext, AgentLoopConfig
 from pi_tui.core.messages import AgentMessage, LlmMessage
 from pi_tui.core.provider import ModelInfo
 from pi_tui.core.tool import FunctionTool, ToolContext, ToolResult, text_result
-from pi_tui.providers.scripted import ScriptedProvider
+from pi_tui.testing.scripted import ScriptedProvider
 
 MODEL = ModelInfo(provider="fake", id="fake-model", context_window=8192)
 

@@ -11,7 +11,7 @@ from pi_tui.agent.loop import run_agent_loop
 from pi_tui.agent.types import PreparedRequest, PrepareRequestResult, RequestContext
 from pi_tui.core.messages import AgentMessage, user_message
 from pi_tui.core.tool import FunctionTool, ToolContext, ToolResult
-from pi_tui.providers.scripted import ScriptedProvider
+from pi_tui.testing.scripted import ScriptedProvider
 from tests.agent.conftest import Recorder, echo_tool, make_config, make_context
 
 

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from pi_tui.providers.scripted import ScriptedProvider
+from pi_tui.testing.scripted import ScriptedProvider
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from pi_tui.core.tool import FunctionTool, ToolResult, text_result
-from pi_tui.providers.scripted import ScriptedProvider
 from pi_tui.sdk import create_agent_session
+from pi_tui.testing.scripted import ScriptedProvider
 
 
 def extension(tmp_path: Path, source: str) -> str:

@@ -15,8 +15,8 @@ import pytest
 
 from pi_tui.core.tool import FunctionTool, text_result
 from pi_tui.extensions.loader import load_extensions
-from pi_tui.providers.scripted import ScriptedProvider
 from pi_tui.sdk import create_agent_session
+from pi_tui.testing.scripted import ScriptedProvider
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "extensions"
 

@@ -14,8 +14,8 @@ from pi_tui.core.errors import ExtensionError
 from pi_tui.extensions.api import Extension, ExtensionAPI, ExtensionContext
 from pi_tui.extensions.runner import ExtensionRunner
 from pi_tui.extensions.ui import ExtensionUI
-from pi_tui.providers.scripted import ScriptedProvider
 from pi_tui.sdk import create_agent_session
+from pi_tui.testing.scripted import ScriptedProvider
 from tests.extensions.host import RecordingHost
 
 

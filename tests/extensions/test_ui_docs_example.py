@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pi_tui.providers.scripted import ScriptedProvider
 from pi_tui.sdk import create_agent_session
+from pi_tui.testing.scripted import ScriptedProvider
 from tests.extensions.test_ui import FakeUI
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "extensions.md"

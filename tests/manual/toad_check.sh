@@ -11,7 +11,7 @@
 #   TOAD_KEEP=1 tests/manual/toad_check.sh     # leave Toad's tmux session open to look (tmux -L toad-check attach)
 #   rm -rf /work/toadroot                      # when done (after the script, nothing is mounted there)
 #
-# pi-tui talks to the fake OpenAI-compatible server (pi_tui.providers.fake_server, on 127.0.0.1,
+# pi-tui talks to the fake OpenAI-compatible server (pi_tui.testing.fake_server, on 127.0.0.1,
 # run inside the chroot) with a script of four turns: a streamed thought and a `bash` call, the
 # answer; an `edit` of hello.py, the answer; `rm hello.py`, the answer. The check answers Toad's
 # permission questions with `a` (Allow), `a`, then `r` (Reject), and fails unless: the question
@@ -91,7 +91,7 @@ cat > "$ROOT/root/toad-script.json" <<'EOF'
 EOF
 # chroot (not a shell function) in the background: $! is the server itself (chroot and env exec it)
 chroot "$ROOT" env -i HOME=/root PATH=/usr/bin:/bin \
-    /opt/pitui/bin/python -m pi_tui.providers.fake_server --script /root/toad-script.json \
+    /opt/pitui/bin/python -m pi_tui.testing.fake_server --script /root/toad-script.json \
     > "$SCREENS/fake-server.out" 2>&1 &
 FAKE_PID=$!
 for _ in $(seq 100); do grep -q '^PORT' "$SCREENS/fake-server.out" && break; sleep 0.1; done

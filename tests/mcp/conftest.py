@@ -36,10 +36,13 @@ def need(binary: Path) -> None:
 
 
 def session_with(project: Path, agent_dir: Path, turns: list[dict[str, Any]], **kwargs: Any) -> Any:
-    from pi_tui.providers.scripted import ScriptedProvider
+    from pi_tui.core.provider import ModelInfo
     from pi_tui.sdk import create_agent_session
+    from pi_tui.testing.scripted import ScriptedProvider
 
     provider = ScriptedProvider(turns)
+    kwargs.setdefault("model", ModelInfo(provider="scripted", id="scripted-vision", name="Scripted",
+                                         input=("text", "image"), context_window=kwargs.pop("context_window", 128_000)))
     session = create_agent_session(cwd=project, agent_dir=agent_dir, provider=provider, settings=kwargs.pop("settings", {}),
                                    load_extensions=False, no_session=kwargs.pop("no_session", True), **kwargs)
     return session, provider

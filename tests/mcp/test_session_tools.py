@@ -164,3 +164,51 @@ async def test_garbage_on_stdout_and_a_stderr_flood_do_not_break_the_server_nor_
         await session.mcp.close()
     out, err = capfd.readouterr()
     assert "flood" not in err and "garbage" not in out
+
+
+async def test_over_the_context_share_only_the_mcp_tool_is_given_and_it_reaches_every_tool(
+        project: Path, agent_dir: Path) -> None:
+    write_servers(agent_dir / "mcp.json", {"h": hostile()})
+    turns = [{"tool_calls": [{"id": "c1", "name": "mcp", "arguments": {"action": "search", "query": "echo"}}]},
+             {"tool_calls": [{"id": "c2", "name": "mcp", "arguments": {"action": "describe", "tool": "mcp__h__echo"}}]},
+             {"tool_calls": [{"id": "c3", "name": "mcp", "arguments": {"action": "call", "tool": "mcp__h__echo",
+                                                                      "arguments": {"text": "via proxy"}}}]},
+             {"text": "done"}]
+    session, provider = session_with(project, agent_dir, turns, context_window=1000)
+    notes: list[dict] = []
+    session.subscribe(notes.append)
+    try:
+        await session.prompt("go")
+        assert tool_names(provider.requests[0]) == ["read", "bash", "edit", "write", "mcp"]
+        search, describe, call = result_texts(session)
+        assert "mcp__h__echo: Echo the text back" in search
+        assert json.loads(describe)["inputSchema"]["required"] == ["text"]
+        assert call == "echo: via proxy"
+        assert any("over 10% of the context window" in str(e.get("message")) for e in notes)
+    finally:
+        await session.mcp.close()
+
+
+def test_pi_tui_mcp_add_list_remove(project: Path, agent_dir: Path) -> None:
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PI_CODING_AGENT_DIR": str(agent_dir)}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "pi_tui", "mcp", *args], cwd=project, env=env,
+                              capture_output=True, text=True, timeout=60)
+
+    server = hostile()
+    added = run("add", "h", "--env", "A=1", "--", server["command"], *server["args"])
+    assert added.returncode == 0, added.stderr
+    stored = json.loads((agent_dir / "mcp.json").read_text())["mcpServers"]["h"]
+    assert stored == {"command": server["command"], "args": server["args"], "env": {"A": "1"}}
+    listed = run("list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    row = json.loads(listed.stdout)[0]
+    assert (row["name"], row["status"], row["tools"]) == ("h", "connected", 5)
+    assert row["toolTokens"] > 50 and "mcp__h__echo" in row["toolNames"]
+    assert run("remove", "h").returncode == 0
+    assert json.loads((agent_dir / "mcp.json").read_text())["mcpServers"] == {}
+    assert run("remove", "h").returncode == 1

@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from pi_tui.providers.fake_server import FakeServer
+from pi_tui.testing.fake_server import FakeServer
 from tests.mcp.conftest import hostile, session_with, tool_names, write_servers
 from tests.modes.test_print_mode import _agent_dir, _run
 
@@ -96,7 +96,7 @@ def test_later_files_win_and_variables_expand(project: Path, agent_dir: Path) ->
 def test_nothing_of_mcp_is_imported_without_servers_and_the_sdk_only_with_one(project: Path, agent_dir: Path) -> None:
     code = (
         "import json, sys, asyncio\n"
-        "from pi_tui.providers.scripted import ScriptedProvider\n"
+        "from pi_tui.testing.scripted import ScriptedProvider\n"
         "from pi_tui.sdk import create_agent_session\n"
         "s = create_agent_session(provider=ScriptedProvider([{'text': 'hi'}]), settings={}, no_session=True,\n"
         "                         load_extensions=False)\n"

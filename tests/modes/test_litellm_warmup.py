@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from pi_tui.modes.interactive.app import LoadedSession, PiApp
-from pi_tui.providers.fake_server import FakeServer
-from pi_tui.providers.scripted import ScriptedProvider
 from pi_tui.sdk import create_agent_session
+from pi_tui.testing.fake_server import FakeServer
+from pi_tui.testing.scripted import ScriptedProvider
 from tests.modes.interactive.conftest import wait_for
 
 GEMINI = {"google": {"baseUrl": "http://127.0.0.1:9/v1beta", "api": "google-generative-ai", "apiKey": "gk",

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from pi_tui.providers.fake_server import FakeServer
+from pi_tui.testing.fake_server import FakeServer
 
 TOOL_THEN_TEXT = [
     {"tool_calls": [{"id": "call_1", "name": "bash", "arguments": {"command": "echo hello"}, "chunks": 3}],

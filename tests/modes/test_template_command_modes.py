@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from pi_tui.providers.fake_server import FakeServer
+from pi_tui.testing.fake_server import FakeServer
 
 
 def _greet(project: Path) -> None:

@@ -8,10 +8,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
+from pi_tui.providers.scripted import ScriptedProvider
 
 from pi_tui.permissions.sandbox import find_bwrap
 from pi_tui.permissions.setup import PermissionOptions
-from pi_tui.providers.scripted import ScriptedProvider
 from pi_tui.sdk import create_agent_session
 from tests.permissions.conftest import FakeWorld
 

@@ -15,10 +15,10 @@ import pytest
 from pi_tui.core.provider import CompletionRequest, ModelInfo, ToolSpec
 from pi_tui.providers.anthropic_decode import iter_sse
 from pi_tui.providers.anthropic_http import AnthropicHttpProvider
-from pi_tui.providers.fake_anthropic_rules import sign_thinking
-from pi_tui.providers.fake_anthropic_server import FakeAnthropicServer
 from pi_tui.providers.models import ModelRegistry
-from pi_tui.providers.script import CONNECTION_CUT_MESSAGE
+from pi_tui.providers.stream_failures import CONNECTION_CUT_MESSAGE
+from pi_tui.testing.fake_anthropic_rules import sign_thinking
+from pi_tui.testing.fake_anthropic_server import FakeAnthropicServer
 
 KEY = "sk-ant-api03-secret-key-0123456789"
 SONNET = ModelRegistry(None, env={}).resolve("anthropic/claude-sonnet-4-5")

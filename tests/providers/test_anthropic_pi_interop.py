@@ -21,9 +21,9 @@ from typing import Any
 
 import pytest
 
-from pi_tui.providers.fake_anthropic_rules import sign_thinking
-from pi_tui.providers.fake_anthropic_server import FakeAnthropicServer
-from pi_tui.providers.fake_server import FakeServer
+from pi_tui.testing.fake_anthropic_rules import sign_thinking
+from pi_tui.testing.fake_anthropic_server import FakeAnthropicServer
+from pi_tui.testing.fake_server import FakeServer
 
 PI = Path(os.environ.get("PI_REF_BIN", "/work/pi-ref/node_modules/.bin/pi"))
 KEY = "sk-ant-api03-interop-key"

@@ -20,12 +20,12 @@ from typing import Any
 
 import pytest
 
-from pi_tui.providers.fake_anthropic_rules import sign_thinking
-from pi_tui.providers.fake_anthropic_server import FakeAnthropicServer
-from pi_tui.providers.fake_server import FakeServer
 from pi_tui.resources.settings import SettingsManager
 from pi_tui.sdk import create_agent_session
 from pi_tui.session.agent_session import AgentSession
+from pi_tui.testing.fake_anthropic_rules import sign_thinking
+from pi_tui.testing.fake_anthropic_server import FakeAnthropicServer
+from pi_tui.testing.fake_server import FakeServer
 
 KEY = "sk-ant-api03-session-test-key"
 MODEL = "anthropic/claude-sonnet-4-5"

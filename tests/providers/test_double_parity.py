@@ -18,10 +18,10 @@ import pytest
 from pi_tui.core.messages import user_message
 from pi_tui.core.overflow import is_context_overflow
 from pi_tui.core.provider import CompletionRequest, ModelCost, ModelInfo, ToolSpec
-from pi_tui.providers.fake_server import FakeServer
 from pi_tui.providers.litellm_provider import LiteLLMProvider
 from pi_tui.providers.openai_http import OpenAIHttpProvider
-from pi_tui.providers.scripted import ScriptedProvider
+from pi_tui.testing.fake_server import FakeServer
+from pi_tui.testing.scripted import ScriptedProvider
 
 PRICED = ModelCost(input=3.0, output=15.0, cache_read=0.3, cache_write=3.75)
 BASH = ToolSpec(name="bash", description="Run a command",

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from pi_tui.providers.fake_anthropic_rules import redacted_data, sign_thinking
-from pi_tui.providers.fake_anthropic_server import FakeAnthropicServer
+from pi_tui.testing.fake_anthropic_rules import redacted_data, sign_thinking
+from pi_tui.testing.fake_anthropic_server import FakeAnthropicServer
 
 KEY = "sk-ant-test-key"
 HEADERS = {"x-api-key": KEY, "anthropic-version": "2023-06-01", "content-type": "application/json"}
@@ -263,7 +263,7 @@ def test_faults_cut_mid_tool_input_end_without_message_stop_and_mid_stream_error
 def test_command_line_prints_the_port(tmp_path: Path) -> None:
     script = tmp_path / "s.json"
     script.write_text(json.dumps({"turns": [{"text": "hi"}]}))
-    process = subprocess.Popen([sys.executable, "-m", "pi_tui.providers.fake_anthropic_server", "--script", str(script)],
+    process = subprocess.Popen([sys.executable, "-m", "pi_tui.testing.fake_anthropic_server", "--script", str(script)],
                                stdout=subprocess.PIPE, text=True)
     try:
         assert process.stdout is not None

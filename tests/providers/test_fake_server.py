@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from pi_tui.providers.fake_server import FakeServer
+from pi_tui.testing.fake_server import FakeServer
 
 
 def _post(url: str, body: dict[str, Any]) -> tuple[int, dict[str, str], bytes]:
@@ -95,7 +95,7 @@ def test_command_line_prints_its_port_first_and_serves(tmp_path: Path) -> None:
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"turns": [{"text": "from the cli"}]}))
     log = tmp_path / "log.jsonl"
-    proc = subprocess.Popen([sys.executable, "-m", "pi_tui.providers.fake_server", "--script", str(script), "--log", str(log)],
+    proc = subprocess.Popen([sys.executable, "-m", "pi_tui.testing.fake_server", "--script", str(script), "--log", str(log)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None
@@ -114,7 +114,7 @@ def test_command_line_prints_its_port_first_and_serves(tmp_path: Path) -> None:
 def test_command_line_reports_a_bad_script_without_a_traceback(tmp_path: Path, content: str) -> None:
     script = tmp_path / "bad.json"
     script.write_text(content)
-    result = subprocess.run([sys.executable, "-m", "pi_tui.providers.fake_server", "--script", str(script)],
+    result = subprocess.run([sys.executable, "-m", "pi_tui.testing.fake_server", "--script", str(script)],
                             capture_output=True, text=True, timeout=30)
     assert result.returncode == 2
     assert str(script) in result.stderr and "Traceback" not in result.stderr

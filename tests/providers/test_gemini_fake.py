@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from pi_tui.providers.gemini_fake import GeminiFakeServer
-from pi_tui.providers.gemini_fake_rules import MISSING_SIGNATURE
+from pi_tui.testing.gemini_fake import GeminiFakeServer
+from pi_tui.testing.gemini_fake_rules import MISSING_SIGNATURE
 
 PRO3 = "gemini-3-pro-preview"
 

@@ -16,8 +16,8 @@ import pytest
 
 from pi_tui.core.messages import user_message
 from pi_tui.core.provider import CompletionRequest, ModelCost, ModelInfo
-from pi_tui.providers.gemini_fake import GeminiFakeServer
 from pi_tui.providers.gemini_http import GeminiHttpProvider
+from pi_tui.testing.gemini_fake import GeminiFakeServer
 from tests.providers.wire_helpers import BASH, final_message, tool_result
 
 PRO3 = ModelInfo(provider="google", id="gemini-3-pro-preview", api="google-generative-ai", litellm_model="gemini/gemini-3-pro-preview",

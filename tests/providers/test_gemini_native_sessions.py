@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from pi_tui.providers.fake_anthropic_server import FakeAnthropicServer
-from pi_tui.providers.gemini_fake import GeminiFakeServer
 from pi_tui.providers.gemini_http import GeminiHttpProvider
-from pi_tui.providers.responses_fake import ResponsesFakeServer
 from pi_tui.sdk import create_agent_session, default_provider_for
+from pi_tui.testing.fake_anthropic_server import FakeAnthropicServer
+from pi_tui.testing.gemini_fake import GeminiFakeServer
+from pi_tui.testing.responses_fake import ResponsesFakeServer
 from tests.session.conftest import FakeClock
 
 PRO3 = "gemini-3-pro-preview"

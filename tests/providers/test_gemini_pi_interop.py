@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from pi_tui.providers.gemini_fake import GeminiFakeServer
+from pi_tui.testing.gemini_fake import GeminiFakeServer
 
 PI = Path(os.environ.get("PI_REF_BIN", "/work/pi-ref/node_modules/.bin/pi"))
 MODEL = "gemini-3-pro-preview"

@@ -20,11 +20,11 @@ from typing import Any
 
 import pytest
 
-from pi_tui.providers.gemini_fake import GeminiFakeServer
-from pi_tui.providers.gemini_fake_rules import normalized
 from pi_tui.resources.settings import SettingsManager
 from pi_tui.sdk import create_agent_session
 from pi_tui.session.agent_session import AgentSession
+from pi_tui.testing.gemini_fake import GeminiFakeServer
+from pi_tui.testing.gemini_fake_rules import normalized
 from tests.session.conftest import FakeClock
 
 PRO3, FLASH = "gemini-3-pro-preview", "gemini-2.5-flash"

@@ -22,20 +22,20 @@ def _heavy_modules_after(code: str, env_home: Path) -> list[str]:
     "code",
     [
         # importing every provider module, the adapter included, must not import litellm
-        "import pi_tui.providers.models, pi_tui.providers.fake_server, pi_tui.providers.scripted, "
+        "import pi_tui.providers.models, pi_tui.testing.fake_server, pi_tui.testing.scripted, "
         "pi_tui.providers.litellm_provider, pi_tui.providers.litellm_convert, pi_tui.providers.litellm_encode, pi_tui.core.overflow, "
-        "pi_tui.providers.gemini_http, pi_tui.providers.gemini_fake, pi_tui.providers.anthropic_http, pi_tui.providers.responses_http",
+        "pi_tui.providers.gemini_http, pi_tui.testing.gemini_fake, pi_tui.providers.anthropic_http, pi_tui.providers.responses_http",
         # resolving models and reading litellm's catalog
         "from pi_tui.providers.models import ModelRegistry\n"
         "r = ModelRegistry(None, env={})\nassert r.resolve('anthropic/claude-sonnet-4-5').context_window == 200000",
         # a whole scripted stream
-        "import asyncio\nfrom pi_tui.providers.scripted import ScriptedProvider\n"
+        "import asyncio\nfrom pi_tui.testing.scripted import ScriptedProvider\n"
         "from pi_tui.core.provider import CompletionRequest, ModelInfo\nfrom pi_tui.core.messages import user_message\n"
         "async def main():\n"
         "    async for _ in ScriptedProvider([{'text': 'hi'}]).stream(CompletionRequest(model=ModelInfo(provider='f', id='m'), "
         "system_prompt='', messages=[user_message('x')])):\n        pass\nasyncio.run(main())",
         # the fake server answering a request
-        "import json, urllib.request\nfrom pi_tui.providers.fake_server import FakeServer\n"
+        "import json, urllib.request\nfrom pi_tui.testing.fake_server import FakeServer\n"
         "with FakeServer([{'text': 'hi'}]) as s:\n"
         "    urllib.request.urlopen(urllib.request.Request(s.base_url + '/chat/completions', data=b'{}')).read()",
         # --list-models

@@ -13,9 +13,9 @@ import pytest
 
 from pi_tui.core.messages import user_message
 from pi_tui.core.provider import CompletionRequest, ModelCost, ModelInfo
-from pi_tui.providers.fake_anthropic_server import FakeAnthropicServer
 from pi_tui.providers.litellm_provider import LiteLLMProvider
 from pi_tui.sdk import create_agent_session
+from pi_tui.testing.fake_anthropic_server import FakeAnthropicServer
 from tests.providers.wire_helpers import BASH, final_message, tool_result
 
 KEY = "sk-ant-test"

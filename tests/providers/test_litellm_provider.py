@@ -10,9 +10,9 @@ import pytest
 
 from pi_tui.core.messages import user_message
 from pi_tui.core.provider import CompletionRequest, ModelInfo, ToolSpec
-from pi_tui.providers.fake_server import FakeServer
 from pi_tui.providers.litellm_convert import completion_kwargs, is_openai_wire
 from pi_tui.providers.litellm_provider import LiteLLMProvider
+from pi_tui.testing.fake_server import FakeServer
 
 BASH = ToolSpec(name="bash", description="Run", parameters={"type": "object", "properties": {"command": {"type": "string"}}})
 

@@ -12,9 +12,9 @@ import pytest
 from pi_tui.core.messages import user_message
 from pi_tui.core.provider import CompletionRequest, ModelInfo, ToolSpec
 from pi_tui.providers.classify import error_text
-from pi_tui.providers.fake_server import FakeServer
 from pi_tui.providers.openai_http import OpenAIHttpProvider
-from pi_tui.providers.script import CONNECTION_CUT_MESSAGE
+from pi_tui.providers.stream_failures import CONNECTION_CUT_MESSAGE
+from pi_tui.testing.fake_server import FakeServer
 
 
 def _model(base_url: str) -> ModelInfo:

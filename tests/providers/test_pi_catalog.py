@@ -20,11 +20,11 @@ from typing import Any
 
 import pytest
 
-from pi_tui.providers.gemini_fake import GeminiFakeServer
 from pi_tui.providers.models import ModelRegistry
-from pi_tui.providers.responses_fake import ResponsesFakeServer
 from pi_tui.sdk import create_agent_session
 from pi_tui.session.restore import clamp_thinking_level
+from pi_tui.testing.gemini_fake import GeminiFakeServer
+from pi_tui.testing.responses_fake import ResponsesFakeServer
 
 PI = Path(os.environ.get("PI_REF_BIN", "/work/pi-ref/node_modules/.bin/pi"))
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from pi_tui.providers.responses_fake import ResponsesFakeServer
+from pi_tui.testing.responses_fake import ResponsesFakeServer
 
 TURN = {"thinking": "Plan: run it.", "text": "Running.", "tool_calls": [{"name": "bash", "arguments": {"command": "echo hi"}}]}
 

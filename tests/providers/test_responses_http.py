@@ -13,11 +13,11 @@ import pytest
 from pi_tui.core.messages import user_message
 from pi_tui.core.provider import CompletionRequest, ModelCost, ModelInfo
 from pi_tui.providers.models import ModelRegistry
-from pi_tui.providers.responses_fake import OVERFLOW_MESSAGE, ResponsesFakeServer, encrypted_content
 from pi_tui.providers.responses_http import ResponsesHttpProvider
-from pi_tui.providers.script import keepalive_timeout_message
+from pi_tui.providers.stream_failures import keepalive_timeout_message
 from pi_tui.resources.settings import SettingsManager
 from pi_tui.sdk import create_agent_session, default_provider_for
+from pi_tui.testing.responses_fake import OVERFLOW_MESSAGE, ResponsesFakeServer, encrypted_content
 from tests.providers.wire_helpers import BASH, final_message, tool_result
 from tests.session.conftest import FakeClock
 

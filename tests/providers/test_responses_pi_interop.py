@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from pi_tui.providers.responses_fake import ResponsesFakeServer
+from pi_tui.testing.responses_fake import ResponsesFakeServer
 
 PI = Path(os.environ.get("PI_REF_BIN", "/work/pi-ref/node_modules/.bin/pi"))
 MODEL = "openai/gpt-5-mini"

@@ -19,14 +19,15 @@ from pi_tui.core.errors import ConfigError
 from pi_tui.core.messages import user_message
 from pi_tui.core.provider import CompletionRequest, ModelInfo, ToolSpec
 from pi_tui.providers.anthropic_http import AnthropicHttpProvider
-from pi_tui.providers.fake_anthropic_server import FakeAnthropicServer
-from pi_tui.providers.fake_server import FakeServer
-from pi_tui.providers.gemini_fake import GeminiFakeServer
 from pi_tui.providers.gemini_http import GeminiHttpProvider
 from pi_tui.providers.litellm_provider import LiteLLMProvider, ReplyDeadline, load_litellm
 from pi_tui.providers.openai_http import OpenAIHttpProvider
-from pi_tui.providers.script import Script, keepalive_timeout_message
-from pi_tui.providers.scripted import ScriptedProvider
+from pi_tui.providers.stream_failures import keepalive_timeout_message
+from pi_tui.testing.fake_anthropic_server import FakeAnthropicServer
+from pi_tui.testing.fake_server import FakeServer
+from pi_tui.testing.gemini_fake import GeminiFakeServer
+from pi_tui.testing.script import Script
+from pi_tui.testing.scripted import ScriptedProvider
 
 BASH = ToolSpec(name="bash", description="Run a command",
                 parameters={"type": "object", "required": ["command"], "properties": {"command": {"type": "string"}}})

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from pi_tui.providers.fake_anthropic_server import FakeAnthropicServer
-from pi_tui.providers.gemini_fake import GeminiFakeServer
-from pi_tui.providers.gemini_fake_rules import normalized
 from pi_tui.sdk import create_agent_session
+from pi_tui.testing.fake_anthropic_server import FakeAnthropicServer
+from pi_tui.testing.gemini_fake import GeminiFakeServer
+from pi_tui.testing.gemini_fake_rules import normalized
 from tests.session.conftest import FakeClock
 
 SETTINGS = {"thinkingBudgets": {"low": 1500, "medium": 3000}, "compaction": {"keepRecentTokens": 10}}

@@ -26,10 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pi_tui.providers.fake_anthropic_server import FakeAnthropicServer
-from pi_tui.providers.fake_server import FakeServer
-from pi_tui.providers.gemini_fake import GeminiFakeServer
-from pi_tui.providers.responses_fake import ResponsesFakeServer
+from pi_tui.testing.fake_anthropic_server import FakeAnthropicServer
+from pi_tui.testing.fake_server import FakeServer
+from pi_tui.testing.gemini_fake import GeminiFakeServer
+from pi_tui.testing.responses_fake import ResponsesFakeServer
 
 WIRES = ("openai", "openai-litellm", "anthropic", "anthropic-litellm", "gemini", "gemini-litellm", "responses")
 PLACES = ("thinking", "text", "tool_args", "between_tool_calls", "before_usage")

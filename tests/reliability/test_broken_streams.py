@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from pi_tui.providers.scripted import ScriptedProvider
 from pi_tui.sdk import create_agent_session
+from pi_tui.testing.scripted import ScriptedProvider
 from tests.reliability.broken_streams import (
     ANTHROPIC_ENDED,
     COMMANDS,

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from pi_tui.providers.fake_server import FakeServer
 from pi_tui.resources.context_files import CONTEXT_FILE_MAX_BYTES, context_budget_bytes
 from pi_tui.resources.skills import SKILL_FILE_MAX_BYTES
+from pi_tui.testing.fake_server import FakeServer
 from tests.reliability.pi_process import child_env, pi_command
 from tests.reliability.record import FaultRecord
 
@@ -190,8 +190,8 @@ def test_a_project_system_md_that_is_no_text_is_reported(fault: FaultRecord, tmp
 async def test_the_tui_shows_the_notice(fault: FaultRecord, tmp_path: Path, agent_dir: Path) -> None:
     from pi_tui.modes.interactive.app import PiApp
     from pi_tui.modes.interactive.widgets.chat_items import Notice
-    from pi_tui.providers.scripted import ScriptedProvider
     from pi_tui.sdk import create_agent_session
+    from pi_tui.testing.scripted import ScriptedProvider
     from tests.modes.interactive.conftest import ready, settle
 
     project = _project(tmp_path)

@@ -19,9 +19,9 @@ from pi_tui.core.session.loading import load_session_readonly
 from pi_tui.modes.interactive.app import PiApp
 from pi_tui.modes.interactive.widgets.chat_items import UserMessageView
 from pi_tui.modes.interactive.widgets.markdown_stream import StreamedMarkdown
-from pi_tui.providers.fake_server import FakeServer
-from pi_tui.providers.scripted import ScriptedProvider
 from pi_tui.sdk import create_agent_session
+from pi_tui.testing.fake_server import FakeServer
+from pi_tui.testing.scripted import ScriptedProvider
 from tests.modes.interactive.conftest import fixed_clock, settle, wait_for
 
 from .session_readers import write_damaged_sample

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from pi_tui.cli import build_parser
-from pi_tui.providers.fake_server import FakeServer
 from pi_tui.resources.trust import TRUST_FILE
+from pi_tui.testing.fake_server import FakeServer
 from tests.reliability.hostile_repo import MARKERS, fake_agent_dir, make_hostile_repo, run_cli
 
 FAULT_CLASS = "hostile repository"

@@ -21,7 +21,7 @@ import pytest
 
 from pi_tui.core.errors import ToolError
 from pi_tui.core.tool import ToolContext
-from pi_tui.providers.fake_server import FakeServer
+from pi_tui.testing.fake_server import FakeServer
 from tests.reliability.broken_streams import write_agent_dir
 from tests.reliability.hung_mount import ENV, HUNG_NAME, SITE, install, restore
 from tests.reliability.record import FaultRecord

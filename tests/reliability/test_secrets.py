@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from pi_tui.core.redact import REDACTED, Redactor, is_secret_name
-from pi_tui.providers.fake_anthropic_server import FakeAnthropicServer
-from pi_tui.providers.fake_server import FakeServer
+from pi_tui.testing.fake_anthropic_server import FakeAnthropicServer
+from pi_tui.testing.fake_server import FakeServer
 from tests.reliability.hostile_repo import run_cli
 from tests.reliability.planted import (
     ENV_NAME_KEY,

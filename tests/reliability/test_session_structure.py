@@ -210,7 +210,7 @@ def test_a_session_path_that_is_a_fifo_is_refused_not_waited_on(fault: FaultReco
     import subprocess
     import sys
 
-    from pi_tui.providers.fake_server import FakeServer
+    from pi_tui.testing.fake_server import FakeServer
     from tests.reliability.pi_process import child_env, fake_agent_dir
 
     sessions_dir = tmp_path / "sessions"

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from pi_tui.modes.shutdown import HARD_EXIT_SECONDS
-from pi_tui.providers.fake_server import FakeServer
+from pi_tui.testing.fake_server import FakeServer
 from tests.reliability.pi_process import (
     PROMPT,
     assert_group_gone,

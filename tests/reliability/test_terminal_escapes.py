@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pi_tui.core.terminal_text import drop_controls, json_line, printable
-from pi_tui.providers.fake_server import FakeServer
+from pi_tui.testing.fake_server import FakeServer
 from tests.reliability.escapes import ALL, FAMILIES, controls_in
 from tests.reliability.hostile_repo import fake_agent_dir, run_cli
 
@@ -216,8 +216,8 @@ def assert_screen_clean(app: Any, where: str) -> str:
 @pytest.fixture
 def tui(project: Path, agent_dir: Path) -> Any:
     from pi_tui.modes.interactive.app import PiApp
-    from pi_tui.providers.scripted import ScriptedProvider
     from pi_tui.sdk import create_agent_session
+    from pi_tui.testing.scripted import ScriptedProvider
 
     def build(turns: list[dict[str, Any]]) -> tuple[Any, Any]:
         session = create_agent_session(cwd=project, agent_dir=agent_dir, provider=ScriptedProvider(turns),

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from pi_tui.providers.fake_server import FakeServer
+from pi_tui.testing.fake_server import FakeServer
 from tests.reliability.pi_process import (
     assert_group_gone,
     check_session_kept,

@@ -24,7 +24,7 @@ import pytest
 
 from pi_tui.core.errors import ToolError
 from pi_tui.core.tool import ToolContext, ToolResult
-from pi_tui.providers.fake_server import FakeServer
+from pi_tui.testing.fake_server import FakeServer
 from pi_tui.tools.registry import builtin_tools
 from tests.reliability.broken_streams import write_agent_dir
 from tests.reliability.record import FaultRecord

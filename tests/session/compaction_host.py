@@ -11,9 +11,9 @@ from pi_tui.core.provider import ModelInfo
 from pi_tui.core.session import SessionManager
 from pi_tui.extensions.api import Extension
 from pi_tui.extensions.runner import ExtensionRunner
-from pi_tui.providers.scripted import ScriptedProvider
 from pi_tui.resources.settings import SettingsManager
 from pi_tui.session.compaction_runner import CompactionRunner
+from pi_tui.testing.scripted import ScriptedProvider
 
 MODEL = ModelInfo(provider="fake", id="fake-model", context_window=20_000, max_tokens=1000)
 

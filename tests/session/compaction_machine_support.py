@@ -22,7 +22,7 @@ from pi_tui.core.context.convert import convert_to_llm
 from pi_tui.core.context.pipeline import tool_pairing_problems
 from pi_tui.core.context.pipeline_summary import PIPELINE_SUMMARY_PREFIX, SUMMARY_FIELDS
 from pi_tui.core.session.loading import load_session_readonly
-from pi_tui.providers.script import RequestView, Script
+from pi_tui.testing.script import RequestView, Script
 
 ALPHABETS = {
     "ascii": "The quick brown fox jumps over the lazy dog. 0123456789\n",

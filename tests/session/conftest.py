@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from pi_tui.core.provider import ModelCost, ModelInfo
-from pi_tui.providers.scripted import ScriptedProvider
 from pi_tui.sdk import create_agent_session
 from pi_tui.session.agent_session import AgentSession
+from pi_tui.testing.scripted import ScriptedProvider
 
 MODEL = ModelInfo(provider="fake", id="fake-model", context_window=200_000, reasoning=True,
                   cost=ModelCost(input=3.0, output=15.0, cache_read=0.3, cache_write=3.75))

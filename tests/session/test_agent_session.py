@@ -9,8 +9,8 @@ import pytest
 
 from pi_tui.core.errors import AgentBusyError
 from pi_tui.core.session.manager import SessionManager
-from pi_tui.providers.scripted import ScriptedProvider
 from pi_tui.sdk import create_agent_session
+from pi_tui.testing.scripted import ScriptedProvider
 from tests.session.conftest import MODEL, entries_of
 
 

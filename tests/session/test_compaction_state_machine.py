@@ -40,9 +40,9 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 from pi_tui.core.context.compaction import compaction_threshold
 from pi_tui.core.errors import PiError
 from pi_tui.core.provider import ModelInfo
-from pi_tui.providers.scripted import ScriptedProvider
 from pi_tui.resources.settings import SettingsManager
 from pi_tui.sdk import create_agent_session
+from pi_tui.testing.scripted import ScriptedProvider
 from tests.session.compaction_machine_support import (
     ALPHABETS,
     FAULTS,

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from pi_tui.core.context.compaction_prompts import SUMMARIZATION_SYSTEM_PROMPT
 from pi_tui.core.messages import user_message
-from pi_tui.providers.fake_server import FakeServer
 from pi_tui.providers.openai_http import OpenAIHttpProvider
+from pi_tui.testing.fake_server import FakeServer
 from tests.session.compaction_host import MODEL, FakeHost, usage_assistant
 
 

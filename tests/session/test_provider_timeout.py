@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pi_tui.providers.scripted import ScriptedProvider
 from pi_tui.sdk import create_agent_session
+from pi_tui.testing.scripted import ScriptedProvider
 
 
 async def test_turns_and_compaction_summaries_carry_the_setting(project: Path, agent_dir: Path) -> None:

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from pi_tui.core.redact import REDACTED
-from pi_tui.providers.scripted import ScriptedProvider
 from pi_tui.sdk import create_agent_session
+from pi_tui.testing.scripted import ScriptedProvider
 from tests.session.conftest import MODEL
 
 KEY = "sk-session-test-key-123456"

@@ -42,8 +42,8 @@ async def test_failed_create_agent_session_releases_the_session_file_lock(make_s
     import pytest
 
     from pi_tui.core.session.manager import SessionManager
-    from pi_tui.providers.scripted import ScriptedProvider
     from pi_tui.sdk import create_agent_session
+    from pi_tui.testing.scripted import ScriptedProvider
     from tests.session.conftest import MODEL
 
     first, _, _ = make_session([{"text": "hello"}])

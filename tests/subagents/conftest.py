@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from pi_tui.providers.scripted import ScriptedProvider
 from pi_tui.sdk import create_agent_session
 from pi_tui.session.agent_session import AgentSession
+from pi_tui.testing.scripted import ScriptedProvider
 from tests.session.conftest import MODEL, FakeClock
 
 SUBAGENT = "working as a subagent"

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from pi_tui.providers.fake_server import FakeServer
 from pi_tui.providers.openai_http import OpenAIHttpProvider
+from pi_tui.testing.fake_server import FakeServer
 from tests.session.conftest import MODEL
 from tests.subagents.conftest import read_jsonl
 

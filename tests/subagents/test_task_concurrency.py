@@ -8,8 +8,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pi_tui.providers.fake_server import FakeServer
 from pi_tui.providers.openai_http import OpenAIHttpProvider
+from pi_tui.testing.fake_server import FakeServer
 from tests.session.conftest import MODEL
 from tests.subagents.conftest import SUBAGENT, read_jsonl
 

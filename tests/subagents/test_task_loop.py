@@ -136,8 +136,8 @@ async def test_a_definition_cannot_grant_a_tool_the_parent_lacks(make_parent) ->
 
 
 async def test_settings_switch_the_tools_on_and_raise_the_depth(project: Path, agent_dir: Path) -> None:
-    from pi_tui.providers.scripted import ScriptedProvider
     from pi_tui.sdk import create_agent_session
+    from pi_tui.testing.scripted import ScriptedProvider
     from tests.session.conftest import MODEL, FakeClock
 
     plain = create_agent_session(cwd=project, agent_dir=agent_dir, provider=ScriptedProvider([]), model=MODEL,
@@ -157,3 +157,22 @@ async def test_settings_switch_the_tools_on_and_raise_the_depth(project: Path, a
     await session.prompt("PARENT: go")
     (child,) = [r for r in provider.requests if SUBAGENT in r.system_prompt]
     assert [t.name for t in child.tools] == ["read", "bash", "edit", "write", "task", "todo"]  # depth 2 allows task
+
+
+async def test_json_mode_forwards_the_childs_events_marked_with_its_id(make_parent) -> None:
+    import io
+
+    from pi_tui.modes.json_mode import attach_json_output
+
+    session, _, _ = make_parent(_delegating([{"when": {"last_user_contains": "CHILD-A"}, "text": "child says hi"}]))
+    out = io.StringIO()
+    attach_json_output(session, out)
+    await session.prompt("PARENT: delegate")
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    start = next(e for e in lines if e.get("type") == "subagent_start")
+    child = [e for e in lines if e.get("type") == "subagent_event"]
+    assert {e["childId"] for e in child} == {start["childId"]} and {e["toolCallId"] for e in child} == {"t1"}
+    kinds = [e["event"]["type"] for e in child]
+    assert kinds[0] == "agent_start" and kinds[-1] == "agent_end" and "message_end" in kinds
+    end = next(e for e in lines if e.get("type") == "subagent_end")
+    assert end["status"] == "completed" and end["usage"]["turns"] == 1

@@ -3,7 +3,7 @@
 
 These work on a ``SessionManager``'s state (this module is its friend, not a public API of its
 own). Writing follows deferred persistence with the per-entry bookkeeping of ``persistence.py``,
-so a branched session that gets its first assistant later is written exactly once, header
+so a branched session that gets its first message later is written exactly once, header
 included (pi's duplicate-header bug, §12 item 11, cannot happen).
 """
 
@@ -38,7 +38,7 @@ def create_branched_session(manager: SessionManager, leaf_id: str) -> Path | Non
     """A new session holding root → ``leaf_id`` without label entries, then one fresh ``label``
     entry per label held on that path (with the original label timestamp, as pi 0.73.1).
 
-    Returns the new file (None for in-memory sessions). Written now only if the path has an
+    Returns the new file (None for in-memory sessions). Written now if the path has a user or
     assistant message; otherwise with the first one, as any new session.
     """
     path = manager.get_branch(leaf_id)

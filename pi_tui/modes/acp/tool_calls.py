@@ -52,6 +52,8 @@ def tool_title(name: str, args: dict[str, Any]) -> str:
         title = f"{name} {args.get('pattern', '')}".strip()
         if isinstance(args.get("path"), str):
             title += f" in {args['path']}"
+    elif name == "task":
+        title = f"task ({args.get('subagent_type') or 'general'}): {args.get('description', '')}".strip()
     else:
         title = name
     return title if len(title) <= TITLE_LIMIT else title[: TITLE_LIMIT - 1] + "…"

@@ -133,8 +133,8 @@ class EventMapper:
 
     def _tool_progress(self, event: dict[str, Any]) -> None:
         state = self.calls.get(str(event.get("toolCallId")))
-        if state is None or state.in_terminal or state.name != "bash":
-            return
+        if state is None or state.in_terminal or state.name not in ("bash", "task"):
+            return  # a task's partial result is its subagent's progress: one tool call, updated
         partial = event.get("partialResult")
         text = "".join(str(b.get("text", "")) for b in (partial or {}).get("content") or [] if isinstance(b, dict))
         if text:

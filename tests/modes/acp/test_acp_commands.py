@@ -10,7 +10,7 @@ from pathlib import Path
 
 from acp import text_block
 
-from pi_tui.providers.fake_server import FakeServer
+from pi_tui.testing.fake_server import FakeServer
 from tests.modes.acp.conftest import EditorClient, acp_agent, cancel_when, write_models
 
 GREETER_EXTENSION = '''

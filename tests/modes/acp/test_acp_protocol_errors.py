@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pi_tui.providers.fake_server import FakeServer
+from pi_tui.testing.fake_server import FakeServer
 from tests.modes.acp.conftest import agent_env, write_models
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from acp import text_block
 
-from pi_tui.providers.fake_server import FakeServer
+from pi_tui.testing.fake_server import FakeServer
 from tests.modes.acp.conftest import EditorClient, acp_agent, write_models
 from tests.reliability.planted import ENV_SECRETS, leaks
 

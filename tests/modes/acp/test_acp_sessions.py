@@ -15,7 +15,7 @@ import pytest
 from acp import text_block
 from acp.exceptions import RequestError
 
-from pi_tui.providers.fake_server import FakeServer
+from pi_tui.testing.fake_server import FakeServer
 from tests.modes.acp.conftest import EditorClient, acp_agent, agent_env, write_models
 
 

@@ -13,7 +13,7 @@ import pytest
 from acp import text_block
 from acp.exceptions import RequestError
 
-from pi_tui.providers.fake_server import FakeServer
+from pi_tui.testing.fake_server import FakeServer
 from tests.modes.acp.conftest import EditorClient, acp_agent, cancel_when, wait_during, write_models
 
 

@@ -24,7 +24,7 @@ from acp import text_block
 
 from pi_tui.modes.acp.permissions import PREVIEW_READ_TIMEOUT
 from pi_tui.modes.shutdown import HARD_EXIT_SECONDS
-from pi_tui.providers.fake_server import FakeServer
+from pi_tui.testing.fake_server import FakeServer
 from tests.modes.acp.conftest import EditorClient, acp_agent, cancel_when, write_models
 
 

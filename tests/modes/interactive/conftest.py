@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from pi_tui.modes.interactive.app import PiApp
-from pi_tui.providers.scripted import ScriptedProvider
 from pi_tui.sdk import create_agent_session
+from pi_tui.testing.scripted import ScriptedProvider
 
 FIXED_NOW = datetime(2026, 11, 30, 12, 0, 0)
 

@@ -364,8 +364,8 @@ async def test_tree_navigation_with_a_summary_shows_the_branch_block(make_app):
 
 
 async def test_resume_opens_another_session(make_app, project, agent_dir):
-    from pi_tui.providers.scripted import ScriptedProvider
     from pi_tui.sdk import create_agent_session
+    from pi_tui.testing.scripted import ScriptedProvider
 
     earlier = create_agent_session(cwd=project, agent_dir=agent_dir, settings={}, load_extensions=False,
                                    provider=ScriptedProvider([{"text": "old answer"}]))

@@ -11,8 +11,8 @@ from pi_tui.modes.interactive.widgets.editor import PromptEditor
 from pi_tui.modes.interactive.widgets.footer import StatusFooter
 from pi_tui.modes.interactive.widgets.todo_panel import TodoPanel
 from pi_tui.modes.interactive.widgets.tool_call import ToolCallPanel
-from pi_tui.providers.scripted import ScriptedProvider
 from pi_tui.sdk import create_agent_session
+from pi_tui.testing.scripted import ScriptedProvider
 from tests.modes.interactive.conftest import fixed_clock, ready, settle, wait_for
 
 SETTINGS = {"subagents": {"enabled": True}, "todo": {"enabled": True}}

@@ -65,3 +65,16 @@ def test_retry_artifact_reduction_extension_model_thinking():
 def test_streaming_events_are_not_in_the_pane():
     for kind in ("message_update", "message_start", "tool_execution_start", "agent_start", "queue_update"):
         assert describe_event({"type": kind}) is None
+
+
+def test_subagent_start_and_end_lines():
+    from pi_tui.modes.interactive.event_lines import describe_event
+
+    start = describe_event({"type": "subagent_start", "agent": "explore", "description": "find it", "model": "a/b"})
+    assert start is not None and start.title == "subagent ▶ explore" and start.detail == "find it · a/b"
+    end = describe_event({"type": "subagent_end", "agent": "explore", "status": "completed",
+                          "usage": {"turns": 3, "totalTokens": 12345, "cost": 0.0123}})
+    assert end is not None and (end.title, end.severity) == ("subagent ✓", "success")
+    assert end.detail == "explore · 3 turns · 12,345 tokens · $0.012"
+    failed = describe_event({"type": "subagent_end", "agent": "general", "status": "error", "usage": None})
+    assert failed is not None and (failed.title, failed.severity) == ("subagent ✗", "error")

@@ -15,8 +15,8 @@ from pi_tui.modes.interactive.app import PiApp
 from pi_tui.modes.interactive.messages import AgentEventReceived
 from pi_tui.modes.interactive.widgets.editor import PromptEditor
 from pi_tui.modes.interactive.widgets.tool_call import ToolCallPanel
-from pi_tui.providers.scripted import ScriptedProvider
 from pi_tui.sdk import create_agent_session
+from pi_tui.testing.scripted import ScriptedProvider
 from tests.modes.interactive.conftest import fixed_clock, ready
 
 USAGE = {"prompt_tokens": 2400, "completion_tokens": 120}

@@ -27,8 +27,8 @@ async def test_the_footer_says_starting_until_the_session_is_built_then_names_th
 
     from pi_tui.modes.interactive.app import LoadedSession, PiApp
     from pi_tui.modes.interactive.widgets.footer import StatusFooter
-    from pi_tui.providers.scripted import ScriptedProvider
     from pi_tui.sdk import create_agent_session
+    from pi_tui.testing.scripted import ScriptedProvider
     from tests.modes.interactive.conftest import wait_for
 
     release = threading.Event()

@@ -11,7 +11,7 @@ from pi_tui.modes.interactive.screens.template_picker import TemplatePickerScree
 from pi_tui.modes.interactive.widgets.chat_items import ErrorBlock
 from pi_tui.modes.interactive.widgets.completion import CompletionMenu
 from pi_tui.modes.interactive.widgets.editor import PromptEditor
-from pi_tui.providers.scripted import ScriptedProvider
+from pi_tui.testing.scripted import ScriptedProvider
 from tests.modes.interactive.conftest import ready, settle, wait_for
 
 LONG_DESCRIPTION = ("Write focused tests for a module: read it first, find the behaviour worth pinning, "

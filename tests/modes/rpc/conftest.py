@@ -15,8 +15,8 @@ import pytest
 from pi_tui.core.provider import ModelInfo
 from pi_tui.modes.rpc.framing import encode_frame
 from pi_tui.modes.rpc.server import RpcServer
-from pi_tui.providers.scripted import ScriptedProvider
 from pi_tui.sdk import create_agent_session
+from pi_tui.testing.scripted import ScriptedProvider
 
 MODEL = ModelInfo(provider="fake", id="fake-model", context_window=200_000, max_tokens=1000, reasoning=True)
 SMALL_MODEL = ModelInfo(provider="fake", id="fake-model", context_window=8192, max_tokens=1000)

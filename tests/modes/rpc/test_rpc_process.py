@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pi_tui.providers.fake_server import FakeServer
+from pi_tui.testing.fake_server import FakeServer
 
 TOOL_THEN_TEXT: list[dict[str, Any]] = [
     {"tool_calls": [{"id": "call_1", "name": "bash", "arguments": {"command": "echo hello"}}],

@@ -7,7 +7,7 @@ with ``store: false`` — nothing but the ability to verify its own ``encrypted_
 know which reasoning item each of its message/function-call items came with — so a client that
 drops or alters reasoning items is refused, as by the API.
 
-Script turns (``providers/script.py`` format) with the Responses meanings:
+Script turns (``testing/script.py`` format) with the Responses meanings:
 
 ``thinking``           a ``reasoning`` item with one summary part (and ``encrypted_content`` when
                        the request ``include``s it); reasoning models only
@@ -26,7 +26,7 @@ Script turns (``providers/script.py`` format) with the Responses meanings:
 
 With ``context_window`` set, a request larger than it (chars/4) gets the API's overflow error.
 
-Command line (for pi and benchmarks): ``python -m pi_tui.providers.responses_fake --script FILE``.
+Command line (for pi and benchmarks): ``python -m pi_tui.testing.responses_fake --script FILE``.
 """
 
 from __future__ import annotations
@@ -42,22 +42,22 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from pi_tui.providers.fake_base import (
+from pi_tui.testing.fake_base import (
     FakeServerBase,
     ScriptHandler,
     ScriptServer,
     ScriptSource,
     load_script,
 )
-from pi_tui.providers.fake_cli import serve_from_command_line
-from pi_tui.providers.responses_fake_rules import (
+from pi_tui.testing.fake_cli import serve_from_command_line
+from pi_tui.testing.responses_fake_rules import (
     IssuedState,
     Rejection,
     is_reasoning_model,
     validate,
 )
-from pi_tui.providers.script import DEFAULT_CHUNK_SIZE, RequestView, Script, error_body, split_parts
-from pi_tui.providers.script_faults import Frame
+from pi_tui.testing.script import DEFAULT_CHUNK_SIZE, RequestView, Script, error_body, split_parts
+from pi_tui.testing.script_faults import Frame
 
 OVERFLOW_MESSAGE = "Your input exceeds the context window of this model. Please adjust your input and try again."
 EXHAUSTED = {"status": 500, "message": "script exhausted: no scripted turn left for this request"}
@@ -331,7 +331,7 @@ class ResponsesFakeServer(FakeServerBase):
 
 
 def main(argv: list[str] | None = None) -> int:
-    return serve_from_command_line(argv, prog="pi_tui.providers.responses_fake", description=__doc__.split("\n\n")[0],
+    return serve_from_command_line(argv, prog="pi_tui.testing.responses_fake", description=__doc__.split("\n\n")[0],
                                    make_server=lambda args: ResponsesFakeServer(args.script, args.log, port=args.port))
 
 

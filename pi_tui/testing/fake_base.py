@@ -30,8 +30,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Protocol, Self
 
-from pi_tui.providers.script import Script
-from pi_tui.providers.script_faults import (
+from pi_tui.testing.script import Script
+from pi_tui.testing.script_faults import (
     SSE_KEEPALIVE,
     ErrorBody,
     Frame,

@@ -1,12 +1,12 @@
 """An OpenAI-compatible chat-completions server on 127.0.0.1, driven by a script.
 
-It is the network twin of ``ScriptedProvider``: the same script (``providers/script.py``) answers
+It is the network twin of ``ScriptedProvider``: the same script (``testing/script.py``) answers
 over real HTTP, so litellm's HTTP client, SSE parsing and error mapping are exercised without a
 real provider. Stdlib only, on purpose: it must start fast and never load litellm.
 
 Command line::
 
-    python -m pi_tui.providers.fake_server --script FILE [--port 0] [--log FILE]
+    python -m pi_tui.testing.fake_server --script FILE [--port 0] [--log FILE]
 
 prints ``PORT <n>`` as its first stdout line, then serves until interrupted. In tests::
 
@@ -17,7 +17,7 @@ prints ``PORT <n>`` as its first stdout line, then serves until interrupted. In 
 Routes: ``POST /v1/chat/completions`` and ``/chat/completions`` (SSE when ``stream`` is true,
 else one JSON completion), ``GET /v1/models``. Streamed bodies use chunked transfer encoding.
 
-Faults (a turn's ``fault``, ``providers/script_faults.py``) break the reply the way networks and
+Faults (a turn's ``fault``, ``testing/script_faults.py``) break the reply the way networks and
 proxies do: a body cut at a chosen place (cleanly terminated, ended by closing the connection, or
 dropped mid-chunk), a stall, garbage, an HTML page, a slow drip, an error quoting the request's
 ``Authorization``; a turn's ``error`` answers 4xx/5xx with ``Retry-After``/``retry-after-ms``.
@@ -31,7 +31,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pi_tui.providers.fake_base import (
+from pi_tui.testing.fake_base import (
     DEFAULT_MODEL,
     FakeServerBase,
     RecordedRequest,
@@ -41,7 +41,7 @@ from pi_tui.providers.fake_base import (
     load_script,
     send_plan,
 )
-from pi_tui.providers.script import (
+from pi_tui.testing.script import (
     EXHAUSTED_ERROR,
     RequestView,
     empty_chunk,
@@ -51,7 +51,7 @@ from pi_tui.providers.script import (
     turn_completion,
     turn_frames,
 )
-from pi_tui.providers.script_faults import STALL_SECONDS, legacy_fault, response_plan
+from pi_tui.testing.script_faults import STALL_SECONDS, legacy_fault, response_plan
 
 __all__ = ["STALL_SECONDS", "FakeServer", "RecordedRequest", "send_plan"]
 
@@ -132,9 +132,9 @@ class FakeServer(FakeServerBase):
 
 
 def main(argv: list[str] | None = None) -> int:
-    from pi_tui.providers.fake_cli import serve_from_command_line
+    from pi_tui.testing.fake_cli import serve_from_command_line
 
-    return serve_from_command_line(argv, prog="pi_tui.providers.fake_server", description=__doc__.split("\n\n")[0],
+    return serve_from_command_line(argv, prog="pi_tui.testing.fake_server", description=__doc__.split("\n\n")[0],
                                    make_server=lambda args: FakeServer(args.script, args.log, port=args.port))
 
 

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from pi_tui.providers.fake_base import FakeServerBase
+from pi_tui.testing.fake_base import FakeServerBase
 
 
 def serve_from_command_line(argv: list[str] | None, *, prog: str, description: str,

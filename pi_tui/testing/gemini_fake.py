@@ -7,7 +7,7 @@ It speaks Gemini's own format, not OpenAI's: ``POST /v1beta/models/<model>:strea
 scripted turn is used, so a rejected request (a function call replayed without its thought
 signature on Gemini 3, a broken function-call/response pairing...) costs no turn, as with the API.
 
-The script is the shared format of ``providers/script.py`` (``turns``, ``when``, ``text``,
+The script is the shared format of ``testing/script.py`` (``turns``, ``when``, ``text``,
 ``thinking``, ``tool_calls``, ``error``, ``delay_ms``, ``chunk_delay_ms``, ``cut_after_chunks``,
 ``stall_after_chunks``), with Gemini's own meanings:
 
@@ -36,7 +36,7 @@ Every signature the fake mints is remembered; ``issued_signatures`` lists them. 
 
 Command line (for pi and benchmarks)::
 
-    python -m pi_tui.providers.gemini_fake --script FILE [--port 0]
+    python -m pi_tui.testing.gemini_fake --script FILE [--port 0]
 """
 
 from __future__ import annotations
@@ -51,17 +51,17 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from pi_tui.providers.fake_base import (
+from pi_tui.testing.fake_base import (
     FakeServerBase,
     ScriptHandler,
     ScriptServer,
     ScriptSource,
     load_script,
 )
-from pi_tui.providers.fake_cli import serve_from_command_line
-from pi_tui.providers.gemini_fake_rules import Rejection, normalized, validate
-from pi_tui.providers.script import DEFAULT_CHUNK_SIZE, RequestView, Script
-from pi_tui.providers.script_faults import Frame
+from pi_tui.testing.fake_cli import serve_from_command_line
+from pi_tui.testing.gemini_fake_rules import Rejection, normalized, validate
+from pi_tui.testing.script import DEFAULT_CHUNK_SIZE, RequestView, Script
+from pi_tui.testing.script_faults import Frame
 
 API_PREFIX = "/v1beta/models/"
 EXHAUSTED = {"status": 500, "message": "script exhausted: no scripted turn left for this request"}
@@ -293,7 +293,7 @@ class GeminiFakeServer(FakeServerBase):
 
 
 def main(argv: list[str] | None = None) -> int:
-    return serve_from_command_line(argv, prog="pi_tui.providers.gemini_fake", description=__doc__.split("\n\n")[0],
+    return serve_from_command_line(argv, prog="pi_tui.testing.gemini_fake", description=__doc__.split("\n\n")[0],
                                    make_server=lambda args: GeminiFakeServer(args.script, args.log, port=args.port))
 
 

@@ -1,6 +1,6 @@
 """A strict fake of Anthropic's Messages API on 127.0.0.1, driven by the shared script format.
 
-The same scripts as the scripted provider and the OpenAI-compatible fake (``providers/script.py``:
+The same scripts as the scripted provider and the OpenAI-compatible fake (``testing/script.py``:
 ``text``, ``thinking``, ``tool_calls``, ``usage``, ``error``, ``delay_ms``, ``chunk_delay_ms``,
 ``cut_after_chunks``, ``stall_after_chunks``, ``when``) answer here in Anthropic's SSE format
 (``message_start``, ``content_block_start/delta/stop`` with ``thinking_delta``, ``signature_delta``
@@ -34,7 +34,7 @@ Extra turn keys (Anthropic only):
                          ``should_retry``, ``echo_api_key`` (the message quotes the key received),
                          ``body`` (verbatim)
 
-Command line: ``python -m pi_tui.providers.fake_anthropic_server --script FILE [--port 0]
+Command line: ``python -m pi_tui.testing.fake_anthropic_server --script FILE [--port 0]
 [--api-key KEY] [--context-window N] [--log FILE]`` prints ``PORT <n>`` and serves. In tests::
 
     with FakeAnthropicServer(turns, api_key="sk-ant-test") as server:
@@ -54,8 +54,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from pi_tui.providers.fake_anthropic_cache import DEFAULT_MIN_TOKENS, PromptCache, request_tokens
-from pi_tui.providers.fake_anthropic_rules import (
+from pi_tui.testing.fake_anthropic_cache import DEFAULT_MIN_TOKENS, PromptCache, request_tokens
+from pi_tui.testing.fake_anthropic_rules import (
     STATUS_TYPES,
     ApiError,
     check_body,
@@ -63,7 +63,7 @@ from pi_tui.providers.fake_anthropic_rules import (
     redacted_data,
     sign_thinking,
 )
-from pi_tui.providers.fake_base import (
+from pi_tui.testing.fake_base import (
     FakeServerBase,
     ScriptHandler,
     ScriptServer,
@@ -71,9 +71,9 @@ from pi_tui.providers.fake_base import (
     load_script,
     send_plan,
 )
-from pi_tui.providers.fake_cli import serve_from_command_line
-from pi_tui.providers.script import EXHAUSTED_ERROR, RequestView, Script, turn_pieces
-from pi_tui.providers.script_faults import STALL_SECONDS, Frame, response_plan
+from pi_tui.testing.fake_cli import serve_from_command_line
+from pi_tui.testing.script import EXHAUSTED_ERROR, RequestView, Script, turn_pieces
+from pi_tui.testing.script_faults import STALL_SECONDS, Frame, response_plan
 
 DEFAULT_CONTEXT_WINDOW = 200_000
 STOP_REASONS = {"tool_calls": "tool_use", "stop": "end_turn", "length": "max_tokens"}
@@ -411,7 +411,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.add_argument("--context-window", type=int, default=DEFAULT_CONTEXT_WINDOW)
 
     return serve_from_command_line(
-        argv, prog="pi_tui.providers.fake_anthropic_server", description="A strict fake of Anthropic's Messages API on 127.0.0.1.",
+        argv, prog="pi_tui.testing.fake_anthropic_server", description="A strict fake of Anthropic's Messages API on 127.0.0.1.",
         add_arguments=options,
         make_server=lambda args: FakeAnthropicServer(args.script, args.log, port=args.port, api_key=args.api_key,
                                                      context_window=args.context_window))

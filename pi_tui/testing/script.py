@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pi_tui.core.errors import ConfigError
-from pi_tui.providers.script_faults import Frame, validate_fault
+from pi_tui.testing.script_faults import Frame, validate_fault
 
 DEFAULT_CHUNK_SIZE = 8
 DEFAULT_ARGUMENT_CHUNKS = 3
@@ -253,20 +253,6 @@ def retry_headers(error: dict[str, Any]) -> dict[str, str]:
     return headers
 
 
-CONNECTION_CUT_MESSAGE = "Connection error: the stream ended before it was complete"
-"""The errorMessage of a stream cut mid-way (both doubles and the litellm adapter use it)."""
-
-TIMEOUT_MESSAGE = "Request timed out: no data from the provider within the read timeout"
-"""The errorMessage of a stalled stream (matches pi's retryable ``timed? out``)."""
-
-def keepalive_timeout_message(seconds: float) -> str:
-    """The errorMessage of a stream whose reply stopped growing while the server kept the
-    connection busy (SSE comments, Anthropic ``ping`` events, empty chunks, blank lines) for
-    ``seconds``: the read timeout counts from the last piece of the reply, not the last byte.
-    Says "timed out", like every timeout, so pi's retry pattern (§13.7) matches it too."""
-    return f"Request timed out: only keep-alives from the provider for {seconds:g} s, no more of the reply"
-
-
 FAKE_COMPLETION_ID = "chatcmpl-fake"
 """The completion id when a turn gives none (OpenAI servers always send one)."""
 
@@ -279,6 +265,14 @@ def empty_chunk(model: str) -> bytes:
     return f"data: {json.dumps(chunk)}\n\n".encode()
 
 EXHAUSTED_ERROR = {"status": 500, "message": "script exhausted: no scripted turn left for this request"}
+
+
+def context_length_error(window: int, prompt_tokens: int, completion_tokens: int) -> dict[str, Any]:
+    """OpenAI's refusal of a request whose prompt plus requested output exceed the window."""
+    return {"status": 400, "code": "context_length_exceeded", "message": (
+        f"This model's maximum context length is {window} tokens. However, you requested "
+        f"{prompt_tokens + completion_tokens} tokens ({prompt_tokens} in the messages, {completion_tokens} in the "
+        "completion). Please reduce the length of the messages or completion.")}
 
 
 # --------------------------------------------------------------------------- wire rendering
