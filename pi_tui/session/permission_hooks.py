@@ -9,11 +9,10 @@ from typing import Any
 
 from pi_tui.permissions.ask import asker_through
 from pi_tui.permissions.setup import PermissionOptions, build_gate
-from pi_tui.session.agent_session import AgentSession
 from pi_tui.tools.bash import BashTool, EscalatingBashTool
 
 
-def attach_permissions(session: AgentSession, options: PermissionOptions, cwd: Path, agent: Path, settings: Any,
+def attach_permissions(session: Any, options: PermissionOptions, cwd: Path, agent: Path, settings: Any,
                        trusted: bool) -> None:
     """The gate before every tool call, the sandbox for bash and ``!cmd``, and bash's
     ``escalate``/``justification`` arguments when there is a sandbox to leave."""

@@ -8,11 +8,11 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from pi_tui.providers.scripted import ScriptedProvider
 
 from pi_tui.permissions.sandbox import find_bwrap
 from pi_tui.permissions.setup import PermissionOptions
 from pi_tui.sdk import create_agent_session
+from pi_tui.testing.scripted import ScriptedProvider
 from tests.permissions.conftest import FakeWorld
 
 pytestmark = pytest.mark.skipif(find_bwrap() is None, reason="NO SANDBOX TESTED: bwrap is not installed")

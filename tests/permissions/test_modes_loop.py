@@ -7,12 +7,12 @@ import json
 from typing import Any
 
 import pytest
-from pi_tui.providers.scripted import ScriptedProvider
 
 from pi_tui.permissions.gate import PermissionAnswer, PermissionRequest
 from pi_tui.permissions.sandbox import find_bwrap
 from pi_tui.permissions.setup import PermissionOptions
 from pi_tui.sdk import create_agent_session
+from pi_tui.testing.scripted import ScriptedProvider
 from tests.permissions.conftest import KEY, FakeWorld
 
 pytestmark = pytest.mark.skipif(find_bwrap() is None, reason="NO SANDBOX TESTED: bwrap is not installed")
