@@ -39,6 +39,7 @@ from pi_tui.core.tool import Tool
 from pi_tui.resources.locations import agent_dir as default_agent_dir
 from pi_tui.resources.locations import default_session_dir
 from pi_tui.session.agent_session import AgentSession
+from pi_tui.session.checkpoint_hooks import open_and_attach
 from pi_tui.session.restore import restore_model_and_thinking
 from pi_tui.session.retry import Clock
 
@@ -134,15 +135,10 @@ def create_agent_session(
             model_registry=registry,
             extensions=runner,
             api_key=api_key,
-            clock=clock,
-            check_credentials=provider is None,
+            clock=clock, check_credentials=provider is None,
         )
         agent_session.project_trust = trust
-        checkpoints = _checkpoints(cwd_path, agent, settings, agent_session)
-        if checkpoints is not None:
-            from pi_tui.session.checkpoint_hooks import attach_checkpoints
-
-            attach_checkpoints(agent_session, checkpoints)
+        open_and_attach(agent_session, cwd_path, agent, settings)  # docs/checkpoints.md
         mcp = _mcp_manager(cwd_path, agent, settings, trust, mcp_config, mcp_servers)
         agent_session.mcp = mcp
         if mcp is not None:
@@ -275,16 +271,6 @@ def _resolve_stored(registry: Any, chosen: ModelInfo | None, provider: str, mode
     except (ProviderSetupError, ConfigError):
         return None
     return found
-
-
-def _checkpoints(cwd: Path, agent: Path, settings: Any, session: AgentSession) -> Any:
-    """Files follow the session tree (docs/checkpoints.md): on unless ``checkpoints.enabled`` is false."""
-    from pi_tui.checkpoints import open_checkpoints
-
-    session_file = session.session_manager.session_file
-    excluded = [session_file.parent] if session_file is not None else []
-    return open_checkpoints(cwd=cwd, agent_dir=agent, settings=settings, current=lambda: session.session_manager,
-                            emit=session.emit, excluded=excluded)
 
 
 def _provider_factory(provider: Any) -> Callable[[ModelInfo], Provider]:

@@ -12,10 +12,23 @@ written.
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from typing import Any
 
 from pi_tui.core.errors import EntryNotFoundError, PiError
-from pi_tui.session.branch_navigation import NavigateResult
+
+
+def open_and_attach(session: Any, cwd: Path, agent_dir: Path, settings: Any) -> None:
+    """The SDK's call: open the project's checkpoints (unless ``checkpoints.enabled`` is false)
+    and attach them; the session folder is excluded when it sits inside the project."""
+    from pi_tui.checkpoints import open_checkpoints
+
+    session_file = session.session_manager.session_file
+    checkpoints = open_checkpoints(cwd=cwd, agent_dir=agent_dir, settings=settings,
+                                   current=lambda: session.session_manager, emit=session.emit,
+                                   excluded=[session_file.parent] if session_file is not None else [])
+    if checkpoints is not None:
+        attach_checkpoints(session, checkpoints)
 
 
 def attach_checkpoints(session: Any, checkpoints: Any) -> None:
@@ -94,6 +107,8 @@ async def _plan(session: Any, target_id: str, position: str) -> tuple[Any, Any]:
 
 async def navigate_restoring(session: Any, navigate: Any, target_id: str, **options: Any) -> Any:
     """``navigate_tree`` with ``restoreFiles``: the result gains ``files``."""
+    from pi_tui.session.branch_navigation import NavigateResult
+
     checkpoints, plan = await _plan(session, target_id, "tree")
     result = await navigate(target_id, **options)
     if result is None or getattr(result, "cancelled", False):

@@ -113,5 +113,9 @@ async def test_two_sessions_of_one_project_at_once(make_session, project: Path) 
     target = next(e for e in one.session_manager.get_entries() if e.get("message", {}).get("role") == "user")
     from pi_tui.session.checkpoint_hooks import preview_restore
 
-    preview = await preview_restore(one, target["id"])
-    assert "two.txt" in preview["editedSinceSnapshot"]["created"] or "two.txt" in preview["deleted"]
+    leaf = one.session_manager.leaf_id
+    await preview_restore(one, target["id"])  # which of them saw the other's file first is a race
+    await one.navigate_tree(target["id"], restore_files=True)
+    assert not (project / "one.txt").exists()
+    await one.navigate_tree(leaf, restore_files=True)  # whatever the restore took away comes back
+    assert (project / "one.txt").read_text() == "1\n" and (project / "two.txt").read_text() == "2\n"
