@@ -5,17 +5,23 @@ dialogs (``ask_user``), and bash's ``escalate``/``justification`` when there is 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pi_tui.permissions.ask import asker_through
-from pi_tui.permissions.setup import PermissionOptions, build_gate
-from pi_tui.tools.bash import BashTool, EscalatingBashTool
+if TYPE_CHECKING:
+    from pi_tui.permissions.setup import PermissionOptions
 
 
-def attach_permissions(session: Any, options: PermissionOptions, cwd: Path, agent: Path, settings: Any,
+def attach_permissions(session: Any, options: PermissionOptions | None, cwd: Path, agent: Path, settings: Any,
                        trusted: bool) -> None:
     """The gate before every tool call, the sandbox for bash and ``!cmd``, and bash's
-    ``escalate``/``justification`` arguments when there is a sandbox to leave."""
+    ``escalate``/``justification`` arguments when there is a sandbox to leave. ``options`` None
+    (the SDK's default): nothing, as pi. Imports inside: ``-p`` without a gate loads none of it."""
+    if options is None:
+        return
+    from pi_tui.permissions.ask import asker_through
+    from pi_tui.permissions.setup import build_gate
+    from pi_tui.tools.bash import BashTool, EscalatingBashTool
+
     def stop_turn() -> None:
         session._background.schedule(session.abort(), what="Stopping the turn after a permission answer")
 

@@ -14,7 +14,6 @@ from pi_tui.core.messages import text_of
 from pi_tui.core.provider import ModelInfo
 from pi_tui.modes.rpc.source_info import extension_source_info, resource_source_info
 from pi_tui.resources.locations import agent_dir as default_agent_dir
-from pi_tui.subagents.child import subagent_usage
 
 if TYPE_CHECKING:
     from pi_tui.session.agent_session import AgentSession
@@ -77,6 +76,8 @@ def state_json(session: AgentSession) -> dict[str, Any]:
     todos = session.todos.current() if session.todos is not None else []
     if todos or "todo" in session.get_active_tools():  # pi-tui addition: the todo list at the current leaf
         data["todos"] = todos
+    if session.mcp is not None:  # pi-tui addition: each MCP server's state (docs/mcp.md)
+        data["mcpServers"] = session.mcp.state()
     return data
 
 
@@ -104,6 +105,8 @@ def session_stats(session: AgentSession) -> dict[str, Any]:
         },
         "cost": totals.cost,
     }
+    from pi_tui.subagents.child import subagent_usage  # here: RPC start-up does not load the room
+
     delegated = subagent_usage(session.messages)
     if delegated.turns:  # pi-tui addition: what the task tool's children used, beside the session's own
         data["subagents"] = delegated.to_json()
