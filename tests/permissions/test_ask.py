@@ -14,32 +14,23 @@ from pi_tui.permissions.setup import PermissionOptions
 from pi_tui.sdk import create_agent_session
 from pi_tui.testing.scripted import ScriptedProvider
 from tests.permissions.conftest import FakeWorld
+from tests.session.test_session_hooks import _ChoosingUI
 
 pytestmark = pytest.mark.skipif(find_bwrap() is None, reason="NO SANDBOX TESTED: bwrap is not installed")
 
 
-class Dialogs:
+class Dialogs(_ChoosingUI):
     """The mode's dialogs (``extensions.ui.ExtensionUI``), answering with a chosen option."""
 
     def __init__(self, pick: Any) -> None:
+        super().__init__(None)
         self.pick = pick
-        self.shown: list[tuple[str, list[str]]] = []
+        self.shown = self.asked
 
     async def select(self, title: str, options: Sequence[str], *, timeout_s: float | None) -> str | None:
         self.shown.append((title, list(options)))
-        return self.pick(list(options))
-
-    async def confirm(self, title: str, message: str, *, timeout_s: float | None) -> bool | None:
-        return None
-
-    async def input(self, title: str, placeholder: str | None, *, timeout_s: float | None) -> str | None:
-        return None
-
-    async def editor(self, title: str, prefill: str, *, timeout_s: float | None) -> str | None:
-        return None
-
-    def set_status(self, key: str, text: str | None) -> None:
-        pass
+        choice: str | None = self.pick(list(options))
+        return choice
 
 
 async def run(world: FakeWorld, calls: list[dict[str, Any]], dialogs: Dialogs, mode: str) -> dict[str, Any]:

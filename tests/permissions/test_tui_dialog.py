@@ -9,7 +9,6 @@ import pytest
 
 from pi_tui.modes.interactive.app import PiApp
 from pi_tui.modes.interactive.screens.extension_dialogs import ExtensionSelectScreen
-from pi_tui.modes.interactive.widgets.editor import PromptEditor
 from pi_tui.modes.interactive.widgets.footer import StatusFooter
 from pi_tui.modes.interactive.widgets.tool_call import ToolCallPanel
 from pi_tui.permissions.sandbox import find_bwrap
@@ -17,6 +16,7 @@ from pi_tui.permissions.setup import PermissionOptions
 from pi_tui.sdk import create_agent_session
 from pi_tui.testing.scripted import ScriptedProvider
 from tests.modes.interactive.conftest import fixed_clock, ready, settle, wait_for
+from tests.modes.interactive.test_extension_dialogs import submit
 from tests.permissions.conftest import FakeWorld
 
 pytestmark = pytest.mark.skipif(find_bwrap() is None, reason="NO SANDBOX TESTED: bwrap is not installed")
@@ -27,14 +27,6 @@ def app_for(world: FakeWorld, turns: list[dict[str, Any]], mode: str) -> tuple[P
                                    settings={}, load_extensions=False, trust_project=True,
                                    permissions=PermissionOptions(mode=mode, ask_through_session=True))
     return PiApp(session, cwd=world.project, agent_dir=world.agent, clock=fixed_clock), session
-
-
-async def submit(pilot: Any, text: str) -> None:
-    await ready(pilot)
-    editor = pilot.app.screen.query_one(PromptEditor)
-    editor.insert(text)
-    await pilot.pause()
-    await pilot.press("enter")
 
 
 def footer_text(app: PiApp) -> str:
