@@ -87,14 +87,14 @@ def create_agent_session(
     chosen = _initial_model(model, provider_name, provider, registry, settings)
     runner = _extensions(extensions, load_extensions, extension_paths, cwd_path, agent, settings,
                          include_project=trust.trusted)
-    all_tools = list(tools) if tools is not None else _builtin_tools() + _delegation_tools(cwd_path, agent, settings)
+    enabled = _enabled_delegation(settings) if tools is None else []
+    wanted = [n for n in ("task", "todo") if n in enabled or n in (active_tools or ())] if tools is None else []
+    all_tools = list(tools) if tools is not None else _builtin_tools() + _delegation_tools(cwd_path, agent, settings, wanted)
     if runner is not None:
         all_tools += [t for t in runner.tools() if t.name not in {x.name for x in all_tools}]
     active = list(active_tools) if active_tools is not None else _default_active(all_tools, tools is not None)
-    if active_tools is None and tools is None:
-        from pi_tui.subagents.setup import enabled_by_settings
-
-        active += [name for name in enabled_by_settings(settings) if name not in active]
+    if active_tools is None:
+        active += [name for name in enabled if name not in active]
     loader = None
     if resources is None:
         options = resource_options if resource_options is not None else _resource_options(settings)
@@ -307,11 +307,22 @@ def default_provider_for(model: ModelInfo) -> Provider:
     return LiteLLMProvider()
 
 
-def _delegation_tools(cwd: Path, agent: Path, settings: Any) -> list[Tool]:
-    """``task`` and ``todo`` (``subagents/setup.py``): always available, active as settings say."""
+def _enabled_delegation(settings: Any) -> list[str]:
+    """``task`` / ``todo`` as the ``subagents.enabled`` / ``todo.enabled`` settings switch them on."""
+    get = getattr(settings, "get", None)
+    if not callable(get):
+        return []
+    return [name for name, key in (("task", "subagents.enabled"), ("todo", "todo.enabled")) if get(key, False) is True]
+
+
+def _delegation_tools(cwd: Path, agent: Path, settings: Any, wanted: Sequence[str]) -> list[Tool]:
+    """``task`` and ``todo`` (``subagents/setup.py``), built only when the settings or ``--tools``
+    ask for them: a run without them never imports the room (``-p`` start-up)."""
+    if not wanted:
+        return []
     from pi_tui.subagents.setup import delegation_tools
 
-    return delegation_tools(cwd, agent, settings)
+    return [t for t in delegation_tools(cwd, agent, settings) if t.name in wanted]
 
 
 def _builtin_tools() -> list[Tool]:
@@ -345,6 +356,8 @@ def _builtin_names() -> set[str]:
 def _bind_delegation(session: AgentSession, tools: Sequence[Tool], provider: Callable[[ModelInfo], Provider],
                      agent: Path, api_key: str | None) -> None:
     """Attach the todo tracker and give each ``task`` tool the way to start a child of ``session``."""
+    if not any(tool.name in ("task", "todo") for tool in tools):
+        return
     from pi_tui.subagents.task_tool import TaskTool
     from pi_tui.subagents.todo_tracker import TodoTracker
 
@@ -394,6 +407,7 @@ def _spawn_child(parent: AgentSession, spec: Any, provider: Callable[[ModelInfo]
         model_registry=parent.model_registry, load_extensions=False,
         trust_project=getattr(parent.project_trust, "trusted", None), clock=parent.clock,
     )
+    child.file_access = parent.file_access  # ACP: the child reads the editor's buffers too
     return ChildHandle(
         session_id=manager.session_id, session_file=manager.session_file, model=f"{model.provider}/{model.id}",
         prompt=child.prompt, abort=child.abort, messages=lambda: child.messages, subscribe=child.subscribe,

@@ -41,12 +41,23 @@ class Agent:
         self._signal: AbortSignal | None = None
         self._idle = asyncio.Event()
         self._idle.set()
+        self._streaming: AgentMessage | None = None
+        """The reply being streamed (kept at the end of ``messages`` until its ``message_end``)."""
 
     # ------------------------------------------------------------------ state
 
     @property
     def messages(self) -> list[AgentMessage]:
         return self.context.messages
+
+    @property
+    def settled_messages(self) -> list[AgentMessage]:
+        """``messages`` without the reply still streaming, as pi's ``state.messages`` (what RPC
+        ``get_state.messageCount`` and ``get_messages`` report: a partial is not a message yet)."""
+        messages = self.context.messages
+        if messages and self._streaming is not None and messages[-1] is self._streaming:
+            return messages[:-1]
+        return messages
 
     @property
     def is_running(self) -> bool:
@@ -92,6 +103,11 @@ class Agent:
             self._idle.set()
 
     async def _emit(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        if kind in ("message_start", "message_update"):
+            self._streaming = event.get("message")
+        elif kind in ("message_end", "agent_end"):
+            self._streaming = None
         for listener in list(self._listeners):
             outcome = listener(event)
             if inspect.isawaitable(outcome):

@@ -224,7 +224,9 @@ async def stream_assistant_reply(
     if task.cancelled() or (signal.is_aborted() and received is None):
         final = _aborted_from(state["partial"], config)
         if state["partial"] is not None:
-            await _close_open_blocks(state["partial"], state["open"], emit)
+            # The closing updates show the reply as aborted (stopReason, errorMessage), as pi's
+            # do: its provider marks the message aborted before anyone reads those events.
+            await _close_open_blocks(dict(final), state["open"], emit)  # type: ignore[arg-type]
     elif failure is not None:
         final = failed_assistant(config, "error", str(failure) or type(failure).__name__)
         if started:

@@ -44,11 +44,35 @@ def _escape_controls_in_strings(text: str) -> str:
     return "".join(f"\\u{ord(ch):04x}" if flag and ord(ch) < 0x20 else ch for ch, flag in zip(text, inside, strict=True))
 
 
+_OPEN_ESCAPE = re.compile(r'(?<!\\)((?:\\\\)*)\\(?:u[0-9a-fA-F]{0,3})?$')
+_OPEN_LITERAL = re.compile(r'(?<=[\[:,\s])(t|tr|tru|f|fa|fal|fals|n|nu|nul)$')
+_LITERALS = {"t": "true", "f": "false", "n": "null"}
+_OPEN_EXPONENT = re.compile(r'(?<=[0-9])[eE][+-]?$')
+
+
+def _completed_tail(text: str, *, in_string: bool) -> str:
+    """The prefix with its last token finished as pi's ``parseStreamingJson`` finishes it: an
+    open string loses a half-written escape (else its trailing blanks) and gets its quote; a
+    half-written ``true``/``false``/``null`` is completed; a number's open exponent is dropped.
+    (A prefix cut inside ``\\"`` or ``tr`` parsed as nothing, so the arguments shown blinked
+    back to ``{}``.)"""
+    head, tail = text[:-64], text[-64:]  # only the end matters: a 500 KB write stays cheap
+    if in_string:
+        escape = _OPEN_ESCAPE.search(tail)
+        if escape is not None:  # the blanks before a half-written escape stay, as pi's
+            return head + tail[: escape.start()] + escape.group(1) + '"'
+        return text.rstrip(" \t") + '"'
+    literal = _OPEN_LITERAL.search(tail)
+    if literal is not None:
+        return text + _LITERALS[literal.group(1)[0]][len(literal.group(1)):]
+    return head + _OPEN_EXPONENT.sub("", tail)
+
+
 class PartialJson:
     """A JSON prefix growing by fragments, with its bracket/string state kept incrementally so a
     long streamed argument (a whole file for ``write``) is scanned once, not once per delta."""
 
-    _DANGLING = re.compile(r'(,\s*"[^"]*"\s*:?\s*|,\s*|:\s*|"[^"]*"\s*:\s*)$')
+    _DANGLING = re.compile(r'(,\s*"[^"]*"\s*:?\s*|,\s*|:\s*|"[^"]*"\s*:\s*|(?<=\{)\s*"[^"]*"\s*)$')
     _TAIL = 512
     _ALWAYS_REPARSE_BELOW = 8192
     _REPARSE_GROWTH = 8
@@ -114,7 +138,7 @@ class PartialJson:
                 return json.loads(self.text)
             except ValueError:
                 pass
-        candidate = self.text + ('"' if self._in_string else "")
+        candidate = _completed_tail(self.text, in_string=self._in_string)
         closers = "".join(reversed(self._closers))
         for _ in range(3):
             try:

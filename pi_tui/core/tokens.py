@@ -3,7 +3,8 @@
 The last valid usage reported by the provider is the ground truth for the context size; only the
 messages after it are estimated. The estimate is pi's chars/4 (it over-counts code by ~8% and
 prose by ~12%, which errs on the safe side for compaction triggers). ``count_tokens_exact`` uses
-tiktoken for displays that want a closer number (``/context``).
+tiktoken (o200k) where a closer number matters: ``/context``, and whether a summarizer request
+fits the window (chars/4 undercounts CJK text ~2.4×).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import threading
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -124,6 +126,9 @@ def should_compact(tokens: int, context_window: int, *, enabled: bool, reserve_t
 # --------------------------------------------------------------------------- exact counts
 
 _encoding: Any = None
+_loading = threading.Lock()
+_O200K_FILE = "fb374d419588a4632f3f557e76b4b70aebbca790"
+"""tiktoken's cache name for o200k_base (the sha1 of its download URL)."""
 
 
 def _tiktoken_cache_dir() -> str | None:
@@ -137,19 +142,73 @@ def _tiktoken_cache_dir() -> str | None:
     return path if os.path.isdir(path) else None
 
 
-def count_tokens_exact(text: str) -> int:
-    """o200k_base token count via tiktoken, offline; falls back to chars/4 if unavailable."""
+def _load_encoding() -> Any:
+    """o200k_base from a folder that has its file (the user's TIKTOKEN_CACHE_DIR, else
+    litellm's), or False. tiktoken downloads a missing file with no timeout, so it is never
+    asked to; the environment is left as it was."""
+    folders = [os.environ.get("TIKTOKEN_CACHE_DIR") or "", _tiktoken_cache_dir() or ""]
+    folder = next((f for f in folders if f and os.path.isfile(os.path.join(f, _O200K_FILE))), None)
+    if folder is None:
+        return False
+    previous = os.environ.get("TIKTOKEN_CACHE_DIR")
+    os.environ["TIKTOKEN_CACHE_DIR"] = folder
+    try:
+        import tiktoken
+
+        return tiktoken.get_encoding("o200k_base")
+    except Exception:  # a damaged file: the estimate still works
+        return False
+    finally:
+        if previous is None:
+            os.environ.pop("TIKTOKEN_CACHE_DIR", None)
+        else:
+            os.environ["TIKTOKEN_CACHE_DIR"] = previous
+
+
+def _encoder() -> Any:
     global _encoding
     if _encoding is None:
-        try:
-            cache = _tiktoken_cache_dir()
-            if cache and not os.environ.get("TIKTOKEN_CACHE_DIR"):
-                os.environ["TIKTOKEN_CACHE_DIR"] = cache
-            import tiktoken
+        with _loading:
+            if _encoding is None:
+                _encoding = _load_encoding()
+    return _encoding
 
-            _encoding = tiktoken.get_encoding("o200k_base")
-        except Exception:  # no tokenizer files offline: the estimate still works
-            _encoding = False
-    if _encoding is False:
-        return math.ceil(len(text) / 4)
-    return len(_encoding.encode_ordinary(text))
+
+def _fallback_tokens(text: str) -> int:
+    """Without the tokenizer: chars/4, or UTF-8 bytes/4 when larger (CJK text is ~3 bytes and
+    ~0.65 o200k tokens a character: chars/4 would undercount it 2.6×)."""
+    return math.ceil(max(len(text), len(text.encode("utf-8", "surrogatepass"))) / 4)
+
+
+def count_tokens_exact(text: str) -> int:
+    """o200k_base token count via tiktoken, offline (loaded once, on first use: never at
+    start-up); without the tokenizer files, ``_fallback_tokens``."""
+    encoding = _encoder()
+    if encoding is False:
+        return _fallback_tokens(text)
+    try:
+        return len(encoding.encode_ordinary(text))
+    except Exception:  # e.g. a lone surrogate from undecodable tool output
+        return _fallback_tokens(text)
+
+
+def tail_within_tokens(text: str, budget: int) -> int:
+    """Where the longest tail of ``text`` of at most ``budget`` tokens starts (about: a few
+    characters may be left out where token boundaries shift)."""
+    if budget <= 0:
+        return len(text)
+    if count_tokens_exact(text) <= budget:
+        return 0
+    start = 0
+    encoding = _encoder()
+    if encoding is not False:
+        try:  # the last ``budget`` tokens, decoded (a character cut in two is dropped whole)
+            tail = encoding.decode_bytes(encoding.encode_ordinary(text)[-budget:]).decode("utf-8", "ignore")
+            start = len(text) - len(tail)
+        except Exception:
+            start = 0
+    step = 8  # re-encoding the tail can give a token or two more: move on until it fits
+    while start < len(text) and count_tokens_exact(text[start:]) > budget:
+        start = min(len(text), start + step)
+        step *= 2
+    return start

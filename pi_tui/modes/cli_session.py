@@ -56,6 +56,7 @@ def session_from_args(args: argparse.Namespace, *, cwd: Path | None = None, **ov
         options["session_manager"] = fork_session_arg(args.fork, cwd, settings, getattr(args, "session_dir", None))
     options.update(overrides)
     session = create_agent_session(**options)  # type: ignore[arg-type]
+    _say_if_the_cwd_is_gone(session, cwd)
     unknown = [name for name in active or [] if name not in session.get_all_tools()]
     if unknown:
         raise ConfigError(f"Unknown tool{'s' if len(unknown) > 1 else ''} in --tools: {', '.join(unknown)} "
@@ -64,6 +65,16 @@ def session_from_args(args: argparse.Namespace, *, cwd: Path | None = None, **ov
         builtin = {"read", "bash", "edit", "write", "grep", "find", "ls"}
         session.set_active_tools([n for n in session.get_active_tools() if n not in builtin])
     return session
+
+
+def _say_if_the_cwd_is_gone(session: AgentSession, cwd: Path) -> None:
+    from pi_tui.core.terminal_text import printable
+    from pi_tui.modes.session_cwd import missing_cwd_warning, missing_session_cwd
+
+    stored = missing_session_cwd(session)
+    if stored is not None:
+        warning = missing_cwd_warning(stored, session.session_manager.session_file, cwd)
+        print(printable(warning), file=sys.stderr)
 
 
 def initial_prompts(args: argparse.Namespace, *, stdin_text: str | None) -> tuple[list[str], list[ImageContent]]:

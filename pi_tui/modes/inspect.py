@@ -62,8 +62,21 @@ def _emit(lines: Iterable[str]) -> None:
     sys.stdout.flush()
 
 
+def _reserved(path: Path) -> LoadedSession | None:
+    """An empty file is a session reserved and locked by a pi-tui that has written nothing yet
+    (``--session NEW.jsonl`` before its first prompt): nothing in it, which is no error."""
+    try:
+        empty = path.is_file() and path.stat().st_size == 0
+    except OSError:
+        return None
+    if not empty:
+        return None
+    print(f"note: {path} is empty: a session reserved by pi-tui that has no entries yet", file=sys.stderr)
+    return LoadedSession(path, {"type": "session", "id": "(not written yet)"}, [], [], None)
+
+
 def _load(path: Path) -> LoadedSession:
-    loaded = load_session_readonly(path)
+    loaded = _reserved(path) or load_session_readonly(path)
     for warning in loaded.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     return loaded

@@ -92,6 +92,9 @@ class StreamAssembler(ReplyBuilder):
         choice = choices[0]
         if choice.get("finish_reason"):
             self._finish = str(choice["finish_reason"])
+            stop = FINISH_REASONS.get(self._finish)
+            if stop is not None:  # as pi: the partials from here on (the blocks' ends) show it
+                self.message["stopReason"] = stop  # type: ignore[typeddict-item]
         delta = choice.get("delta") or {}
         for name in REASONING_FIELDS:
             value = delta.get(name)
@@ -105,6 +108,13 @@ class StreamAssembler(ReplyBuilder):
             events.extend(self._tool_call(call))
         for detail in delta.get("reasoning_details") or []:
             self._reasoning_detail(detail)
+        if len(events) > 1:
+            # Every event of one chunk carries the reply as it stands after the chunk, as pi's
+            # do (its provider applies the whole chunk before anyone reads them): a tool call's
+            # ``toolcall_start`` shows the arguments its first fragment brought.
+            snapshot = self._snapshot()
+            for event in events:
+                event["partial"] = snapshot  # type: ignore[typeddict-unknown-key]
         return events
 
     def _thinking(self, text: str, field: str) -> list[AssistantMessageEvent]:

@@ -443,7 +443,7 @@ class AgentSession:
             model=self._state.model, thinking_level=self._state.thinking_level, is_streaming=self.is_streaming,
             is_compacting=self.is_compacting, is_retrying=self._retry.retrying, steering=list(queue.steering),
             follow_up=list(queue.follow_up), session_file=manager.session_file, session_id=manager.session_id,
-            session_name=manager.session_name, message_count=len(messages), totals=usage_totals(messages),
+            session_name=manager.session_name, message_count=len(self.agent.settled_messages), totals=usage_totals(messages),
         )
 
     @property

@@ -18,6 +18,7 @@ from pi_tui.core.context.branch_summary import (
     prepare_branch_entries,
 )
 from pi_tui.core.context.compaction_prompts import NO_BRANCH_CONTENT
+from pi_tui.core.context.summary_fit import dropped_notice
 from pi_tui.core.errors import EntryNotFoundError, PiError
 from pi_tui.core.messages import text_of
 from pi_tui.core.session.tree import index_entries
@@ -152,6 +153,9 @@ async def _summarize_branch(
         prepared.messages, custom_instructions=custom_instructions, replace_instructions=replace_instructions,
         context_window=model.context_window,
     )
+    if spec.dropped:
+        host.emit({"type": "notify", "level": "warning",
+                   "message": dropped_notice("Branch summary", spec.dropped, model.id, model.context_window)})
     # pi raises the provider's message as it is (no prefix of its own), and keeps an empty answer
     text = await runner._call(host.provider_for(model), summary_request(model, spec, api_key), None, whole_summary=False)
     return branch_summary_text(text, prepared.file_ops)

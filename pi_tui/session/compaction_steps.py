@@ -23,6 +23,7 @@ from pi_tui.core.context.compaction import (
     summary_reasoning,
     turn_prefix_request,
 )
+from pi_tui.core.context.summary_fit import dropped_notice
 from pi_tui.core.errors import PiError
 from pi_tui.core.provider import ModelInfo, Provider
 from pi_tui.session.summarizer import (
@@ -139,6 +140,10 @@ class CompactionSteps:
         if preparation.is_split_turn and preparation.turn_prefix_messages:
             spec = turn_prefix_request(preparation, reasoning=reasoning, context_window=model.context_window)
             specs.append((spec, "Turn prefix summarization failed"))
+        for spec, _ in specs:
+            if spec.dropped:
+                self.host.emit({"type": "notify", "level": "warning", "message": dropped_notice(
+                    "Compaction", spec.dropped, model.id, model.context_window)})
         calls = [self._call(provider, summary_request(model, spec, api_key), prefix) for spec, prefix in specs]
         texts = await _all_or_none(calls)  # pi 0.73.1 runs the two calls in parallel
         # Growth is judged on the whole compaction (``_check_gain``), never on one part: a

@@ -2,7 +2,7 @@
 
 The SDK's hooks (``transform_context`` … ``after_tool_call``, signatures in ``agent.types``) are
 one callable each, set by whoever builds the session. The lists are for the collaborators that
-``sdk.py`` (or a mode) attaches — checkpoints, permissions, MCP, subagents — so that each adds
+``sdk.py`` (or a mode) attaches — checkpoints, permissions, MCP — so that each adds
 itself with one ``append`` instead of a line in ``AgentSession``:
 
 * ``session_started(reason)`` — after ``session_start`` reached the extensions: ``startup``,
@@ -17,6 +17,10 @@ itself with one ``append`` instead of a line in ``AgentSession``:
   SDK's ``before_tool_call``; the first that blocks wins (permissions; ask the user with
   ``AgentSession.ask_user``). A gate that raises blocks the call: a broken permission check must
   not let a call through.
+
+Two more ways in live on ``AgentSession`` itself: ``add_tools`` (tools that arrive late, MCP)
+and ``ask_user`` (a choice through the mode's dialogs, for a permission prompt). Subagents get
+their child sessions from ``sdk.py`` (``_spawn_child``, built from the parent's configuration).
 
 A listed hook that raises is reported as an error ``notify`` and the run goes on (events vs
 hooks, ARCHITECTURE.md). Hooks run in the order they were added, on the session's event loop.

@@ -19,7 +19,6 @@ from typing import Any
 from pi_tui.agent.types import TransformContext
 from pi_tui.core.context.compaction import (
     CompactionSettings,
-    fit_conversation,
     kept_messages,
     prepare_compaction,
 )
@@ -38,6 +37,7 @@ from pi_tui.core.context.pipeline_summary import (
     render_pipeline_summary,
     validate_summary_answer,
 )
+from pi_tui.core.context.summary_fit import dropped_notice, fit_summary_request
 from pi_tui.core.messages import AgentMessage, user_message
 from pi_tui.core.provider import CompletionRequest
 from pi_tui.session.compaction_ops import CompactionOps
@@ -156,11 +156,16 @@ async def _summarize(runner: CompactionOps, prepared: Prepared, config: Pipeline
         return _reject(runner, prepared, "the transcript is not on disk yet; no summary requested")
     units, _ = build_units(preparation.messages_to_summarize + preparation.turn_prefix_messages)
     summarized = reduce_units(units, PipelineConfig(variant="exact")).messages
-    budget = max(0, model.context_window - SUMMARY_MAX_TOKENS - 1024)
-    prompt = pipeline_summary_prompt(fit_conversation(summarized, budget_tokens=budget), preparation.previous_summary)
+    fitted = fit_summary_request(summarized, context_window=model.context_window, max_tokens=SUMMARY_MAX_TOKENS,
+                                 fixed_text=pipeline_summary_prompt("", preparation.previous_summary),
+                                 system_prompt=PIPELINE_SUMMARY_SYSTEM_PROMPT)
+    if fitted.dropped:
+        host.emit({"type": "notify", "level": "warning",
+                   "message": dropped_notice("Pipeline summary", fitted.dropped, model.id, model.context_window)})
     request = CompletionRequest(
-        model=model, system_prompt=PIPELINE_SUMMARY_SYSTEM_PROMPT, messages=[user_message(prompt)], tools=[],
-        max_tokens=SUMMARY_MAX_TOKENS, reasoning=None, session_id=None, api_key=runner._require_key(model),
+        model=model, system_prompt=PIPELINE_SUMMARY_SYSTEM_PROMPT,
+        messages=[user_message(pipeline_summary_prompt(fitted.text, preparation.previous_summary))], tools=[],
+        max_tokens=fitted.max_tokens, reasoning=None, session_id=None, api_key=runner._require_key(model),
     )
     try:
         answer = await runner._guarded(call_summarizer(host.provider_for(model), request))

@@ -1,8 +1,8 @@
 """Building the delegation tools from settings, for the composition root (``sdk.py``).
 
-Settings (docs/subagents.md): ``subagents.enabled`` / ``todo.enabled`` make ``task`` / ``todo``
-active by default (both are always available to ``--tools``); ``subagents.maxDepth`` (1: no
-``task`` inside a child) and ``subagents.maxConcurrent`` (4 children at once per session).
+Settings (docs/subagents.md): ``subagents.maxDepth`` (1: no ``task`` inside a child) and
+``subagents.maxConcurrent`` (4 children at once per session); ``subagents.enabled`` /
+``todo.enabled`` (read by ``sdk.py``, so a run without them never imports this room).
 """
 
 from __future__ import annotations
@@ -41,11 +41,6 @@ def task_tool(agents: LoadedAgents, settings: Any, *, depth: int) -> TaskTool:
 def delegation_tools(cwd: Path, agent_dir: Path, settings: Any) -> list[Tool]:
     """A top-level session's ``task`` (with the definitions found for ``cwd``) and ``todo``."""
     return [task_tool(load_agents(cwd, agent_dir), settings, depth=0), TodoTool()]
-
-
-def enabled_by_settings(settings: Any) -> list[str]:
-    get = _getter(settings)
-    return [name for name, key in (("task", "subagents.enabled"), ("todo", "todo.enabled")) if get(key, False) is True]
 
 
 def child_tools(spec: ChildSpec, parent_tools: Sequence[Tool], agents: LoadedAgents, settings: Any) -> list[Tool]:

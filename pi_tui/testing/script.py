@@ -267,6 +267,14 @@ def empty_chunk(model: str) -> bytes:
 EXHAUSTED_ERROR = {"status": 500, "message": "script exhausted: no scripted turn left for this request"}
 
 
+def context_length_error(window: int, prompt_tokens: int, completion_tokens: int) -> dict[str, Any]:
+    """OpenAI's refusal of a request whose prompt plus requested output exceed the window."""
+    return {"status": 400, "code": "context_length_exceeded", "message": (
+        f"This model's maximum context length is {window} tokens. However, you requested "
+        f"{prompt_tokens + completion_tokens} tokens ({prompt_tokens} in the messages, {completion_tokens} in the "
+        "completion). Please reduce the length of the messages or completion.")}
+
+
 # --------------------------------------------------------------------------- wire rendering
 
 

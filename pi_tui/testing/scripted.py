@@ -18,6 +18,7 @@ from typing import Any
 
 from pi_tui.core.messages import text_of
 from pi_tui.core.provider import AssistantMessageEvent, CompletionRequest
+from pi_tui.core.tokens import count_tokens_exact
 from pi_tui.providers.http_wire import DEFAULT_TIMEOUT_S
 from pi_tui.providers.openai_encode import build_request_body
 from pi_tui.providers.openai_sse import OpenAIStreamDecoder, is_event_stream, response_failure
@@ -31,6 +32,7 @@ from pi_tui.testing.script import (
     EXHAUSTED_ERROR,
     RequestView,
     Script,
+    context_length_error,
     empty_chunk,
     error_body,
     openai_error_body,
@@ -61,10 +63,32 @@ def request_view(request: CompletionRequest) -> RequestView:
     )
 
 
-class ScriptedProvider:
-    """Streams scripted turns. Construct from a ``Script``, a list of turns or a file path."""
+def request_tokens(request: CompletionRequest) -> int:
+    """The prompt as a real endpoint counts it, in o200k tokens: the system prompt, each
+    message's text, tool calls (name and arguments) and results, the tools' definitions, and
+    4 tokens of chat framing a message."""
+    parts = [request.system_prompt]
+    for message in request.messages:
+        content = message.get("content") or ""
+        parts.append(text_of(content))
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "toolCall":
+                parts.append(str(block.get("name", "")) + json.dumps(block.get("arguments"), ensure_ascii=False))
+    parts += [json.dumps({"name": t.name, "description": t.description, "parameters": t.parameters}, ensure_ascii=False)
+              for t in request.tools]
+    return sum(count_tokens_exact(part) for part in parts if part) + 4 * len(request.messages)
 
-    def __init__(self, script: Script | list[dict[str, Any]] | Path, *, api: str | None = None) -> None:
+
+class ScriptedProvider:
+    """Streams scripted turns. Construct from a ``Script``, a list of turns or a file path.
+
+    ``refuse_beyond_window``: like a real endpoint, refuse a request whose prompt
+    (``request_tokens``, real tokens) plus the output it asks for (``max_tokens``) exceeds the
+    model's window, with OpenAI's ``context_length_exceeded`` error; no scripted turn is used.
+    """
+
+    def __init__(self, script: Script | list[dict[str, Any]] | Path, *, api: str | None = None,
+                 refuse_beyond_window: bool = False) -> None:
         if isinstance(script, Path):
             script = Script.load(script)
         elif isinstance(script, list):
@@ -73,13 +97,14 @@ class ScriptedProvider:
         self.api = api
         """The ``api`` recorded on messages; None means the model's own ``api``."""
         self.requests: list[CompletionRequest] = []
+        self.refuse_beyond_window = refuse_beyond_window
 
     async def stream(self, request: CompletionRequest) -> AsyncIterator[AssistantMessageEvent]:
         self.requests.append(request)
         if request.on_payload is not None:
             request.on_payload(build_request_body(request))  # the body a real endpoint would get
         view = request_view(request)
-        turn = self.script.next_turn(view) or {"error": EXHAUSTED_ERROR}
+        turn = self._refusal(request) or self.script.next_turn(view) or {"error": EXHAUSTED_ERROR}
         assembler = StreamAssembler(request.model, api=self.api)
         if turn.get("delay_ms"):
             await asyncio.sleep(turn["delay_ms"] / 1000)
@@ -118,6 +143,14 @@ class ScriptedProvider:
         ending = decoder.interrupted(CONNECTION_CUT_MESSAGE) if plan.ending == "reset" else decoder.end_of_body()
         for event in ending:
             yield event
+
+
+    def _refusal(self, request: CompletionRequest) -> dict[str, Any] | None:
+        window = request.model.context_window
+        if not self.refuse_beyond_window or window <= 0:
+            return None
+        prompt, completion = request_tokens(request), request.max_tokens or 0
+        return {"error": context_length_error(window, prompt, completion)} if prompt + completion > window else None
 
 
 def _lower(headers: dict[str, str]) -> dict[str, str]:

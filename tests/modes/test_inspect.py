@@ -134,14 +134,12 @@ def test_tree_on_a_fixture_has_one_line_per_entry(pi_fixtures: Path, capsys):
     [
         (("context", "{tmp}/missing.jsonl"), "session file not found: {tmp}/missing.jsonl"),
         (("tree", "{tmp}/notes.txt"), "{tmp}/notes.txt is not a pi session file (no valid session header)"),
-        (("context", "{tmp}/empty.jsonl"), "{tmp}/empty.jsonl is empty"),
         (("tree", "{tmp}"), "{tmp} is a directory, not a session file"),
         (("context", "{fixture}", "--leaf", "nope"), "no entry with id 'nope' in {fixture}"),
     ],
 )
 def test_errors_are_one_line_with_exit_code_2(tmp_path: Path, pi_fixtures: Path, capsys, args, message):
     (tmp_path / "notes.txt").write_text("hello\n")
-    (tmp_path / "empty.jsonl").write_text("")
     fixture = pi_fixtures / "v3-compact-manual.jsonl"
     values = {"tmp": tmp_path, "fixture": fixture}
     code, out, err = run(capsys, *(a.format(**values) for a in args))

@@ -171,3 +171,74 @@ def test_kill_9_at_a_random_point_loses_nothing_acknowledged(fault: FaultRecord,
         assert [w for w in after.warnings if "line skipped" not in w] == []
         assert len(after.warnings) <= (1 if torn_before else 0)
         assert session.read_bytes().endswith(b"\n")
+
+
+STALLED = [{"text": "never sent", "fault": {"kind": "stall", "at": "start"}}]
+
+
+def _wait_for_request(server: FakeServer, process: subprocess.Popen[str], seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while not server.requests:
+        assert process.poll() is None, process.communicate()[1]
+        assert time.monotonic() < deadline, "the first request never reached the server"
+        time.sleep(0.02)
+
+
+@pytest.mark.parametrize("where", ["--session-dir", "--session"])
+def test_kill_9_during_the_first_request_keeps_the_prompt(fault: FaultRecord, tmp_path: Path, project: Path,
+                                                          where: str) -> None:
+    """pi writes a new session only with its first answer, so a kill during the first request
+    loses the prompt; pi-tui writes the header and the prompt before that request."""
+    sessions = tmp_path / "sessions"
+    target = [where, str(sessions if where == "--session-dir" else project / "new.jsonl")]
+    with fault.case(f"kill -9 during the first request of a new session ({where})") as case:
+        with FakeServer(STALLED) as server:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "pi_tui", *target, "-p", "remember the milk"], cwd=project,
+                env=_env(_agent_dir(tmp_path, server.base_url)), stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            _wait_for_request(server, process)
+            process.send_signal(signal.SIGKILL)
+            _, stderr = process.communicate(timeout=30)
+        case.no_traceback(stderr)
+        (session,) = sessions.glob("*.jsonl") if where == "--session-dir" else [project / "new.jsonl"]
+        loaded = load_session_readonly(session)
+        assert loaded.warnings == [] and loaded.header["cwd"] == str(project)
+        users = [e["message"] for e in loaded.entries if e["type"] == "message"]
+        case.kept([m["role"] for m in users] == ["user"] and users[0]["content"][0]["text"] == "remember the milk",
+                  "the prompt of the first request")
+        shown = subprocess.run([sys.executable, "-m", "pi_tui", "context", str(session)], cwd=project,
+                               capture_output=True, text=True, timeout=60)
+        assert shown.returncode == 0 and "remember the milk" in shown.stdout, shown.stderr
+        with FakeServer([{"text": "milk noted"}]) as server:
+            resumed = subprocess.run([sys.executable, "-m", "pi_tui", "-p", "--session", str(session), "and eggs"],
+                                     cwd=project, env=_env(_agent_dir(tmp_path, server.base_url)),
+                                     capture_output=True, text=True, timeout=90)
+            sent = [m["content"] for m in server.requests[0]["messages"] if m["role"] == "user"]
+        assert resumed.returncode == 0 and "milk noted" in resumed.stdout, resumed.stderr
+        assert "remember the milk" in json.dumps(sent) and "and eggs" in json.dumps(sent)
+
+
+def test_inspecting_a_reserved_session_file_is_no_error(fault: FaultRecord, tmp_path: Path, project: Path) -> None:
+    """``--session NEW.jsonl`` creates the file empty and locks it until the first prompt;
+    ``pi-tui context`` / ``tree`` on it meanwhile say so instead of failing."""
+    session = project / "reserved.jsonl"
+    with fault.case("context and tree on a session reserved by a running pi-tui") as case, FakeServer([]) as server:
+        process = subprocess.Popen([sys.executable, "-m", "pi_tui", "--mode", "rpc", "--session", str(session)],
+                                   cwd=project, env=_env(_agent_dir(tmp_path, server.base_url)),
+                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 60
+            while not session.exists():
+                assert process.poll() is None and time.monotonic() < deadline
+                time.sleep(0.02)
+            assert session.read_bytes() == b""
+            for command in ("context", "tree"):
+                done = subprocess.run([sys.executable, "-m", "pi_tui", command, str(session)], cwd=project,
+                                      capture_output=True, text=True, timeout=60)
+                case.no_traceback(done.stderr)
+                assert done.returncode == 0, done.stderr
+                assert "reserved by pi-tui" in done.stderr
+        finally:
+            process.kill()
+            process.communicate(timeout=30)

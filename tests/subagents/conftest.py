@@ -48,3 +48,7 @@ def make_parent(project: Path, agent_dir: Path) -> Any:
         return session, provider, events
 
     return make
+
+
+def read_text(path: Path) -> str:
+    return path.read_text()

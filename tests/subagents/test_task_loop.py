@@ -10,6 +10,7 @@ from tests.subagents.conftest import (
     child_requests,
     parent_requests,
     read_jsonl,
+    read_text,
     text_of_request,
 )
 
@@ -143,7 +144,10 @@ async def test_settings_switch_the_tools_on_and_raise_the_depth(project: Path, a
     plain = create_agent_session(cwd=project, agent_dir=agent_dir, provider=ScriptedProvider([]), model=MODEL,
                                  load_extensions=False, settings={})
     assert plain.get_active_tools() == ["read", "bash", "edit", "write"]
-    assert {"task", "todo"} <= set(plain.get_all_tools())  # available to --tools
+    assert not {"task", "todo"} & set(plain.get_all_tools())  # built only when asked for
+    named = create_agent_session(cwd=project, agent_dir=agent_dir, provider=ScriptedProvider([]), model=MODEL,
+                                 load_extensions=False, settings={}, active_tools=["read", "todo"])
+    assert named.get_active_tools() == ["read", "todo"] and named.todos is not None
     provider = ScriptedProvider([
         {"when": {"last_user_contains": "PARENT"}, "tool_calls": [{"id": "t1", "name": "task", "arguments": {
             "description": "d", "prompt": "CHILD-1: go deeper"}}]},
@@ -176,3 +180,29 @@ async def test_json_mode_forwards_the_childs_events_marked_with_its_id(make_pare
     assert kinds[0] == "agent_start" and kinds[-1] == "agent_end" and "message_end" in kinds
     end = next(e for e in lines if e.get("type") == "subagent_end")
     assert end["status"] == "completed" and end["usage"]["turns"] == 1
+
+
+async def test_a_long_answer_is_truncated_and_kept_whole_in_a_file(make_parent) -> None:
+    answer = "\n".join(f"finding {i}" for i in range(3000))
+    session, provider, _ = make_parent(_delegating([{"when": {"last_user_contains": "CHILD-A"}, "text": answer}]))
+    await session.prompt("PARENT: delegate")
+    result = next(m for m in session.messages if m.get("role") == "toolResult")
+    text = result["content"][0]["text"]
+    assert text.startswith("finding 0\n") and "finding 2999" not in text
+    full = Path(result["details"]["fullOutputPath"])
+    assert read_text(full) == answer
+    assert text.endswith(f"[Answer truncated: 2000 of 3000 lines shown. Full answer: {full}]")
+    assert "finding 2999" not in text_of_request(parent_requests(provider)[1])
+
+
+def test_a_session_without_the_tools_never_imports_the_room(project: Path, agent_dir: Path) -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom pathlib import Path\nfrom pi_tui.sdk import create_agent_session\n"
+            "from pi_tui.testing.scripted import ScriptedProvider\n"
+            f"create_agent_session(cwd=Path({str(project)!r}), agent_dir=Path({str(agent_dir)!r}), "
+            "provider=ScriptedProvider([]), load_extensions=False, settings={}, no_session=True)\n"
+            "print(sorted(m for m in sys.modules if m.startswith('pi_tui.subagents')))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "[]"  # -p and the TUI's session load pay nothing for task/todo

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pi_tui.core.context.compaction import SummaryRequestSpec, fit_conversation
+from pi_tui.core.context.compaction import SummaryRequestSpec
 from pi_tui.core.context.compaction_prompts import (
     BRANCH_SUMMARY_PREAMBLE,
     SUMMARIZATION_SYSTEM_PROMPT,
@@ -24,6 +24,7 @@ from pi_tui.core.context.compaction_prompts import (
 )
 from pi_tui.core.context.cut_point import entry_message
 from pi_tui.core.context.file_ops import FileOps, format_file_operations
+from pi_tui.core.context.summary_fit import fit_summary_request
 from pi_tui.core.messages import AgentMessage
 from pi_tui.core.session.entries import Entry
 from pi_tui.core.session.tree import path_to
@@ -115,17 +116,16 @@ def branch_summary_request(
     fixed = branch_summary_prompt_text(
         "", custom_instructions=custom_instructions, replace_instructions=replace_instructions
     )
-    budget = None
-    if context_window:
-        budget = max(0, context_window - BRANCH_SUMMARY_MAX_TOKENS - (len(fixed) + len(SUMMARIZATION_SYSTEM_PROMPT)) // 4 - 256)
-    conversation = fit_conversation(messages, budget_tokens=budget)
+    fitted = fit_summary_request(messages, context_window=context_window, max_tokens=BRANCH_SUMMARY_MAX_TOKENS,
+                                 fixed_text=fixed)
     return SummaryRequestSpec(
         system_prompt=SUMMARIZATION_SYSTEM_PROMPT,
         prompt_text=branch_summary_prompt_text(
-            conversation, custom_instructions=custom_instructions, replace_instructions=replace_instructions
+            fitted.text, custom_instructions=custom_instructions, replace_instructions=replace_instructions
         ),
-        max_tokens=BRANCH_SUMMARY_MAX_TOKENS,
+        max_tokens=fitted.max_tokens,
         reasoning=None,
+        dropped=fitted.dropped,
     )
 
 

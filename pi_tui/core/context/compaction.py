@@ -14,8 +14,8 @@ pi 0.73.1 semantics, followed on purpose:
 pi-tui additions, each one a bound that pi lacks:
 
 * ``nothing_to_summarize``: pi would send a summarizer an empty ``<conversation>``; we don't;
-* ``fit_conversation``: the summary request itself must fit the model's window, so oversized tool
-  results are trimmed harder (and, as a last resort, the oldest text is dropped) before sending;
+* ``summary_fit``: the summary request itself must fit the model's window in real tokens (its
+  output budget gives way first, then tool results, and, as a last resort, the oldest text);
 * ``estimate_tokens_after``: a summary that does not make the context smaller is a failure.
 """
 
@@ -33,10 +33,9 @@ from pi_tui.core.context.compaction_prompts import (
     summarization_prompt_text,
     turn_prefix_prompt_text,
 )
-from pi_tui.core.context.convert import convert_to_llm
 from pi_tui.core.context.cut_point import Measure, entry_message, find_cut_point
 from pi_tui.core.context.file_ops import FileOps, format_file_operations
-from pi_tui.core.context.serialize import TOOL_RESULT_MAX_CHARS, serialize_conversation
+from pi_tui.core.context.summary_fit import fit_summary_request
 from pi_tui.core.messages import AgentMessage
 from pi_tui.core.session.entries import Entry
 from pi_tui.core.session.projection import build_session_context
@@ -44,9 +43,6 @@ from pi_tui.core.tokens import estimate_context_tokens, estimate_tokens
 
 HISTORY_BUDGET_RATIO = 0.8
 TURN_PREFIX_BUDGET_RATIO = 0.5
-_TRIM_STEPS = (TOOL_RESULT_MAX_CHARS, 1000, 500, 200, 0)
-_REQUEST_MARGIN_TOKENS = 256
-"""Slack for the wire encoding around the prompt (roles, JSON framing)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -279,6 +275,8 @@ class SummaryRequestSpec:
     prompt_text: str
     max_tokens: int
     reasoning: str | None
+    dropped: str = ""
+    """The oldest text left out so that the request fits the window (``summary_fit``)."""
 
 
 def summary_reasoning(model_supports_reasoning: bool, thinking_level: str | None) -> str | None:
@@ -288,33 +286,6 @@ def summary_reasoning(model_supports_reasoning: bool, thinking_level: str | None
     return None
 
 
-def fit_conversation(messages: Sequence[AgentMessage], *, budget_tokens: int | None) -> str:
-    """Serialize for a summarizer, trimming until the text fits ``budget_tokens`` (chars/4).
-
-    First pi's 2,000-character cap on each tool result; if that is still too large, ever smaller
-    caps; as a last resort the oldest text is dropped with a visible marker. Without a budget
-    the result is exactly pi's serialization.
-    """
-    llm = convert_to_llm(list(messages))
-    text = serialize_conversation(llm)
-    if budget_tokens is None or math.ceil(len(text) / 4) <= budget_tokens:
-        return text
-    for cap in _TRIM_STEPS[1:]:
-        text = serialize_conversation(llm, tool_result_max_chars=cap)
-        if math.ceil(len(text) / 4) <= budget_tokens:
-            return text
-    keep_chars = max(0, budget_tokens * 4 - 120)
-    dropped = len(text) - keep_chars
-    return f"[... {dropped} earlier characters omitted so the summary request fits the context window]\n\n" + text[dropped:]
-
-
-def _input_budget(context_window: int | None, max_tokens: int, fixed_text: str) -> int | None:
-    if not context_window or context_window <= 0:
-        return None
-    fixed = math.ceil((len(SUMMARIZATION_SYSTEM_PROMPT) + len(fixed_text)) / 4)
-    return max(0, context_window - max_tokens - fixed - _REQUEST_MARGIN_TOKENS)
-
-
 def history_request(
     preparation: CompactionPreparation,
     *,
@@ -322,36 +293,34 @@ def history_request(
     reasoning: str | None = None,
     context_window: int | None = None,
 ) -> SummaryRequestSpec:
-    max_tokens = history_max_tokens(preparation.settings)
     fixed = summarization_prompt_text(
         "", previous_summary=preparation.previous_summary, custom_instructions=custom_instructions
     )
-    conversation = fit_conversation(
-        preparation.messages_to_summarize, budget_tokens=_input_budget(context_window, max_tokens, fixed)
-    )
+    fitted = fit_summary_request(preparation.messages_to_summarize, context_window=context_window,
+                                 max_tokens=history_max_tokens(preparation.settings), fixed_text=fixed)
     return SummaryRequestSpec(
         system_prompt=SUMMARIZATION_SYSTEM_PROMPT,
         prompt_text=summarization_prompt_text(
-            conversation, previous_summary=preparation.previous_summary, custom_instructions=custom_instructions
+            fitted.text, previous_summary=preparation.previous_summary, custom_instructions=custom_instructions
         ),
-        max_tokens=max_tokens,
+        max_tokens=fitted.max_tokens,
         reasoning=reasoning,
+        dropped=fitted.dropped,
     )
 
 
 def turn_prefix_request(
     preparation: CompactionPreparation, *, reasoning: str | None = None, context_window: int | None = None
 ) -> SummaryRequestSpec:
-    max_tokens = turn_prefix_max_tokens(preparation.settings)
-    fixed = turn_prefix_prompt_text("")
-    conversation = fit_conversation(
-        preparation.turn_prefix_messages, budget_tokens=_input_budget(context_window, max_tokens, fixed)
-    )
+    fitted = fit_summary_request(preparation.turn_prefix_messages, context_window=context_window,
+                                 max_tokens=turn_prefix_max_tokens(preparation.settings),
+                                 fixed_text=turn_prefix_prompt_text(""))
     return SummaryRequestSpec(
         system_prompt=SUMMARIZATION_SYSTEM_PROMPT,
-        prompt_text=turn_prefix_prompt_text(conversation),
-        max_tokens=max_tokens,
+        prompt_text=turn_prefix_prompt_text(fitted.text),
+        max_tokens=fitted.max_tokens,
         reasoning=reasoning,
+        dropped=fitted.dropped,
     )
 
 

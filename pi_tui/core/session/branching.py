@@ -5,7 +5,7 @@ These functions decide *what* the new session holds (which entries, which fresh 
 where a fork starts); ``SessionManager`` installs the result and writes it. They see entries and
 labels, never the manager, so the manager imports them and nothing here imports it back.
 Writing follows deferred persistence with the per-entry bookkeeping of ``persistence.py``, so a
-branched session that gets its first assistant later is written exactly once, header included
+branched session that gets its first message later is written exactly once, header included
 (pi's duplicate-header bug, §12 item 11, cannot happen).
 """
 

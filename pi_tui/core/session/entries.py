@@ -302,3 +302,9 @@ def session_name_of(entry: Entry) -> str | None:
 
 def is_assistant_message_entry(entry: Entry) -> bool:
     return entry.get("type") == "message" and (entry.get("message") or {}).get("role") == "assistant"
+
+
+def starts_the_file(entry: Entry) -> bool:
+    """A user or assistant message: from it on the session is worth a file (the user's prompt
+    reaches the disk before the request that answers it)."""
+    return entry.get("type") == "message" and (entry.get("message") or {}).get("role") in ("user", "assistant")

@@ -2,8 +2,9 @@
 
 Construction reads and migrates the file, takes the OS lock, and keeps a backup of anything it
 must rewrite. Appends make a child of the leaf and move the leaf to it; they are written as soon
-as the session has an assistant message (deferred persistence). Replacing the session (new,
-branched, fork) is planned in ``branching.py`` (pure: entries in, entries out) and installed here.
+as the session has a user message (deferred persistence; pi waits for the assistant's). Replacing
+the session (new, branched, fork) is planned in ``branching.py`` (pure: entries in, entries out)
+and installed here.
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ class SessionManager:
 
     @classmethod
     def create(cls, cwd: Path, session_dir: Path) -> SessionManager:
-        """A new session in ``session_dir``; the file appears with the first assistant message."""
+        """A new session in ``session_dir``; the file appears with the first user message."""
         manager = cls(cwd=cwd, session_dir=session_dir, session_file=None)
         manager.new_session()
         return manager
@@ -166,7 +167,7 @@ class SessionManager:
         self._by_id = {}
         self._labels = LabelState()
         self._session_name = None
-        has_assistant = False
+        started = False
         by_id = self._by_id
         for entry in entries:
             entry_id = entry.get("id")
@@ -174,13 +175,13 @@ class SessionManager:
                 by_id[entry_id] = entry
             kind = entry.get("type")
             if kind == "message":
-                if not has_assistant and E.is_assistant_message_entry(entry):
-                    has_assistant = True
+                if not started and E.starts_the_file(entry):
+                    started = True
             elif kind == "label":
                 self._labels.apply(entry)
             elif kind == "session_info":
                 self._session_name = E.session_name_of(entry)
-        self._persistence.has_assistant = has_assistant
+        self._persistence.started = started
         last_id = entries[-1].get("id") if entries else None
         self._leaf_id = last_id if isinstance(last_id, str) else None
 
@@ -188,7 +189,7 @@ class SessionManager:
         timestamp = E.iso_now()
         header = E.make_header(session_id or uuid7(), timestamp, str(self.cwd), parent_session)
         self._install(header, [])
-        self._persistence.has_assistant = False
+        self._persistence.started = False
 
     def _replace_file(self, path: Path | None) -> None:
         """Release the current file and its lock; later writes go to ``path``."""
@@ -210,8 +211,8 @@ class SessionManager:
             self._labels.apply(entry)
         elif kind == "session_info":
             self._session_name = E.session_name_of(entry)
-        elif kind == "message" and E.is_assistant_message_entry(entry):
-            self._persistence.has_assistant = True
+        elif kind == "message" and E.starts_the_file(entry):
+            self._persistence.started = True
         self._persistence.flush(self._header, self._entries)
         return entry_id
 
@@ -336,7 +337,7 @@ class SessionManager:
     def create_branched_session(self, leaf_id: str) -> Path | None:
         """Copy root → ``leaf_id`` into a new session file (labels re-created; branching.py).
 
-        Returns the new file (None for in-memory sessions). Written now only if the path has an
+        Returns the new file (None for in-memory sessions). Written now if the path has a user or
         assistant message; otherwise with the first one, as any new session.
         """
         path = self.get_branch(leaf_id)

@@ -1,7 +1,9 @@
 """Deferred persistence with per-entry bookkeeping (pi-behaviour.md §1.4, §12 item 11).
 
 pi writes nothing until the session has an assistant message, then writes everything at once and
-appends one line per entry afterwards. Its ``flushed`` flag is reset whenever there is no assistant
+appends one line per entry afterwards. pi-tui starts the file at the first *user* message instead
+(header, whatever came before, the message): killed during the first request, pi keeps nothing
+of the prompt, pi-tui keeps it. pi 0.73.1 opens such a file (a user message without an answer). Its ``flushed`` flag is reset whenever there is no assistant
 yet, even when the header is already on disk, which duplicates the header later. Here the file is
 append-only and entries are appended in order, so "what is on disk" is exactly a prefix: a header
 flag plus a count of tree entries written. Nothing is ever written twice.
@@ -21,7 +23,8 @@ class Persistence:
         self.file: SessionFile | None = SessionFile(path) if path is not None else None
         self.header_on_disk = False
         self.entries_on_disk = 0
-        self.has_assistant = False
+        self.started = False
+        """The session has a user or assistant message, so it is written (``starts_the_file``)."""
 
     @property
     def enabled(self) -> bool:
@@ -33,8 +36,8 @@ class Persistence:
         self.entries_on_disk = entry_count
 
     def flush(self, header: Entry, entries: list[Entry]) -> None:
-        """Write whatever is not on disk yet, once the session has an assistant message."""
-        if self.file is None or not self.has_assistant:
+        """Write whatever is not on disk yet, once the session has a user or assistant message."""
+        if self.file is None or not self.started:
             return
         pending: list[Entry] = [] if self.header_on_disk else [header]
         pending.extend(entries[self.entries_on_disk :])

@@ -92,12 +92,15 @@ def ask_trust_if_undecided(cwd: Path, agent: Path, ask: Callable[[Any], bool]) -
 
 
 def load_session(args: argparse.Namespace, cwd: Path, agent: Path,
-                 ask_trust: Callable[[Any], bool] | None = None) -> Any:
+                 ask_trust: Callable[[Any], bool] | None = None,
+                 ask_continue: Callable[[str], bool] | None = None) -> Any:
     """Build the session as the CLI asks (runs in a thread after the first frame).
 
     Without a usable model the session is still built (model None) and the first-run notice
     explains what to set; any other configuration error is returned as the startup error.
-    ``ask_trust`` is the project trust dialog (asked before anything of the project runs).
+    ``ask_trust`` is the project trust dialog (asked before anything of the project runs);
+    ``ask_continue(question)`` asks, as pi does, whether to go on in ``cwd`` when the resumed
+    session's folder is gone (no: the session is closed and nothing is loaded).
     """
     from pi_tui.core.errors import PiError
     from pi_tui.modes.interactive.app import LoadedSession
@@ -117,8 +120,18 @@ def load_session(args: argparse.Namespace, cwd: Path, agent: Path,
             session = create_agent_session(cwd=cwd, agent_dir=agent, **{**kwargs, "model": None, "provider_name": None})
         except PiError as second:
             return LoadedSession(None, notices=notices, error=str(second))
+    if ask_continue is not None:
+        from pi_tui.modes.session_cwd import missing_cwd_prompt, missing_session_cwd
+
+        stored = missing_session_cwd(session)
+        if stored is not None and not ask_continue(missing_cwd_prompt(stored, cwd)):
+            session.session_manager.close()
+            return LoadedSession(None, error=CWD_REFUSED)
     model = session.state.model
     return LoadedSession(session, notices=notices, warm_up=_litellm_warm_up(model))
+
+
+CWD_REFUSED = "The session's working directory does not exist; not continued."
 
 
 def run_interactive(args: argparse.Namespace) -> int:
@@ -135,7 +148,8 @@ def run_interactive(args: argparse.Namespace) -> int:
     cwd = Path.cwd()
     agent = default_agent_dir()
     app = PiApp(None, cwd=cwd, agent_dir=agent, initial_messages=list(args.messages or []),
-                session_loader=lambda: load_session(args, cwd, agent, ask_trust=app.ask_project_trust))
+                session_loader=lambda: load_session(args, cwd, agent, ask_trust=app.ask_project_trust,
+                                                    ask_continue=app.ask_to_continue_here))
     try:
         code = app.run()
     finally:

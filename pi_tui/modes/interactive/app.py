@@ -161,6 +161,29 @@ class PiApp(App[int]):
                 if self.exiting or not self.is_running:
                     return False
 
+    def ask_to_continue_here(self, question: str) -> bool:
+        """From the session-loading thread: pi's "Session cwd not found" question, answered
+        Continue (yes) or Cancel (no, and the app ends as pi's does)."""
+        from pi_tui.modes.interactive.screens.confirm import ConfirmScreen
+        from pi_tui.modes.session_cwd import PROMPT_TITLE
+
+        answer: concurrent.futures.Future[bool] = concurrent.futures.Future()
+
+        def show() -> None:
+            def answered(yes: bool | None) -> None:
+                answer.set_result(bool(yes))
+                if not yes:
+                    self.exit(0)
+            self.push_screen(ConfirmScreen(PROMPT_TITLE, detail=question), answered)
+
+        self.call_from_thread(show)
+        while True:
+            try:
+                return answer.result(timeout=0.2)
+            except concurrent.futures.TimeoutError:
+                if self.exiting or not self.is_running:
+                    return False
+
     def show_project_trust(self, trust: Any, on_answer: Callable[[bool], object]) -> None:
         """Push the trust dialog; ``on_answer(trusted)`` gets the answer (see ``screens/trust.py``)."""
         from pi_tui.modes.interactive.screens.trust import ProjectTrustScreen
@@ -174,6 +197,8 @@ class PiApp(App[int]):
 
     def attach_session(self, loaded: LoadedSession) -> None:
         """Install the session (from the loader thread, or at once when given) and fill the chat."""
+        if self.exiting:  # e.g. "Cancel" to a session whose folder is gone: nothing to show
+            return
         self.session = loaded.session
         self.startup_notices.extend(loaded.notices)
         if self.session is not None and self.bridge is not None:

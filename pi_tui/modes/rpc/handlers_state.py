@@ -27,7 +27,7 @@ async def get_state(ctx: RpcContext, command: dict[str, Any]) -> Any:
 
 
 async def get_messages(ctx: RpcContext, command: dict[str, Any]) -> Any:
-    return {"messages": list(ctx.session.messages)}
+    return {"messages": list(ctx.session.agent.settled_messages)}  # pi: a streaming reply is no message yet
 
 
 async def get_session_stats(ctx: RpcContext, command: dict[str, Any]) -> Any:

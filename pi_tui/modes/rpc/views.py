@@ -14,7 +14,6 @@ from pi_tui.core.messages import text_of
 from pi_tui.core.provider import ModelInfo
 from pi_tui.modes.rpc.source_info import extension_source_info, resource_source_info
 from pi_tui.resources.locations import agent_dir as default_agent_dir
-from pi_tui.subagents.child import subagent_usage
 
 if TYPE_CHECKING:
     from pi_tui.session.agent_session import AgentSession
@@ -104,6 +103,8 @@ def session_stats(session: AgentSession) -> dict[str, Any]:
         },
         "cost": totals.cost,
     }
+    from pi_tui.subagents.child import subagent_usage  # here: RPC start-up does not load the room
+
     delegated = subagent_usage(session.messages)
     if delegated.turns:  # pi-tui addition: what the task tool's children used, beside the session's own
         data["subagents"] = delegated.to_json()

@@ -26,6 +26,7 @@ from pi_tui.core.context.compaction_prompts import (
     UPDATE_SUMMARIZATION_PROMPT,
 )
 from pi_tui.core.context.cut_point import find_cut_point
+from pi_tui.core.tokens import count_tokens_exact
 from tests.core.context.builders import PathBuilder, assistant, result, user
 
 # pi's captures ran with reserveTokens 2000 (1600-token history requests, §14.3); the cut points
@@ -182,7 +183,7 @@ def test_oversized_conversation_is_trimmed_to_fit_the_window() -> None:
     untrimmed = history_request(prep)
     assert "[... 3000 more characters truncated]" in untrimmed.prompt_text
     fitted = history_request(prep, context_window=8000)
-    assert len(fitted.prompt_text) / 4 + fitted.max_tokens < 8000
+    assert count_tokens_exact(fitted.system_prompt + fitted.prompt_text) + fitted.max_tokens < 8000
     assert "[Tool result]:" in fitted.prompt_text and "[User]: task" in fitted.prompt_text
 
 

@@ -126,27 +126,31 @@ def test_session_name_latest_entry_decides_even_when_blank(manager: SessionManag
     assert manager.session_name is None
 
 
-def test_nothing_is_written_until_the_first_assistant(tmp_path: Path):
+def test_nothing_is_written_until_the_first_user_message(tmp_path: Path):
+    """pi waits for the first assistant message; pi-tui writes the header and what came before
+    with the first user message, so a process killed during the first request keeps the prompt."""
     with SessionManager.create(tmp_path, tmp_path / "s") as manager:
         manager.append_model_change("p", "m")
-        manager.append_message(user("hi"))
         path = manager.session_file
         assert path is not None and path.parent == tmp_path / "s"
         assert not path.exists()
         assert manager.entries_on_disk == 0 and not manager.header_on_disk
-        manager.append_message(assistant())
+        manager.append_message(user("hi"))
         objects = read_objects(path)
-        assert [o["type"] for o in objects] == ["session", "model_change", "message", "message"]
+        assert [o["type"] for o in objects] == ["session", "model_change", "message"]
         assert objects[0]["id"] == manager.session_id and objects[0]["cwd"] == str(tmp_path)
+        assert objects[2]["message"]["content"] == user("hi")["content"]
+        manager.append_message(assistant())
         manager.append_message(user("more"))
         assert len(read_objects(path)) == 5
         assert path.read_text().endswith("\n")
         assert path.name.endswith(f"_{manager.session_id}.jsonl")
 
 
-def test_a_session_without_assistant_leaves_no_file(tmp_path: Path):
+def test_a_session_without_a_message_leaves_no_file(tmp_path: Path):
     with SessionManager.create(tmp_path, tmp_path / "s") as manager:
-        manager.append_message(user("hi"))
+        manager.append_model_change("p", "m")
+        manager.append_thinking_level_change("high")
     assert not (tmp_path / "s").exists() or list((tmp_path / "s").iterdir()) == []
 
 
@@ -177,16 +181,17 @@ def test_opening_a_missing_path_starts_a_session_there(tmp_path: Path):
     path = tmp_path / "deep" / "explicit.jsonl"
     with SessionManager.open(path, cwd=tmp_path) as manager:
         assert manager.session_file == path and manager.get_entries() == []
-        manager.append_message(user("q"))
         assert path.read_bytes() == b""  # reserved (created and locked), nothing written yet
+        manager.append_message(user("q"))
+        assert [o["type"] for o in read_objects(path)] == ["session", "message"]
         manager.append_message(assistant())
     assert [o["type"] for o in read_objects(path)] == ["session", "message", "message"]
 
 
-def test_a_reserved_path_is_removed_when_the_session_closes_without_an_answer(tmp_path: Path):
+def test_a_reserved_path_is_removed_when_the_session_closes_without_a_prompt(tmp_path: Path):
     path = tmp_path / "explicit.jsonl"
     with SessionManager.open(path, cwd=tmp_path) as manager:
-        manager.append_message(user("q"))
+        manager.append_model_change("p", "m")
         assert path.exists()
     assert not path.exists()
 

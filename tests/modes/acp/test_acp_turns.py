@@ -177,7 +177,8 @@ async def test_compact_runs_from_the_prompt_with_its_events(tmp_path: Path, proj
     text = editor.message_text()
     assert "> Compacting the context…" in text
     assert "> Context compacted:" in text
-    assert "keep the goal" in json.dumps(server.requests[2])  # the instructions reached the summary call
+    summaries = [json.dumps(r) for r in server.requests[2:]]  # the two summary calls run at once: either may arrive first
+    assert any("keep the goal" in s for s in summaries)  # the instructions reached the summary call
     names = [c.name for c in editor.of_kind("available_commands_update")[0].available_commands]
     assert names[:2] == ["compact", "template"]
     session_file, = (agent_dir / "sessions").rglob(f"*_{session.session_id}.jsonl")

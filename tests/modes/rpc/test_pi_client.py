@@ -214,6 +214,9 @@ async def test_abort_while_streaming_closes_the_block_and_keeps_pis_shape(make_c
     assert frames[end - 1]["type"] == "message_update"
     closing = frames[end - 1]["assistantMessageEvent"]
     assert closing["type"] == "text_end" and closing["content"] == message["content"][0]["text"]
+    # pi's provider marks the reply aborted before its closing events are read: they show it
+    for shown in (closing["partial"], frames[end - 1]["message"]):
+        assert (shown["stopReason"], shown.get("errorMessage")) == ("aborted", "Request was aborted")
     assert message["stopReason"] == "aborted" and message["errorMessage"] == "Request was aborted"
     assert list(message) == ASSISTANT_ABORTED_KEYS and message["responseId"]
     assert [f["type"] for f in frames[end + 1:] if f["type"] != "response"] == ["turn_end", "agent_end"]
@@ -274,6 +277,48 @@ async def test_a_tools_last_update_is_sent_once(make_client: ClientFactory) -> N
     await client.close()
     updates = [f["partialResult"] for f in client.frames if f["type"] == "tool_execution_update"]
     assert updates == [{"content": []}, {"content": [{"type": "text", "text": "hi\n"}], "details": {}}]
+
+
+async def test_a_streaming_tool_calls_partials_carry_its_arguments_as_pis(make_client: ClientFactory) -> None:
+    """Cut into 3-character fragments, the arguments end inside an escape or a literal on the
+    way; pi's partial parse still shows what came so far (ours showed ``{}`` there). The first
+    fragment's arguments are in ``toolcall_start`` already (pi applies a chunk before its events
+    are read) and the finish reason shows from the blocks' ends on."""
+    arguments = {"command": 'echo "hi" && true', "timeout": 5, "background": False}
+    client = make_client([{"tool_calls": [{"id": "call_1", "name": "bash", "arguments": arguments, "chunks": 20}]},
+                          {"text": "done"}])
+    client.send({"id": "req_1", "type": "prompt", "message": "run it"})
+    await client.wait_for(lambda: "agent_end" in client.types())
+    await client.close()
+    updates = [f["assistantMessageEvent"] for f in client.frames if f["type"] == "message_update"
+               and f["assistantMessageEvent"]["type"].startswith("toolcall")]
+    shown = [u["partial"]["content"][0]["arguments"] for u in updates]
+    assert updates[0]["type"] == "toolcall_start" and shown[0] == shown[1]
+    keys_seen: set[str] = set()
+    for value in shown:
+        assert keys_seen <= set(value), f"arguments went back to {value}"
+        keys_seen |= set(value)
+    assert shown[-1] == arguments
+    assert updates[-1]["type"] == "toolcall_end" and updates[-1]["partial"]["stopReason"] == "toolUse"
+
+
+async def test_a_streaming_reply_is_not_counted_until_it_ends(make_client: ClientFactory) -> None:
+    """pi's ``get_state.messageCount`` and ``get_messages`` hold what ended (its agent adds a
+    reply at ``message_end``): with a steer and a follow-up queued mid-stream, pi reports 1
+    where pi-tui counted the partial reply too."""
+    client = make_client([SLOW_TEXT, {"text": "Shorter."}, {"text": "Summary."}])
+    client.send({"id": "req_1", "type": "prompt", "message": "tell me a long story"})
+    await client.wait_for(lambda: "text_delta" in _stream_events(client.frames))
+    await client.request({"id": "req_2", "type": "steer", "message": "make it shorter"})
+    await client.request({"id": "req_3", "type": "follow_up", "message": "then summarize it"})
+    state = (await client.request({"id": "req_4", "type": "get_state"}))["data"]
+    messages = (await client.request({"id": "req_5", "type": "get_messages"}))["data"]["messages"]
+    assert (state["messageCount"], state["pendingMessageCount"]) == (1, 2)
+    assert [m["role"] for m in messages] == ["user"]
+    await client.wait_for(lambda: client.types().count("agent_end") == 1 and client.types()[-1] == "agent_end", 30)
+    state = (await client.request({"id": "req_6", "type": "get_state"}))["data"]
+    assert (state["messageCount"], state["pendingMessageCount"]) == (6, 0)
+    await client.close()
 
 
 async def _abort_a_running_bash_tool(client: RpcClient) -> None:

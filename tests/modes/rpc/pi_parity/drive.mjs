@@ -110,6 +110,24 @@ const scenarios = {
   async tool_updates() {
     await step("prompt", async () => { await client.prompt("run it"); await until(isAgentEnd, "agent_end"); });
   },
+  async steer_follow_up() {
+    await step("prompt", async () => {
+      await client.prompt("tell me a long story");
+      await until((e) => e.type === "message_update" && e.assistantMessageEvent.type === "text_delta", "text_delta");
+    }, 0);
+    await step("steer", () => client.steer("make it shorter"), 0);
+    await step("follow_up", () => client.followUp("then summarize it"), 0);
+    await step("state_while_streaming", async () => {
+      const state = await client.getState();
+      return { messageCount: state.messageCount, pendingMessageCount: state.pendingMessageCount };
+    }, 0);
+    await step("wait", () => until(isAgentEnd, "agent_end", 60000));
+    await step("state", async () => {
+      const state = await client.getState();
+      return { messageCount: state.messageCount, pendingMessageCount: state.pendingMessageCount };
+    });
+    await step("messages", () => client.getMessages());
+  },
   async tool_abort() {
     await step("prompt", async () => {
       await client.prompt("run the slow one");

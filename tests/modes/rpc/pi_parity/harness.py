@@ -41,6 +41,11 @@ SCRIPTS: dict[str, list[dict[str, Any]]] = {
         {"text": "It printed hi.", "usage": USAGE},
     ],
     "resume": [{"text": "Resumed again.", "usage": USAGE}],
+    "steer_follow_up": [
+        {"text": LONG_TEXT, "chunk_size": 8, "chunk_delay_ms": 20, "usage": USAGE},
+        {"text": "Shorter: once upon a time.", "usage": USAGE},
+        {"text": "Summary: a story.", "usage": USAGE},
+    ],
     "tool_abort": [
         {"tool_calls": [{"id": "call_1", "name": "bash", "arguments": {"command": "echo start; sleep 30"}}],
          "usage": USAGE},

@@ -161,6 +161,36 @@ def test_abort_while_streaming(side_by_side: Any) -> None:
     assert without_text(ours) == without_text(pi)
 
 
+def _closing_partials(result: Run) -> list[dict[str, Any]]:
+    """What each block's end shows of the reply: the ends are applied once the chunk or the
+    abort that closed them is, so they are not a matter of timing as the deltas are."""
+    shown = []
+    for step in result.transcript:
+        for event in step["events"]:
+            update = event.get("assistantMessageEvent") or {}
+            if event["type"] == "message_update" and update["type"].endswith("_end"):
+                partial = update["partial"]
+                shown.append({"type": update["type"], "stopReason": partial["stopReason"],
+                              "errorMessage": partial.get("errorMessage"),
+                              "arguments": [b.get("arguments") for b in partial["content"] if b["type"] == "toolCall"]})
+    return shown
+
+
+@pytest.mark.parametrize("scenario", ["abort", "tool_updates"])
+def test_the_blocks_ends_show_the_reply_as_pi(side_by_side: Any, scenario: str) -> None:
+    _, _, pi_run, our_run = side_by_side(scenario)
+    assert _closing_partials(our_run) == _closing_partials(pi_run)
+
+
+def test_steer_and_follow_up_while_streaming(side_by_side: Any) -> None:
+    """A streaming reply is no message yet for pi (``state.messages`` gets it at its end)."""
+    pi, ours, _, _ = side_by_side("steer_follow_up")
+    for name in ("state_while_streaming", "state"):
+        assert by_step(ours)[name]["data"] == by_step(pi)[name]["data"]
+    assert by_step(pi)["state_while_streaming"]["data"] == {"messageCount": 1, "pendingMessageCount": 2}
+    assert [m["role"] for m in by_step(ours)["messages"]["data"]] == [m["role"] for m in by_step(pi)["messages"]["data"]]
+
+
 def test_bash_command(side_by_side: Any) -> None:
     pi, ours, _, _ = side_by_side("bash")
     assert ours == pi
