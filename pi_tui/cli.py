@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from pi_tui import __version__
 
-SUBCOMMANDS = ("sessions", "tree", "context")
+SUBCOMMANDS = ("sessions", "tree", "context", "checkpoints")
 
 DESCRIPTION = """\
 pi-tui - an interactive terminal coding agent (pi's context management, in Python).
@@ -104,6 +104,9 @@ def build_inspect_parser() -> argparse.ArgumentParser:
     c.add_argument("file")
     c.add_argument("--leaf", metavar="ID")
     c.add_argument("--json", action="store_true")
+    k = sub.add_parser("checkpoints", help="print which node of a session changed which files")
+    k.add_argument("file")
+    k.add_argument("--json", action="store_true")
     return p
 
 

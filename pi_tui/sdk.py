@@ -39,6 +39,7 @@ from pi_tui.core.tool import Tool
 from pi_tui.resources.locations import agent_dir as default_agent_dir
 from pi_tui.resources.locations import default_session_dir
 from pi_tui.session.agent_session import AgentSession
+from pi_tui.session.checkpoint_hooks import open_and_attach
 from pi_tui.session.restore import restore_model_and_thinking
 from pi_tui.session.retry import Clock
 
@@ -134,10 +135,10 @@ def create_agent_session(
             model_registry=registry,
             extensions=runner,
             api_key=api_key,
-            clock=clock,
-            check_credentials=provider is None,
+            clock=clock, check_credentials=provider is None,
         )
         agent_session.project_trust = trust
+        open_and_attach(agent_session, cwd_path, agent, settings)  # docs/checkpoints.md
         mcp = _mcp_manager(cwd_path, agent, settings, trust, mcp_config, mcp_servers)
         agent_session.mcp = mcp
         if mcp is not None:

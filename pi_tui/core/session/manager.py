@@ -35,7 +35,14 @@ from pi_tui.core.session.projection import (
     SessionContext,
     build_session_context,
 )
-from pi_tui.core.session.tree import LabelState, TreeNode, build_tree, children_of, path_to
+from pi_tui.core.session.tree import (
+    LabelState,
+    TreeNode,
+    build_tree,
+    children_of,
+    latest_on_path,
+    path_to,
+)
 
 
 class SessionManager:
@@ -304,6 +311,10 @@ class SessionManager:
     def get_branch(self, from_id: str | None = None) -> list[Entry]:
         """Root → ``from_id`` (default: the leaf); ``[]`` for an unknown id or a null leaf."""
         return path_to(self._by_id, from_id if from_id is not None else self._leaf_id)
+
+    def latest_on_branch(self, entry_type: str) -> Entry | None:
+        """The entry of ``entry_type`` nearest the leaf on the current branch, if any."""
+        return latest_on_path(self._by_id, self._leaf_id, entry_type)
 
     def get_tree(self) -> list[TreeNode]:
         return build_tree(self._entries, self._labels)

@@ -48,9 +48,11 @@ if TYPE_CHECKING:
 
 EXIT_FAILURE = 1
 READ_SIZE = 65536
-PI_TUI_ONLY_EVENTS = frozenset({"model_changed"})
+PI_TUI_ONLY_EVENTS = frozenset({"model_changed", "checkpoint"})
 """Session events pi-tui's own UI needs where pi has none. ``model_changed`` would add a frame to
-``set_model``/``cycle_model``, whose responses already carry the model."""
+``set_model``/``cycle_model``, whose responses already carry the model; ``checkpoint`` (a file
+snapshot or restore) would add frames pi's clients never see — ``get_checkpoints`` and the
+``files`` of ``navigate_tree``/``fork`` answer it instead."""
 
 
 def _is_user_bash_message(event: dict[str, Any]) -> bool:
@@ -197,6 +199,9 @@ class RpcServer:
         self.ui.cancel_all()
         self.session.set_extension_ui(None)  # nobody is left to answer
         self._unsubscribe()
+        from pi_tui.session.mcp_tools import close_mcp
+
+        await close_mcp(self.session)
         runner = self.session.extensions
         if runner is not None and runner.has_handlers("session_shutdown"):
             await runner.emit("session_shutdown", {"reason": "quit"})
