@@ -112,6 +112,15 @@ class KeyActionsScreen(Screen[None]):
             self.session.cycle_thinking_level()
             self.refresh_footer()
 
+    def action_cycle_permission_mode(self) -> None:
+        gate = getattr(self.session, "permissions", None) if self.session is not None else None
+        if gate is None or gate.mode == "bypassPermissions":
+            return  # no gate (SDK default) or --yolo: pi's behaviour, nothing to cycle
+        from pi_tui.permissions.modes import next_mode
+
+        gate.mode = next_mode(gate.mode, trusted=gate.trusted)
+        self.refresh_footer()
+
     async def action_cycle_model_forward(self) -> None:
         await self._cycle_model(1)
 
