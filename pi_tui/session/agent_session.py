@@ -134,6 +134,8 @@ class AgentSession:
         self.extensions = extensions
         self.hooks = SessionHooks()
         """Extension points for the collaborators ``sdk.py`` attaches (``hooks.py``)."""
+        self.permissions: Any = None
+        """The permission gate (``permissions.gate.PermissionGate``) the SDK attached, or None (as pi)."""
         self.todos: Any = None
         """The ``todo`` tool's tracker (``subagents.todo_tracker.TodoTracker``) when the tool exists."""
         self.extension_ui: ExtensionUI | None = None

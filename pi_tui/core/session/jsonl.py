@@ -13,6 +13,7 @@ import json
 import json.scanner
 import math
 import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -253,6 +254,38 @@ def read_session_file(path: Path) -> ParsedSession:
         return _parse_in_blocks(fh, path)
 
 
+_MESSAGE_WORDS = ("role", "api", "provider", "model", "stopReason", "toolName", "customType")
+
+
+def share_common_strings(entries: list[Entry], start: int = 0) -> None:
+    """Make the words every entry repeats (``"message"``, ``"assistant"``, the provider, the
+    model, block types, tool names) one shared string each: the parser gives every entry its own
+    copies, 44 MB of a 100,000-entry session. Equal values, so nothing else can tell."""
+    intern = sys.intern
+    for index in range(start, len(entries)):
+        entry = entries[index]
+        kind = entry.get("type")
+        if type(kind) is str:
+            entry["type"] = intern(kind)
+        message = entry.get("message")
+        if type(message) is not dict:
+            continue
+        for key in _MESSAGE_WORDS:
+            value = message.get(key)
+            if type(value) is str and len(value) <= 64:
+                message[key] = intern(value)
+        content = message.get("content")
+        if type(content) is list:
+            for block in content:
+                if type(block) is dict:
+                    block_type = block.get("type")
+                    if type(block_type) is str:
+                        block["type"] = intern(block_type)
+                    name = block.get("name")
+                    if type(name) is str and len(name) <= 64:
+                        block["name"] = intern(name)
+
+
 READ_BLOCK_BYTES = 4 * 1024 * 1024
 """A large file is read and parsed a few MB at a time: holding its whole bytes while its entries
 are built cost the bytes' size on top (75 MB of a 100,000-entry session's 310 MB peak)."""
@@ -274,7 +307,9 @@ def _parse_in_blocks(fh: Any, path: Path) -> ParsedSession:
             pending = data
             continue
         pending = data[cut:]
+        done = len(result.entries) if result is not None else 0
         result = parse_session_bytes(data[:cut], path, into=result, finish=False)
+        share_common_strings(result.entries, done)
     if result is None:
         return parse_session_bytes(pending, path)
     if pending:

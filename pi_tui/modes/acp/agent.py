@@ -187,9 +187,13 @@ class AcpAgent:
 
     async def _open(self, cwd: Path, path: Path | None, mcp_servers: list[Any]) -> AcpSession:
         from pi_tui.core.session.manager import SessionManager
-        from pi_tui.modes.cli_session import session_from_args
+        from pi_tui.modes.cli_session import permission_options, session_from_args
+        from pi_tui.permissions.ask import defer_to_client
 
-        overrides: dict[str, Any] = {"session": None, "continue_session": False, "mcp_servers": mcp_servers}
+        permissions = permission_options(self.args, headless_reason="ACP")
+        permissions.asker = defer_to_client
+        overrides: dict[str, Any] = {"session": None, "continue_session": False, "mcp_servers": mcp_servers,
+                                     "permissions": permissions}
         try:
             if path is not None:
                 overrides["session_manager"] = SessionManager.open(path, cwd=cwd)

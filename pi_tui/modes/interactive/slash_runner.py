@@ -19,7 +19,7 @@ from pi_tui.modes.interactive.messages import SessionReplaced
 from pi_tui.modes.interactive.widgets.chat_items import ErrorBlock
 
 if TYPE_CHECKING:
-    from pi_tui.modes.interactive.chat_screen import ChatScreen
+    from pi_tui.modes.interactive.screen_port import ChatScreenPort
 
 NOTHING_TO_COMPACT = "Nothing to compact (no messages yet)"
 
@@ -43,7 +43,7 @@ def _editor_text_of(result: Any) -> str | None:
 
 
 class SlashRunner:
-    def __init__(self, screen: ChatScreen) -> None:
+    def __init__(self, screen: ChatScreenPort) -> None:
         self.screen = screen
 
     @property

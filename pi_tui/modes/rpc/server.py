@@ -241,6 +241,10 @@ def run_rpc_mode(args: argparse.Namespace, *, hard_exit: bool | None = None) -> 
     return serve_protocol(lambda frames_out: _serve_process(args, FrameWriter(frames_out)), hard_exit=hard_exit)
 
 
+RPC_PERMISSION_TIMEOUT_S = 300.0
+"""A permission question (an ``extension_ui_request`` select) unanswered this long is a denial."""
+
+
 async def _serve_process(args: argparse.Namespace, writer: FrameWriter) -> int:
     from pi_tui.modes.cli_session import session_from_args
     from pi_tui.modes.rpc.handlers_state import resolve_scoped_models
@@ -253,7 +257,10 @@ async def _serve_process(args: argparse.Namespace, writer: FrameWriter) -> int:
     if getattr(args, "messages", None):
         print("pi-tui: RPC mode ignores message arguments; send prompt commands on stdin", file=sys.stderr)
     try:
-        session = session_from_args(args)
+        from pi_tui.modes.cli_session import permission_options
+
+        session = session_from_args(args, permissions=permission_options(
+            args, ask=True, ask_timeout_s=RPC_PERMISSION_TIMEOUT_S, headless_reason="RPC: no answer"))
     except PiError as err:
         print(f"pi-tui: {err}", file=sys.stderr)
         return EXIT_FAILURE

@@ -196,3 +196,26 @@ def test_reading_a_large_file_does_not_hold_its_bytes_while_parsing(tmp_path: Pa
         tracemalloc.stop()
     assert len(parsed.entries) == 12_001
     assert peak - current < size // 2, f"{(peak - current) / 1e6:.1f} MB above the result for a {size / 1e6:.1f} MB file"
+
+
+def test_the_words_every_entry_repeats_are_one_string_each(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 100,000-entry session held 44 MB of copies of "message", "assistant", its provider and
+    model, block types and tool names (issue 19 item 15)."""
+    pytest.importorskip("orjson", reason="blocks are read with orjson only (the default install)")
+    import pi_tui.core.session.jsonl as jsonl
+
+    monkeypatch.setattr(jsonl, "READ_BLOCK_BYTES", 1024)
+    reply = {"type": "message", "id": "", "parentId": None, "timestamp": "2026-01-01T00:00:01.000Z",
+             "message": {"role": "assistant", "api": "openai-completions", "provider": "fake", "model": "fake-model",
+                         "stopReason": "toolUse", "content": [{"type": "toolCall", "id": "c", "name": "read",
+                                                               "arguments": {}}]}}
+    lines = [HEADER] + [json.dumps({**reply, "id": f"m{i}"}) for i in range(40)]
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    entries = read_session_file(path).entries
+    first, last = entries[1], entries[-1]
+    assert first["type"] is last["type"]
+    for key in ("role", "api", "provider", "model", "stopReason"):
+        assert first["message"][key] is last["message"][key], key
+    assert first["message"]["content"][0]["name"] is last["message"]["content"][0]["name"]
+    assert first["message"]["content"][0]["type"] is last["message"]["content"][0]["type"]
