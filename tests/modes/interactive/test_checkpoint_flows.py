@@ -29,7 +29,7 @@ async def _prompt(app, pilot, text: str) -> None:
 
 
 async def test_undo_restores_the_files_and_the_prompt(make_app, project):
-    app, session = make_app([_write("f.txt", "one"), {"text": "1"}, _write("f.txt", "two"), {"text": "2"}])
+    app, _session = make_app([_write("f.txt", "one"), {"text": "1"}, _write("f.txt", "two"), {"text": "2"}])
     async with app.run_test(size=SIZE) as pilot:
         await _prompt(app, pilot, "first")
         await _prompt(app, pilot, "second")
