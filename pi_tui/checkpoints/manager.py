@@ -145,7 +145,7 @@ class Checkpoints:
     async def _commit(self, tree: str, parent: str | None, reason: str) -> str | None:
         assert self.store is not None
         store = self.store
-        ref = f"refs/pi-tui/sessions/{_ref_safe(self.current().session_id)}"
+        ref = f"refs/pi-tui/sessions/{ref_safe(self.current().session_id)}"
 
         def work() -> str:
             deadline = self._deadline()
@@ -331,7 +331,7 @@ def _counts(changes: Changes) -> dict[str, int]:
     return {"changed": len(changes.changed), "created": len(changes.created), "deleted": len(changes.deleted)}
 
 
-def _ref_safe(session_id: str) -> str:
+def ref_safe(session_id: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in session_id) or "session"
 
 

@@ -33,3 +33,19 @@ async def test_lists_nodes_with_their_changes(make_session, capsys) -> None:
 def test_a_missing_file_is_one_line_and_exit_2(tmp_path: Path, capsys) -> None:
     assert main(["checkpoints", str(tmp_path / "nope.jsonl")]) == 2
     assert "pi-tui checkpoints:" in capsys.readouterr().err
+
+
+async def test_deleting_a_session_forgets_its_snapshots(make_session, agent_dir: Path, project: Path) -> None:
+    from pi_tui.checkpoints.git_store import store_dir_for
+    from pi_tui.modes.interactive.screens.session_picker import delete_session_file
+
+    session, _, _ = make_session([write("a.txt", "1"), {"text": "one"}, write("a.txt", "2"), {"text": "two"}])
+    await session.prompt("first")
+    await session.prompt("second")
+    path = session.session_manager.session_file
+    assert path is not None
+    session.session_manager.close()
+    refs = store_dir_for(agent_dir, project) / "refs" / "pi-tui" / "sessions"
+    assert [p.name for p in refs.iterdir()] == [session.session_manager.session_id]
+    delete_session_file(path)  # no `trash` CLI in the test environment: a real delete
+    assert not path.exists() and list(refs.iterdir()) == []
