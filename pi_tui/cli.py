@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from pi_tui import __version__
 
-SUBCOMMANDS = ("sessions", "tree", "context")
+SUBCOMMANDS = ("sessions", "tree", "context", "checkpoints")
 
 DESCRIPTION = """\
 pi-tui - an interactive terminal coding agent (pi's context management, in Python).
@@ -76,6 +76,12 @@ def build_parser() -> argparse.ArgumentParser:
     tools.add_argument("--trust-project", dest="trust_project", action="store_true",
                        help="let this project's code run for this run: .pi/extensions and the project "
                             "settings' extensions, shellPath, shellCommandPrefix (see README: project trust)")
+    tools.add_argument("--permission-mode", dest="permission_mode", metavar="MODE",
+                       choices=["plan", "default", "acceptEdits", "auto", "dontAsk", "bypassPermissions"],
+                       help="plan, default, acceptEdits, auto, dontAsk or bypassPermissions for this run "
+                            "(docs/permissions.md)")
+    tools.add_argument("--yolo", action="store_true",
+                       help="--permission-mode bypassPermissions: no sandbox, no questions (pi's behaviour)")
     tools.add_argument("--mcp-config", dest="mcp_config", action="append", default=[], metavar="FILE",
                        help="MCP servers from this file as well ({\"mcpServers\": …}; docs/mcp.md)")
     tools.add_argument("--skill", dest="skills", action="append", default=[], metavar="PATH")
@@ -104,6 +110,9 @@ def build_inspect_parser() -> argparse.ArgumentParser:
     c.add_argument("file")
     c.add_argument("--leaf", metavar="ID")
     c.add_argument("--json", action="store_true")
+    k = sub.add_parser("checkpoints", help="print which node of a session changed which files")
+    k.add_argument("file")
+    k.add_argument("--json", action="store_true")
     return p
 
 

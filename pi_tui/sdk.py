@@ -13,6 +13,7 @@ Anything not given is built the way the CLI builds it::
     store      ``session_manager``, else --session / --continue / --no-session, else a new file
     extensions ``extensions`` (an ``ExtensionRunner``), else those found on disk (unless
                ``load_extensions=False``) plus ``extension_paths`` (always loaded)
+    permissions ``permissions`` (``PermissionOptions``, docs/permissions.md); None: as pi, no gate
     mcp        the servers of ``<agentDir>/mcp.json``, ``.mcp.json``, ``.pi/mcp.json`` and each
                ``mcp_config`` file, plus ``mcp_servers`` (ACP's, as ``mcp.config.ServerConfig``);
                started at ``session.start()``, their tools frozen before the first request
@@ -39,6 +40,8 @@ from pi_tui.core.tool import Tool
 from pi_tui.resources.locations import agent_dir as default_agent_dir
 from pi_tui.resources.locations import default_session_dir
 from pi_tui.session.agent_session import AgentSession
+from pi_tui.session.checkpoint_hooks import open_and_attach
+from pi_tui.session.permission_hooks import attach_permissions
 from pi_tui.session.restore import restore_model_and_thinking
 from pi_tui.session.retry import Clock
 
@@ -70,6 +73,7 @@ def create_agent_session(
     extension_paths: Sequence[str] = (),
     trust_project: bool | None = None,
     clock: Clock | None = None,
+    permissions: Any = None,
     mcp_config: Sequence[Path | str] = (),
     mcp_servers: Sequence[Any] = (),
 ) -> AgentSession:
@@ -113,13 +117,9 @@ def create_agent_session(
     manager = session_manager or _session_manager(cwd_path, settings, session, session_dir, continue_session, no_session)
     try:
         restored = restore_model_and_thinking(
-            manager,
-            model=chosen,
-            model_explicit=model is not None,
-            thinking_level=thinking_level,
-            default_thinking_level=getattr(settings, "default_thinking_level", "medium"),
-            resolve=lambda p, m: _resolve_stored(registry, chosen, p, m),
-        )
+            manager, model=chosen, model_explicit=model is not None,
+            thinking_level=thinking_level, default_thinking_level=getattr(settings, "default_thinking_level", "medium"),
+            resolve=lambda p, m: _resolve_stored(registry, chosen, p, m))
         agent_session = AgentSession(
             cwd=cwd_path,
             session_manager=manager,
@@ -134,10 +134,11 @@ def create_agent_session(
             model_registry=registry,
             extensions=runner,
             api_key=api_key,
-            clock=clock,
-            check_credentials=provider is None,
+            clock=clock, check_credentials=provider is None,
         )
         agent_session.project_trust = trust
+        attach_permissions(agent_session, permissions, cwd_path, agent, settings, trust.trusted)
+        open_and_attach(agent_session, cwd_path, agent, settings)  # docs/checkpoints.md
         mcp = _mcp_manager(cwd_path, agent, settings, trust, mcp_config, mcp_servers)
         agent_session.mcp = mcp
         if mcp is not None:

@@ -61,6 +61,10 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(agent))
     monkeypatch.delenv("PI_CODING_AGENT_SESSION_DIR", raising=False)
+    # The suite tests pi's behaviour, which has no permission gate: every run is as with --yolo
+    # unless a test says otherwise. tests/permissions (and any test that deletes this variable)
+    # sees the real defaults: sandboxed bash, questions, untrusted projects held to plan/default.
+    monkeypatch.setenv("PI_PERMISSION_MODE", "bypassPermissions")
     for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "OPENROUTER_API_KEY"):
         monkeypatch.delenv(var, raising=False)
     yield home

@@ -14,7 +14,7 @@ result it wants recorded (``bash``: the output so far + ``Command aborted``, as 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
@@ -53,6 +53,23 @@ class FileAccess(Protocol):
     async def write_text(self, path: Path, content: str) -> None: ...
 
 
+class WrappedCommand(Protocol):
+    """A command made to run inside a sandbox: start ``argv`` passing ``pass_fds``, then ``close``."""
+
+    argv: list[str]
+    pass_fds: tuple[int, ...]
+
+    def close(self) -> None: ...
+
+
+class ShellSandbox(Protocol):
+    """Where ``bash`` and ``!cmd`` run their shell (``permissions``' bwrap sandbox): ``wrap``
+    returns the command to start instead, or None to run it as it is (no sandbox for this call:
+    the user approved running it outside). ``call_id`` is the tool call's (None for ``!cmd``)."""
+
+    def wrap(self, argv: Sequence[str], cwd: Path, call_id: str | None) -> WrappedCommand | None: ...
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolContext:
     cwd: Path
@@ -66,6 +83,8 @@ class ToolContext:
     """Text files through the client (ACP mode) instead of the disk; None = the disk."""
     secret_values: frozenset[str] = frozenset()
     """The session's known keys: shell commands run without any variable holding one."""
+    sandbox: ShellSandbox | None = None
+    """Where shell commands run (None: directly, as pi)."""
 
 
 class Tool(Protocol):
@@ -105,4 +124,4 @@ class FunctionTool:
         return self.run(call_id, args, ctx)
 
 
-__all__ = ["FileAccess", "FunctionTool", "Path", "Tool", "ToolContext", "ToolResult", "ToolUpdate", "text_result"]
+__all__ = ["FileAccess", "FunctionTool", "Path", "ShellSandbox", "Tool", "ToolContext", "ToolResult", "ToolUpdate", "WrappedCommand", "text_result"]

@@ -23,7 +23,7 @@ import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol, cast, runtime_checkable
+from typing import Any, Literal, Protocol, cast, runtime_checkable
 
 from pi_tui.core.errors import ExtensionError
 from pi_tui.core.messages import JsonValue
@@ -31,9 +31,6 @@ from pi_tui.core.provider import ModelInfo
 from pi_tui.core.tool import FunctionTool, Tool, ToolContext, ToolResult, text_result
 from pi_tui.extensions.command_check import command_problem
 from pi_tui.extensions.ui import ExtensionUIContext, NotifyLevel
-
-if TYPE_CHECKING:
-    from pi_tui.extensions.runner import ExtensionRunner
 
 KNOWN_EVENTS = frozenset({
     "session_start", "session_shutdown", "resources_discover", "session_before_switch",
@@ -279,10 +276,24 @@ def _wrap_execute(
     return run
 
 
+class RunnerPort(Protocol):
+    """What ``ExtensionAPI`` needs of the runner that loaded it (``ExtensionRunner`` is one):
+    defined here, below the runner, so the API never imports the runner back."""
+
+    @property
+    def host(self) -> ExtensionHost | None: ...
+
+    def notify(self, message: str, level: NotifyLevel = "info") -> None: ...
+
+    def report(self, extension_path: Path | str, event: str, error: str) -> None: ...
+
+    def commands(self) -> list[RegisteredCommand]: ...
+
+
 class ExtensionAPI:
     """``pi`` as an extension's ``register(pi)`` receives it (one instance per extension)."""
 
-    def __init__(self, extension: Extension, runner: ExtensionRunner) -> None:
+    def __init__(self, extension: Extension, runner: RunnerPort) -> None:
         self._extension = extension
         self._runner = runner
 

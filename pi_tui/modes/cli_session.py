@@ -47,6 +47,7 @@ def session_from_args(args: argparse.Namespace, *, cwd: Path | None = None, **ov
         "load_extensions": not getattr(args, "no_extensions", False),
         "extension_paths": tuple(getattr(args, "extensions", None) or ()),
         "trust_project": True if getattr(args, "trust_project", False) else None,
+        "permissions": permission_options(args),
         "mcp_config": tuple(getattr(args, "mcp_config", None) or ()),
     }
     if getattr(args, "fork", None):
@@ -55,7 +56,7 @@ def session_from_args(args: argparse.Namespace, *, cwd: Path | None = None, **ov
         apply_project_trust(cwd, agent_dir(), settings, True if getattr(args, "trust_project", False) else None)
         options["session_manager"] = fork_session_arg(args.fork, cwd, settings, getattr(args, "session_dir", None))
     options.update(overrides)
-    session = create_agent_session(**options)  # type: ignore[arg-type]
+    session = create_agent_session(**options)
     _say_if_the_cwd_is_gone(session, cwd)
     unknown = [name for name in active or [] if name not in session.get_all_tools()]
     if unknown:
@@ -65,6 +66,18 @@ def session_from_args(args: argparse.Namespace, *, cwd: Path | None = None, **ov
         builtin = {"read", "bash", "edit", "write", "grep", "find", "ls"}
         session.set_active_tools([n for n in session.get_active_tools() if n not in builtin])
     return session
+
+
+def permission_options(args: argparse.Namespace, *, ask: bool = False, ask_timeout_s: float | None = None,
+                       headless_reason: str = "print mode: nobody is there to answer") -> Any:
+    """``--permission-mode`` / ``--yolo``, and whether questions go to the session's dialogs
+    (``ask``: TUI, RPC) or are denials (print/JSON)."""
+    from pi_tui.permissions.setup import PermissionOptions
+
+    yolo = bool(getattr(args, "yolo", False))
+    return PermissionOptions(mode="bypassPermissions" if yolo else getattr(args, "permission_mode", None),
+                             mode_source="--yolo" if yolo else "--permission-mode", ask_through_session=ask,
+                             ask_timeout_s=ask_timeout_s, headless_reason=headless_reason)
 
 
 def _say_if_the_cwd_is_gone(session: AgentSession, cwd: Path) -> None:

@@ -1,4 +1,4 @@
-"""``pi-tui sessions | tree | context``: see what is stored and what the model would receive.
+"""``pi-tui sessions | tree | context | checkpoints``: see what is stored and what the model would receive.
 
 These commands only read: files are never locked, migrated on disk or rewritten, so they are safe
 to run on a session another pi-tui (or pi) is using. Problems are one line on stderr naming the
@@ -42,6 +42,10 @@ def run_inspect(args: argparse.Namespace) -> int:
             lines = _sessions(args)
         elif args.command == "tree":
             lines = _tree(Path(args.file))
+        elif args.command == "checkpoints":
+            from pi_tui.modes.inspect_checkpoints import checkpoint_lines
+
+            lines = checkpoint_lines(_load(Path(args.file)), as_json=args.json)
         else:
             lines = _context(Path(args.file), args.leaf, as_json=args.json)
         _emit(lines)

@@ -84,6 +84,7 @@ async def _run(args: argparse.Namespace, shutdown: SignalShutdown | None = None)
         from pi_tui.modes.json_mode import attach_json_output
 
         attach_json_output(session, on_closed=None if shutdown is None else lambda: shutdown.trigger(signal.SIGPIPE))
+        session.subscribe(say_denial)
     else:
         session.subscribe(say_on_stderr)
     if shutdown is not None:
@@ -119,12 +120,25 @@ def show_diagnostics(session: object, *, json_mode: bool) -> None:
             session.emit({"type": "notify", "message": message, "level": "info"})  # type: ignore[attr-defined]
 
 
+def say_denial(event: dict[str, object]) -> None:
+    """A denied tool call, one line on stderr (print and JSON mode: nobody could be asked)."""
+    if event.get("type") != "permission_denied":
+        return
+    from pi_tui.core.terminal_text import printable
+
+    line = f"permission denied ({event.get('mode')} mode): {event.get('summary')}: {event.get('reason')}"
+    print("pi-tui: " + printable(" ".join(line.split())), file=sys.stderr, flush=True)
+
+
 def say_on_stderr(event: dict[str, object]) -> None:
     """Text mode: what happened on the way to the answer (JSON mode prints these as events),
     one line each on stderr, since stdout carries only the answer: each automatic retry, and an
     automatic compaction that failed. Notices (``/template``'s list, an extension's
     ``ctx.ui.notify``) are printed as they are, lines kept."""
     kind = event.get("type")
+    if kind == "permission_denied":
+        say_denial(event)
+        return
     if kind == "notify":
         print(event.get("message", ""), file=sys.stderr, flush=True)
         return

@@ -98,6 +98,10 @@ class AgentSession:
     _system_prompt_builder: Forwarded[PromptBuilder | None] = Forwarded("_system_prompt", "builder")
     _listeners: Forwarded[list[Listener]] = Forwarded("_events", "listeners")
     mcp: Any = None
+    checkpoints: Any = None
+    """``pi_tui.checkpoints.Checkpoints`` (files follow the session tree) the SDK attached, or None."""
+    last_restore: dict[str, Any] | None = None
+    """What the last ``fork(restore_files=True)`` did to the files (None: cancelled)."""
     """The MCP servers' manager (``pi_tui.mcp.manager.McpManager``) the SDK attached, or None."""
 
     def __init__(
@@ -130,6 +134,8 @@ class AgentSession:
         self.extensions = extensions
         self.hooks = SessionHooks()
         """Extension points for the collaborators ``sdk.py`` attaches (``hooks.py``)."""
+        self.permissions: Any = None
+        """The permission gate (``permissions.gate.PermissionGate``) the SDK attached, or None (as pi)."""
         self.todos: Any = None
         """The ``todo`` tool's tracker (``subagents.todo_tracker.TodoTracker``) when the tool exists."""
         self.extension_ui: ExtensionUI | None = None
@@ -317,8 +323,16 @@ class AgentSession:
 
     async def navigate_tree(
         self, target_id: str, *, summarize: bool = False, custom_instructions: str | None = None,
-        replace_instructions: bool = False, label: str | None = None,
+        replace_instructions: bool = False, label: str | None = None, restore_files: bool = False,
     ) -> Any:
+        """Move the leaf (§3); with ``restore_files`` the files follow (docs/checkpoints.md) and the
+        result's ``files`` says what changed."""
+        if restore_files:
+            from pi_tui.session.checkpoint_hooks import navigate_restoring
+
+            return await navigate_restoring(self, self.navigate_tree, target_id, summarize=summarize,
+                                            custom_instructions=custom_instructions,
+                                            replace_instructions=replace_instructions, label=label)
         return await self._replacer.navigate_tree(target_id, summarize=summarize, custom_instructions=custom_instructions,
                                                   replace_instructions=replace_instructions, label=label)
 
@@ -378,9 +392,15 @@ class AgentSession:
         """``/resume``; False when an extension cancelled it (``session_before_switch``)."""
         return await self._replacer.switch_session(path)
 
-    async def fork(self, entry_id: str, position: str = "before") -> str | None:
+    async def fork(self, entry_id: str, position: str = "before", *, restore_files: bool = False) -> str | None:
         """``/fork``: the selected text, or None (also when ``session_before_fork`` cancelled it;
-        then ``replacement_cancelled`` is True). Only ``cancel`` is honoured (§13.1)."""
+        then ``replacement_cancelled`` is True). Only ``cancel`` is honoured (§13.1). With
+        ``restore_files`` the files follow; what changed is then ``last_restore``."""
+        if restore_files:
+            from pi_tui.session.checkpoint_hooks import fork_restoring
+
+            chosen, self.last_restore = await fork_restoring(self, self.fork, entry_id, position)
+            return chosen
         return await self._replacer.fork(entry_id, position)
 
     # ------------------------------------------------------------------ for extensions
@@ -425,7 +445,13 @@ class AgentSession:
     # ------------------------------------------------------------------ user bash
 
     async def run_user_bash(self, command: str, *, exclude_from_context: bool = False) -> BashExecutionMessage:
-        return await self._user_bash.run(command, exclude_from_context=exclude_from_context)
+        if self.checkpoints is None:
+            return await self._user_bash.run(command, exclude_from_context=exclude_from_context)
+        await self.checkpoints.before_change()  # a !cmd can change files
+        message = await self._user_bash.run(command, exclude_from_context=exclude_from_context)
+        if not self.is_streaming:  # recorded now: the snapshot is bound to its entry (in a run: at the turn's end)
+            await self.checkpoints.after_change("bash")
+        return message
 
     def abort_user_bash(self) -> None:
         self._user_bash.abort()

@@ -32,6 +32,8 @@ class NavigateResult:
     aborted: bool = False
     editor_text: str | None = None
     summary_entry: dict[str, Any] | None = None
+    files: dict[str, Any] | None = None
+    """With ``restore_files``: what the restore changed (``checkpoints.RestorePlan.preview``)."""
 
 
 def _branch_reserve(settings: Any) -> int:

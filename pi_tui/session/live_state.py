@@ -44,6 +44,8 @@ class LiveState:
     last_request: CompletionRequest | None = None
     file_access: Any = None
     """``core.tool.FileAccess`` the file tools use instead of the disk (ACP: the editor's buffers)."""
+    sandbox: Any = None
+    """``core.tool.ShellSandbox`` where bash and ``!cmd`` run (the permission gate's bwrap); None: directly."""
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     """Held while the agent runs (retries included) and by every compaction, branch summary and
     session replacement, so none of them overlaps another."""

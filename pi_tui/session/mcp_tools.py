@@ -42,3 +42,10 @@ async def freeze_mcp_tools(session: Any, manager: Any) -> None:
         session.notify(message, "warning")
     if tools:
         session.add_tools(tools)
+
+
+async def close_mcp(session: Any) -> None:
+    """Stop the session's servers (each bounded: the SDK closes stdin, then terminates, then kills)."""
+    manager = getattr(session, "mcp", None)
+    if manager is not None:
+        await manager.close()

@@ -87,7 +87,7 @@ def restore_model_and_thinking(
     ):
         manager.append_model_change(chosen.provider, chosen.id)
 
-    has_level_entry = any(e.get("type") == "thinking_level_change" for e in manager.get_branch())
+    has_level_entry = manager.latest_on_branch("thinking_level_change") is not None
     restored_level = context.thinking_level if has_level_entry else None
     level = clamp_thinking_level(thinking_level or restored_level or default_thinking_level, chosen)
     if not has_level_entry or level != restored_level:

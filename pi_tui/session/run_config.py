@@ -187,4 +187,5 @@ class RunConfig:
             model_supports_images=model.supports_images if model is not None else True,
             files=state.file_access,
             secret_values=state.redactor.values,
+            sandbox=state.sandbox,
         )

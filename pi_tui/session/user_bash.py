@@ -75,7 +75,7 @@ class UserBash:
         return await run_user_bash(command, cwd=state.cwd, settings=state.settings,
                                    artifact_dir=state.saved_artifact_dir(), abort=self._abort,
                                    exclude_from_context=exclude, executor=executor,
-                                   secret_values=state.redactor.values)
+                                   secret_values=state.redactor.values, sandbox=state.sandbox)
 
 
 def _from_result(command: str, result: dict[str, Any], exclude: bool) -> BashExecutionMessage:

@@ -82,6 +82,19 @@ BASH_PARAMETERS: dict[str, JsonValue] = {
 }
 
 
+ESCALATION_PARAMETERS: dict[str, JsonValue] = {
+    "escalate": {"type": "boolean", "description": "Run outside the sandbox (the user is asked every time); "
+                 "only when the sandbox blocked something the task needs"},
+    "justification": {"type": "string", "description": "With escalate: why the command must leave the sandbox, "
+                      "shown to the user"},
+}
+
+ESCALATING_BASH_PARAMETERS: dict[str, JsonValue] = {
+    **BASH_PARAMETERS,
+    "properties": {**BASH_PARAMETERS["properties"], **ESCALATION_PARAMETERS},
+}
+
+
 class BashTool:
     name = "bash"
     label = "bash"
@@ -126,7 +139,7 @@ class BashTool:
         try:
             outcome = await run_shell(
                 command, cwd=ctx.cwd, settings=ctx.settings, on_output=on_output, timeout_seconds=timeout,
-                secret_values=ctx.secret_values,
+                secret_values=ctx.secret_values, sandbox=ctx.sandbox, call_id=call_id,
             )
         except asyncio.CancelledError:
             acc.finish()
@@ -151,3 +164,13 @@ class BashTool:
         if code is not None and code < 0:
             raise ToolError(f"{shown}\n\nCommand was killed by {_signal_name(-code)}")
         return ToolResult(content=[{"type": "text", "text": shown}], details=_details(acc, truncation))
+
+
+class EscalatingBashTool(BashTool):
+    """bash when it runs in a sandbox: the model may ask to leave it (``escalate`` + ``justification``)."""
+
+    parameters: dict[str, JsonValue] = ESCALATING_BASH_PARAMETERS
+    description = BashTool.description + (
+        " Commands run in a sandbox: the project is writable, the rest of the system read-only, "
+        "credentials hidden. If the sandbox blocks what the task needs, ask with escalate: true and a "
+        "justification.")

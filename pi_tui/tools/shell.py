@@ -25,6 +25,7 @@ from typing import Any
 from pi_tui.core.errors import ToolError
 from pi_tui.core.messages import JsonValue
 from pi_tui.core.redact import is_secret_name
+from pi_tui.core.tool import ShellSandbox
 from pi_tui.tools.group_reaper import group_ended, group_started, start_reaper
 
 _PIPE_SIZE_BYTES = 1 << 20
@@ -166,24 +167,29 @@ async def run_shell(
     timeout_seconds: float | None = None,
     abort: asyncio.Event | None = None,
     secret_values: Collection[str] = (),
+    sandbox: ShellSandbox | None = None,
+    call_id: str | None = None,
 ) -> ShellOutcome:
     """Run ``command`` and feed every output chunk to ``on_output``, in arrival order.
 
     The command's environment is ``shell_env`` (no secrets, ``secret_values`` included).
     Timeout kills the group and reports ``timed_out``; ``abort`` being set kills it and returns
     ``exit_code=None``; cancellation of the calling task kills it and re-raises. An exception
-    raised by ``on_output`` stops the command and is re-raised.
+    raised by ``on_output`` stops the command and is re-raised. With a ``sandbox`` the shell
+    starts inside it (bwrap) unless it answers None for this ``call_id``.
     """
     _require_cwd(cwd)
     shell = resolve_shell(settings)
     start_reaper()
     loop = asyncio.get_running_loop()
+    argv = [shell, "-c", with_prefix(command, settings)]
+    wrapped = sandbox.wrap(argv, cwd, call_id) if sandbox is not None else None
     spawn = asyncio.ensure_future(loop.subprocess_exec(
         lambda: _ShellProtocol(on_output, loop),
-        shell, "-c", with_prefix(command, settings),
+        *(wrapped.argv if wrapped is not None else argv),
         cwd=cwd, env=shell_env(settings, secret_values=secret_values), stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-        start_new_session=True,
+        start_new_session=True, pass_fds=wrapped.pass_fds if wrapped is not None else (),
     ))
     try:
         transport, protocol = await asyncio.shield(spawn)
@@ -192,6 +198,12 @@ async def run_shell(
         raise
     except OSError as error:
         raise ToolError(f"Failed to start shell {shell}: {error.strerror or error} (command: {command})") from None
+    finally:
+        if wrapped is not None:
+            if spawn.done() or spawn.cancelled():
+                wrapped.close()
+            else:  # cancelled while starting: close once the start is over
+                spawn.add_done_callback(lambda _done: wrapped.close())
     pid = transport.get_pid()
     _RUNNING_GROUPS.add(pid)  # start_new_session: the shell's pid is its group id
     group_started(pid)  # killed even if pi-tui is (SIGKILL, OOM): tools/group_reaper.py

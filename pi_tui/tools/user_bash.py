@@ -16,6 +16,7 @@ from typing import Any, cast
 
 from pi_tui.core.messages import BashExecutionMessage, JsonValue, now_ms
 from pi_tui.core.terminal_text import printable
+from pi_tui.core.tool import ShellSandbox
 from pi_tui.tools.common import output_dir
 from pi_tui.tools.output import OutputAccumulator
 from pi_tui.tools.shell import run_shell
@@ -36,6 +37,7 @@ async def run_user_bash(
     exclude_from_context: bool = False,
     executor: ShellExecutor | None = None,
     secret_values: Collection[str] = (),
+    sandbox: ShellSandbox | None = None,
 ) -> BashExecutionMessage:
     """Run ``command`` for the user and return the ``bashExecution`` message (pi's fields:
     output, exitCode, cancelled, truncated, fullOutputPath when the output was saved).
@@ -59,7 +61,8 @@ async def run_user_bash(
     try:
         if executor is None:
             exit_code = (await run_shell(command, cwd=cwd, settings=settings_dict, on_output=on_output,
-                                         abort=abort, secret_values=secret_values)).exit_code
+                                         abort=abort, secret_values=secret_values,
+                                         sandbox=sandbox)).exit_code
             cancelled = exit_code is None
         else:
             exit_code = await executor(command, cwd, on_output, abort)

@@ -96,14 +96,15 @@ def test_racing_processes_never_share_a_new_session_file(fault: FaultRecord, tmp
 def test_a_new_session_never_writes_into_a_file_that_appeared_at_its_path(tmp_path: Path) -> None:
     """A generated name cannot collide in practice; if the file is there anyway (a copy, another
     tool), the first write refuses it rather than append a second session to it."""
+    # The first write is the first user message (a prompt is never lost: it reaches the disk before
+    # the first request), so the stranger's file appears before it.
     manager = SessionManager.create(tmp_path, tmp_path / "sessions")
-    manager.append_message({"role": "user", "content": "q", "timestamp": 1})
     path = manager.session_file
     assert path is not None
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("someone else's\n")
     with pytest.raises(FileExistsError):
-        manager.append_message(_assistant("a"))  # type: ignore[arg-type]
+        manager.append_message({"role": "user", "content": "q", "timestamp": 1})
     manager.close()
     assert path.read_text() == "someone else's\n"
-    assert len(manager.get_entries()) == 2  # kept in memory (reported as a failed save by the session)
+    assert len(manager.get_entries()) == 1  # kept in memory (reported as a failed save by the session)

@@ -6,8 +6,8 @@ test reads its events as they come and sends SIGKILL after a randomly chosen eve
 few milliseconds), so kills land while streaming, while a tool runs, while compacting and while
 entries are appended. Then:
 
-* every ``message_end`` the process announced (once the session had an assistant reply, which is
-  when pi's deferred persistence starts writing) is in the file, exactly as announced, and every
+* every ``message_end`` the process announced (once the session had an assistant reply; the
+  first prompt alone has its own test below) is in the file, exactly as announced, and every
   ``compaction_end`` with a result has its compaction entry: data lost must be 0;
 * the file loads with at most one problem, a torn last line, reported as such;
 * pi-tui resumes the file (``--session``), answers, and the file then loads cleanly apart from that

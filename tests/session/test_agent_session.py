@@ -135,7 +135,7 @@ async def test_user_bash_is_recorded_and_held_back_while_streaming(make_session)
     import asyncio
 
     session, provider, _ = make_session([
-        {"text": "slow streaming answer", "chunk_size": 2, "chunk_delay_ms": 10},
+        {"text": "slow streaming answer", "chunk_size": 2, "chunk_delay_ms": 40},
         {"text": "saw it"},
     ])
     run = asyncio.ensure_future(session.prompt("first"))

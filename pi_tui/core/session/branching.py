@@ -1,28 +1,29 @@
 """Replacing a session with a copy of part of it: branched sessions, ``/fork`` and ``--fork``
-(pi-behaviour.md §1.6, §13.1).
+(pi-behaviour.md §1.6, §13.1) — the planning half.
 
-These work on a ``SessionManager``'s state (this module is its friend, not a public API of its
-own). Writing follows deferred persistence with the per-entry bookkeeping of ``persistence.py``,
-so a branched session that gets its first message later is written exactly once, header
-included (pi's duplicate-header bug, §12 item 11, cannot happen).
+These functions decide *what* the new session holds (which entries, which fresh label entries,
+where a fork starts); ``SessionManager`` installs the result and writes it. They see entries and
+labels, never the manager, so the manager imports them and nothing here imports it back.
+Writing follows deferred persistence with the per-entry bookkeeping of ``persistence.py``, so a
+branched session that gets its first message later is written exactly once, header included
+(pi's duplicate-header bug, §12 item 11, cannot happen).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from pi_tui.core.errors import EntryNotFoundError, SessionError, SessionFormatError
 from pi_tui.core.messages import text_of
 from pi_tui.core.session import entries as E
 from pi_tui.core.session.entries import Entry
-from pi_tui.core.session.ids import new_entry_id, session_file_name, uuid7
+from pi_tui.core.session.ids import new_entry_id
 from pi_tui.core.session.jsonl import read_session_file
-from pi_tui.core.session.loading import checked_session
-
-if TYPE_CHECKING:
-    from pi_tui.core.session.manager import SessionManager
+from pi_tui.core.session.loading import CheckedSession, checked_session
+from pi_tui.core.session.tree import LabelState
 
 ForkPosition = Literal["before", "at"]
 
@@ -34,35 +35,33 @@ class ForkResult:
     session_file: Path | None
 
 
-def create_branched_session(manager: SessionManager, leaf_id: str) -> Path | None:
-    """A new session holding root → ``leaf_id`` without label entries, then one fresh ``label``
-    entry per label held on that path (with the original label timestamp, as pi 0.73.1).
+@dataclass(frozen=True, slots=True)
+class ForkPlan:
+    """Where a ``/fork`` starts: ``branch_from`` (copy root → it) or, when None, an empty session."""
 
-    Returns the new file (None for in-memory sessions). Written now if the path has a user or
-    assistant message; otherwise with the first one, as any new session.
-    """
-    path = manager.get_branch(leaf_id)
+    selected_text: str | None
+    branch_from: str | None
+
+
+def branched_entries(path: list[Entry], labels: LabelState) -> list[Entry]:
+    """What a session branched at the end of ``path`` holds: the path without label entries,
+    then one fresh ``label`` entry per label held on that path (with the original label
+    timestamp, as pi 0.73.1)."""
     if not path:
-        raise EntryNotFoundError(leaf_id)
+        raise EntryNotFoundError("(empty path)")
     kept = _without_labels(path)
     ids = {entry["id"] for entry in kept}
     label_entries: list[Entry] = []
     parent_id = kept[-1]["id"] if kept else None
-    for target_id, label in manager._labels.labels.items():
+    for target_id, label in labels.labels.items():
         if target_id not in ids:
             continue
         entry_id = new_entry_id(ids)
         ids.add(entry_id)
-        timestamp = manager._labels.timestamps.get(target_id) or E.iso_now()
+        timestamp = labels.timestamps.get(target_id) or E.iso_now()
         label_entries.append(E.make_label_entry(entry_id, parent_id, timestamp, target_id, label))
         parent_id = entry_id
-
-    old_file = manager.session_file
-    header = E.make_header(uuid7(), E.iso_now(), str(manager.cwd), str(old_file) if old_file else None)
-    manager._replace_file(manager._new_file_path(header))
-    manager._install(header, kept + label_entries)
-    manager._persistence.flush(manager._header, manager._entries)
-    return manager.session_file
+    return kept + label_entries
 
 
 def _without_labels(path: list[Entry]) -> list[Entry]:
@@ -88,39 +87,30 @@ def _without_labels(path: list[Entry]) -> list[Entry]:
     return kept
 
 
-def fork(manager: SessionManager, entry_id: str, position: ForkPosition) -> ForkResult:
+def fork_plan(entry_id: str, position: ForkPosition, get_entry: Callable[[str], Entry | None]) -> ForkPlan:
     """``before`` (default): fork from a user message, which goes back to the editor; the new
     session ends at its parent (an empty session if it has none). ``at``: copy root → entry."""
-    entry = manager.get_entry(entry_id)
+    entry = get_entry(entry_id)
     if position == "at":
         if entry is None:
             raise EntryNotFoundError(entry_id)
-        return ForkResult(None, create_branched_session(manager, entry_id))
+        return ForkPlan(None, entry_id)
     message = entry.get("message") if entry is not None else None
     if entry is None or entry.get("type") != "message" or not isinstance(message, dict) or message.get("role") != "user":
         raise SessionError("Invalid entry ID for forking")
     selected = text_of(message.get("content", ""))
     parent_id = entry.get("parentId")
-    if isinstance(parent_id, str) and manager.get_entry(parent_id) is not None:
-        return ForkResult(selected, create_branched_session(manager, parent_id))
-    old_file = manager.session_file
-    manager.new_session(parent_session=str(old_file) if old_file else None)
-    return ForkResult(selected, manager.session_file)
+    if isinstance(parent_id, str) and get_entry(parent_id) is not None:
+        return ForkPlan(selected, parent_id)
+    return ForkPlan(selected, None)
 
 
-def fork_from(cls: type[SessionManager], source: Path, target_cwd: Path, session_dir: Path) -> SessionManager:
-    """``--fork``: every entry of ``source`` in a new session of ``target_cwd``, written now."""
+def read_fork_source(source: Path) -> CheckedSession:
+    """``--fork``: every entry of ``source``, checked, or a clear error naming the file."""
     try:
         parsed = read_session_file(source)
     except OSError:
         parsed = None
     if parsed is None or not parsed.valid:
         raise SessionFormatError(f"Cannot fork: source session file is empty or invalid: {source}")
-    checked = checked_session(parsed)
-    header = E.make_header(uuid7(), E.iso_now(), str(target_cwd), str(source))
-    manager = cls(cwd=target_cwd, session_dir=session_dir, session_file=None)
-    manager.load_warnings = checked.warnings
-    manager._replace_file(session_dir / session_file_name(str(header["timestamp"]), str(header["id"])))
-    manager._install(header, checked.entries)
-    manager._persistence.rewrite(manager._header, manager._entries)
-    return manager
+    return checked_session(parsed)

@@ -2,8 +2,9 @@
 
 Construction reads and migrates the file, takes the OS lock, and keeps a backup of anything it
 must rewrite. Appends make a child of the leaf and move the leaf to it; they are written as soon
-as the session has a user message (deferred persistence; pi waits for the assistant's). Replacing the session (new,
-branched, fork) lives in ``branching.py`` and works on the same state.
+as the session has a user message (deferred persistence; pi waits for the assistant's). Replacing
+the session (new, branched, fork) is planned in ``branching.py`` (pure: entries in, entries out)
+and installed here.
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ from pi_tui.core.session import entries as E
 from pi_tui.core.session.branching import (
     ForkPosition,
     ForkResult,
-    create_branched_session,
-    fork,
-    fork_from,
+    branched_entries,
+    fork_plan,
+    read_fork_source,
 )
 from pi_tui.core.session.entries import Entry
 from pi_tui.core.session.ids import artifact_dir_for, new_entry_id, session_file_name, uuid7
@@ -34,7 +35,14 @@ from pi_tui.core.session.projection import (
     SessionContext,
     build_session_context,
 )
-from pi_tui.core.session.tree import LabelState, TreeNode, build_tree, children_of, path_to
+from pi_tui.core.session.tree import (
+    LabelState,
+    TreeNode,
+    build_tree,
+    children_of,
+    latest_on_path,
+    path_to,
+)
 
 
 class SessionManager:
@@ -103,7 +111,14 @@ class SessionManager:
     @classmethod
     def fork_from(cls, source: Path, target_cwd: Path, session_dir: Path) -> SessionManager:
         """Copy another session into a new file under ``session_dir`` (``--fork``), written now."""
-        return fork_from(cls, source, target_cwd, session_dir)
+        checked = read_fork_source(source)
+        header = E.make_header(uuid7(), E.iso_now(), str(target_cwd), str(source))
+        manager = cls(cwd=target_cwd, session_dir=session_dir, session_file=None)
+        manager.load_warnings = checked.warnings
+        manager._replace_file(session_dir / session_file_name(str(header["timestamp"]), str(header["id"])))
+        manager._install(header, checked.entries)
+        manager._persistence.rewrite(manager._header, manager._entries)
+        return manager
 
     # ----------------------------------------------------------------- state
 
@@ -297,6 +312,10 @@ class SessionManager:
         """Root → ``from_id`` (default: the leaf); ``[]`` for an unknown id or a null leaf."""
         return path_to(self._by_id, from_id if from_id is not None else self._leaf_id)
 
+    def latest_on_branch(self, entry_type: str) -> Entry | None:
+        """The entry of ``entry_type`` nearest the leaf on the current branch, if any."""
+        return latest_on_path(self._by_id, self._leaf_id, entry_type)
+
     def get_tree(self) -> list[TreeNode]:
         return build_tree(self._entries, self._labels)
 
@@ -327,12 +346,30 @@ class SessionManager:
         self._replace_file(self._new_file_path(self._header))
 
     def create_branched_session(self, leaf_id: str) -> Path | None:
-        """Copy root → ``leaf_id`` into a new session file (labels re-created); see branching.py."""
-        return create_branched_session(self, leaf_id)
+        """Copy root → ``leaf_id`` into a new session file (labels re-created; branching.py).
+
+        Returns the new file (None for in-memory sessions). Written now if the path has a user or
+        assistant message; otherwise with the first one, as any new session.
+        """
+        path = self.get_branch(leaf_id)
+        if not path:
+            raise EntryNotFoundError(leaf_id)
+        entries = branched_entries(path, self._labels)
+        old_file = self.session_file
+        header = E.make_header(uuid7(), E.iso_now(), str(self.cwd), str(old_file) if old_file else None)
+        self._replace_file(self._new_file_path(header))
+        self._install(header, entries)
+        self._persistence.flush(self._header, self._entries)
+        return self.session_file
 
     def fork(self, entry_id: str, position: ForkPosition = "before") -> ForkResult:
         """``/fork`` (§13.1): ``before`` a user message (default) or ``at`` any entry."""
-        return fork(self, entry_id, position)
+        plan = fork_plan(entry_id, position, self.get_entry)
+        if plan.branch_from is not None:
+            return ForkResult(plan.selected_text, self.create_branched_session(plan.branch_from))
+        old_file = self.session_file
+        self.new_session(parent_session=str(old_file) if old_file else None)
+        return ForkResult(plan.selected_text, self.session_file)
 
     # ----------------------------------------------------------------- lifetime
 

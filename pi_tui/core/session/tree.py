@@ -42,6 +42,23 @@ def path_to(by_id: dict[str, Entry], leaf_id: str | None) -> list[Entry]:
     return path
 
 
+def latest_on_path(by_id: dict[str, Entry], leaf_id: str | None, entry_type: str) -> Entry | None:
+    """The entry of ``entry_type`` nearest the leaf on its path, walking up only as far as it
+    (``path_to`` builds the whole path: 100,000 entries to learn the last thinking level)."""
+    seen: set[str] = set()
+    current = by_id.get(leaf_id) if leaf_id is not None else None
+    while current is not None:
+        if current.get("type") == entry_type:
+            return current
+        entry_id = current["id"]
+        if entry_id in seen:
+            return None
+        seen.add(entry_id)
+        parent = current.get("parentId")
+        current = by_id.get(parent) if isinstance(parent, str) else None
+    return None
+
+
 @dataclass(slots=True)
 class LabelState:
     labels: dict[str, str] = field(default_factory=dict)

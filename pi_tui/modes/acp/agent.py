@@ -51,11 +51,17 @@ def _cwd(params: dict[str, Any], method: str) -> Path:
     return path
 
 
-def _mcp_names(params: dict[str, Any], method: str) -> list[str]:
+def _mcp_servers(params: dict[str, Any], method: str) -> tuple[list[Any], list[str]]:
+    """The editor's MCP servers (``pi_tui/mcp``; stdio, http, sse) and what was wrong with any."""
     servers = params.get("mcpServers", [])
     if not isinstance(servers, list):
         raise invalid_params(f"{method}: mcpServers must be a list")
-    return [str(s.get("name", "?")) if isinstance(s, dict) else "?" for s in servers]
+    if not servers:
+        return [], []
+    from pi_tui.mcp.config import editor_servers
+
+    notes: list[str] = []
+    return editor_servers(servers, notes), notes
 
 
 class AcpAgent:
@@ -93,7 +99,7 @@ class AcpAgent:
             "agentCapabilities": {
                 "loadSession": True,
                 "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
-                "mcpCapabilities": {"http": False, "sse": False},
+                "mcpCapabilities": {"http": True, "sse": True},
                 "sessionCapabilities": {"list": {}},
             },
             "agentInfo": {"name": "pi-tui", "title": "pi-tui", "version": __version__},
@@ -136,9 +142,9 @@ class AcpAgent:
     async def new_session(self, params: dict[str, Any]) -> dict[str, Any]:
         self._require_initialized("session/new")
         cwd = _cwd(params, "session/new")
-        mcp = _mcp_names(params, "session/new")
-        acp_session = await self._open(cwd, None)
-        notes = acp_session.startup_notes() + _mcp_note(mcp)
+        mcp, mcp_notes = _mcp_servers(params, "session/new")
+        acp_session = await self._open(cwd, None, mcp)
+        notes = acp_session.startup_notes() + mcp_notes
         asyncio.get_running_loop().call_soon(acp_session.announce, notes)  # after the answer
         return {"sessionId": acp_session.id}
 
@@ -146,17 +152,17 @@ class AcpAgent:
         self._require_initialized("session/load")
         session_id = _str(params, "sessionId", "session/load")
         cwd = _cwd(params, "session/load")
-        mcp = _mcp_names(params, "session/load")
+        mcp, mcp_notes = _mcp_servers(params, "session/load")
         existing = self.sessions.pop(session_id, None)
         if existing is not None:  # loaded again: start over from the file
             await existing.close()
         path = self._session_path(session_id, cwd)
-        acp_session = await self._open(cwd, path)
+        acp_session = await self._open(cwd, path, mcp)
         manager = acp_session.session.session_manager
         for update in replay_updates(list(manager.get_branch()), cwd):
             acp_session.send(update)
         notes = [f"{w} ({manager.session_file})" for w in getattr(manager, "load_warnings", [])]
-        notes = acp_session.startup_notes() + notes + _mcp_note(mcp)
+        notes = acp_session.startup_notes() + notes + mcp_notes
         asyncio.get_running_loop().call_soon(acp_session.announce, notes)
         return {}
 
@@ -179,11 +185,15 @@ class AcpAgent:
                            {"uri": session_id, "details": f"No session with id {session_id} in {directory}"})
         return path
 
-    async def _open(self, cwd: Path, path: Path | None) -> AcpSession:
+    async def _open(self, cwd: Path, path: Path | None, mcp_servers: list[Any]) -> AcpSession:
         from pi_tui.core.session.manager import SessionManager
-        from pi_tui.modes.cli_session import session_from_args
+        from pi_tui.modes.cli_session import permission_options, session_from_args
+        from pi_tui.permissions.ask import defer_to_client
 
-        overrides: dict[str, Any] = {"session": None, "continue_session": False}
+        permissions = permission_options(self.args, headless_reason="ACP")
+        permissions.asker = defer_to_client
+        overrides: dict[str, Any] = {"session": None, "continue_session": False, "mcp_servers": mcp_servers,
+                                     "permissions": permissions}
         try:
             if path is not None:
                 overrides["session_manager"] = SessionManager.open(path, cwd=cwd)
@@ -259,8 +269,3 @@ def _agent_dir() -> Path:
     return agent_dir()
 
 
-def _mcp_note(names: list[str]) -> list[str]:
-    if not names:
-        return []
-    return [f"MCP servers are not supported by pi-tui (pi has none by design); not started: {', '.join(names)}. "
-            "pi-tui's own tools and extensions are available."]

@@ -187,6 +187,9 @@ class AcpSession:
         if self.running:
             with contextlib.suppress(TimeoutError):
                 await self.abort()
+        from pi_tui.session.mcp_tools import close_mcp
+
+        await close_mcp(self.session)
         runner = self.session.extensions
         if runner is not None and runner.has_handlers("session_shutdown"):
             await runner.emit("session_shutdown", {"reason": "quit"})

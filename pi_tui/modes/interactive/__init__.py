@@ -39,10 +39,17 @@ def _session_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         "load_extensions": not getattr(args, "no_extensions", False),
         "extension_paths": list(getattr(args, "extensions", []) or []),
         "trust_project": True if getattr(args, "trust_project", False) else None,
+        "permissions": _permission_options(args),
     }
     if tools_allow is not None:
         kwargs["active_tools"] = tools_allow
     return kwargs
+
+
+def _permission_options(args: argparse.Namespace) -> Any:
+    from pi_tui.modes.cli_session import permission_options
+
+    return permission_options(args, ask=True)
 
 
 def _litellm_warm_up(model: Any) -> Callable[[], object] | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -154,6 +155,10 @@ class PiApp(App[int]):
         closes meanwhile counts as "not now"."""
         answer: concurrent.futures.Future[bool] = concurrent.futures.Future()
         self.call_from_thread(self.show_project_trust, trust, answer.set_result)
+        return self._wait_for_answer(answer)
+
+    def _wait_for_answer(self, answer: concurrent.futures.Future[bool]) -> bool:
+        """Block the loading thread until the dialog answers; an app closing meanwhile is a no."""
         while True:
             try:
                 return answer.result(timeout=0.2)
@@ -177,12 +182,7 @@ class PiApp(App[int]):
             self.push_screen(ConfirmScreen(PROMPT_TITLE, detail=question), answered)
 
         self.call_from_thread(show)
-        while True:
-            try:
-                return answer.result(timeout=0.2)
-            except concurrent.futures.TimeoutError:
-                if self.exiting or not self.is_running:
-                    return False
+        return self._wait_for_answer(answer)
 
     def show_project_trust(self, trust: Any, on_answer: Callable[[bool], object]) -> None:
         """Push the trust dialog; ``on_answer(trusted)`` gets the answer (see ``screens/trust.py``)."""
@@ -228,6 +228,11 @@ class PiApp(App[int]):
         if self.bridge is not None:
             self.bridge.detach()
         await self._emit_shutdown()
+        if getattr(self.session, "mcp", None) is not None:  # bounded; what is left dies with the app's groups
+            from pi_tui.session.mcp_tools import close_mcp
+
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(close_mcp(self.session), SHUTDOWN_GRACE_SECONDS)
 
     async def _emit_shutdown(self) -> None:
         """Extensions hear ``session_shutdown{reason:"quit"}`` however the app ends (ctrl+c twice,

@@ -34,8 +34,8 @@ from pi_tui.modes.interactive.widgets.footer import StatusFooter
 if TYPE_CHECKING:
     from textual.widget import Widget
 
-    from pi_tui.modes.interactive.app import PiApp
     from pi_tui.modes.interactive.chat_events import ChatEventRenderer
+    from pi_tui.modes.interactive.screen_port import AppPort
     from pi_tui.modes.interactive.slash_runner import SlashRunner
     from pi_tui.modes.interactive.widgets.completion import CompletionItem
     from pi_tui.modes.interactive.widgets.status import WorkingStatus
@@ -60,7 +60,7 @@ class ChatScreen(KeyActionsScreen):
     # it avoids the full re-parse of every rule that a screen's own CSS_PATH costs on push.
     AUTO_FOCUS = "#editor"
 
-    def __init__(self, app: PiApp) -> None:
+    def __init__(self, app: AppPort) -> None:
         self.pi = app
         super().__init__()
         # Keys come from the keymap (defaults + keybindings.json), not from a class-level list.

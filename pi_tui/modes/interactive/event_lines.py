@@ -60,6 +60,27 @@ def _compaction_end(event: dict[str, Any]) -> EventLine:
     return EventLine("compaction ✓", " · ".join(parts), "success")
 
 
+def _checkpoint(event: dict[str, Any]) -> EventLine:
+    """A file snapshot or restore (docs/checkpoints.md)."""
+    action = str(event.get("action", ""))
+    ms = event.get("ms")
+    took = f"{ms} ms" if isinstance(ms, int) else ""
+    if action == "snapshot":
+        files = event.get("files")
+        what = f"{files} file{'s' if files != 1 else ''} changed" if isinstance(files, int) else "first snapshot"
+        skipped = event.get("skipped") or []
+        extra = f" · skipped: {', '.join(str(s) for s in skipped)}" if skipped else ""
+        return EventLine("files snapshot", " · ".join(p for p in (what, took) if p) + extra, "info")
+    if action == "restore":
+        found = event.get("counts")
+        numbers: dict[str, Any] = found if isinstance(found, dict) else {}
+        counts = ", ".join(f"{numbers.get(k, 0)} {k}" for k in ("changed", "created", "deleted"))
+        return EventLine("files restored", " · ".join(p for p in (counts, took) if p), "success")
+    if action == "skipped":
+        return EventLine("files snapshot skipped", str(event.get("message", "")), "warning")
+    return EventLine("files snapshot failed", str(event.get("message", "")), "error")
+
+
 def _subagent_end(event: dict[str, Any]) -> EventLine:
     status = str(event.get("status", ""))
     usage = event.get("usage") if isinstance(event.get("usage"), dict) else {}
@@ -121,6 +142,8 @@ def describe_event(event: dict[str, Any]) -> EventLine | None:
         return EventLine(f"thinking → {event.get('level')}")
     if kind == "session_info_changed":
         return EventLine(f"session named “{event.get('name') or ''}”")
+    if kind == "checkpoint":
+        return _checkpoint(event)
     if kind == "notify":
         level = event.get("level", "info")
         severity = level if level in ("info", "warning", "error") else "info"

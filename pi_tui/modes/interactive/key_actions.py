@@ -13,9 +13,8 @@ from textual.actions import SkipAction
 from textual.screen import Screen
 
 if TYPE_CHECKING:
-    from pi_tui.modes.interactive.app import PiApp
     from pi_tui.modes.interactive.chat_events import ChatEventRenderer
-    from pi_tui.modes.interactive.slash_runner import SlashRunner
+    from pi_tui.modes.interactive.screen_port import AppPort, SlashPort
     from pi_tui.modes.interactive.widgets.conversation import Conversation
     from pi_tui.modes.interactive.widgets.editor import PromptEditor
 
@@ -26,7 +25,7 @@ class KeyActionsScreen(Screen[None]):
     """The key half of ``ChatScreen``."""
 
     if TYPE_CHECKING:  # provided by ChatScreen
-        pi: PiApp
+        pi: AppPort
         session: Any
         held: list[str]
         _last_escape: float
@@ -40,7 +39,7 @@ class KeyActionsScreen(Screen[None]):
         @property
         def renderer(self) -> ChatEventRenderer: ...
         @property
-        def slash(self) -> SlashRunner: ...
+        def slash(self) -> SlashPort: ...
         def refresh_footer(self) -> None: ...
         def _apply_width(self, width: int) -> None: ...
 
@@ -112,6 +111,15 @@ class KeyActionsScreen(Screen[None]):
         if self.session is not None and getattr(self.session.state, "model", None) is not None:
             self.session.cycle_thinking_level()
             self.refresh_footer()
+
+    def action_cycle_permission_mode(self) -> None:
+        gate = getattr(self.session, "permissions", None) if self.session is not None else None
+        if gate is None or gate.mode == "bypassPermissions":
+            return  # no gate (SDK default) or --yolo: pi's behaviour, nothing to cycle
+        from pi_tui.permissions.modes import next_mode
+
+        gate.mode = next_mode(gate.mode, trusted=gate.trusted)
+        self.refresh_footer()
 
     async def action_cycle_model_forward(self) -> None:
         await self._cycle_model(1)

@@ -58,6 +58,10 @@ ACTIONS: tuple[KeyAction, ...] = (
          "suspend"),
     _app("app.thinking.cycle", "Cycle the thinking level", ("shift+tab",), "cycle_thinking",
          "cycleThinkingLevel"),
+    # Shift+Tab stays pi's thinking-level key (Claude Code cycles modes there): pi users keep their
+    # habit; the permission mode has its own key, rebindable in keybindings.json.
+    _app("app.permissions.cycle", "Cycle the permission mode (default, acceptEdits, auto, plan)", ("alt+m",),
+         "cycle_permission_mode", "cyclePermissionMode"),
     _app("app.model.cycleForward", "Next model (enabledModels if set, else models with keys)",
          ("ctrl+p",), "cycle_model_forward", "cycleModelForward"),
     _app("app.model.cycleBackward", "Previous model", ("shift+ctrl+p",), "cycle_model_backward",

@@ -51,6 +51,9 @@ def footer_data(session: Any, cwd: Path, *, context_unknown: bool = False, start
     statuses = getattr(getattr(session, "extension_ui", None), "statuses", None)
     if isinstance(statuses, dict):
         data.statuses = dict(statuses)
+    gate = getattr(session, "permissions", None)
+    if gate is not None and gate.mode != "bypassPermissions":
+        data.permissions = f"mode {gate.mode}" + ("" if gate.sandbox is not None else " · no sandbox")
     state = session.state
     model = state.model
     data.model = model_label(model)

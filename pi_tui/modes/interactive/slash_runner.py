@@ -19,7 +19,7 @@ from pi_tui.modes.interactive.messages import SessionReplaced
 from pi_tui.modes.interactive.widgets.chat_items import ErrorBlock
 
 if TYPE_CHECKING:
-    from pi_tui.modes.interactive.chat_screen import ChatScreen
+    from pi_tui.modes.interactive.screen_port import ChatScreenPort
 
 NOTHING_TO_COMPACT = "Nothing to compact (no messages yet)"
 
@@ -43,7 +43,7 @@ def _editor_text_of(result: Any) -> str | None:
 
 
 class SlashRunner:
-    def __init__(self, screen: ChatScreen) -> None:
+    def __init__(self, screen: ChatScreenPort) -> None:
         self.screen = screen
 
     @property
@@ -148,6 +148,9 @@ class SlashRunner:
             self.screen.run_worker(self._navigate(choice), group="agent", exit_on_error=False)
 
     async def _navigate(self, choice: Any) -> None:
+        from pi_tui.modes.interactive.checkpoint_flow import ask_restore, restored_note
+
+        restore = await ask_restore(self.screen.app, self.session, choice.target_id)
         waiting = None
         if choice.summarize:
             dialogs = _screen_class("tree_dialogs", "SummarizingScreen")
@@ -156,7 +159,8 @@ class SlashRunner:
                 await self.screen.app.push_screen(waiting, self._summary_cancelled)
         try:
             result = await self.session.navigate_tree(
-                choice.target_id, summarize=choice.summarize, custom_instructions=choice.custom_instructions
+                choice.target_id, summarize=choice.summarize, custom_instructions=choice.custom_instructions,
+                **({"restore_files": True} if restore else {}),
             )
         except Exception as err:
             await self.screen.conversation.add(ErrorBlock(f"Could not move in the tree: {err}"))
@@ -169,7 +173,9 @@ class SlashRunner:
             if choice.summarize:
                 await self._open_tree(select_id=choice.target_id)
             return
-        self.screen.post_message(SessionReplaced("Moved in the session tree", _editor_text_of(result)))
+        note = restored_note(getattr(result, "files", None))
+        self.screen.post_message(SessionReplaced("Moved in the session tree" + (f" · {note}" if note else ""),
+                                                 _editor_text_of(result)))
 
     def _summary_cancelled(self, cancelled: bool | None) -> None:
         if cancelled:
@@ -189,12 +195,39 @@ class SlashRunner:
             self.screen.run_worker(self._fork(entry_id), group="agent", exit_on_error=False)
 
     async def _fork(self, entry_id: str) -> None:
+        from pi_tui.modes.interactive.checkpoint_flow import ask_restore, restored_note
+
+        restore = await ask_restore(self.screen.app, self.session, entry_id, "before")
         try:
-            result = await self.session.fork(entry_id)
+            result = await (self.session.fork(entry_id, restore_files=True) if restore else self.session.fork(entry_id))
         except Exception as err:
             await self.screen.conversation.add(ErrorBlock(f"Fork failed: {err}"))
             return
-        self.screen.post_message(SessionReplaced("Branched to new session", _editor_text_of(result)))
+        note = restored_note(self.session.last_restore) if restore else None
+        self.screen.post_message(SessionReplaced("Branched to new session" + (f" · {note}" if note else ""),
+                                                 _editor_text_of(result)))
+
+    async def _cmd_undo(self, args: str) -> None:
+        await self._undo_redo("undo")
+
+    async def _cmd_redo(self, args: str) -> None:
+        await self._undo_redo("redo")
+
+    async def _undo_redo(self, which: str) -> None:
+        from pi_tui.modes.interactive.checkpoint_flow import restored_note
+        from pi_tui.session import checkpoint_hooks
+
+        async def run() -> None:
+            try:
+                result = await getattr(checkpoint_hooks, which)(self.session)
+            except Exception as err:
+                await self.screen.conversation.add(ErrorBlock(f"/{which}: {err}"))
+                return
+            note = restored_note(getattr(result, "files", None)) or "no file changed"
+            title = "Back to before the last prompt" if which == "undo" else "Redone"
+            self.screen.post_message(SessionReplaced(f"{title} · {note}", _editor_text_of(result)))
+
+        self.screen.run_worker(run(), group="agent", exit_on_error=False)
 
     async def _cmd_new(self, args: str) -> None:
         async def new() -> None:

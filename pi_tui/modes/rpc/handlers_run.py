@@ -25,6 +25,7 @@ from pi_tui.modes.rpc.context import (
     PromptTicket,
     RpcCommandError,
     RpcContext,
+    field_bool,
     field_images,
     field_str,
 )
@@ -170,10 +171,17 @@ async def fork(ctx: RpcContext, command: dict[str, Any]) -> Any:
     message = entry.get("message") if entry is not None and entry.get("type") == "message" else None
     if not isinstance(message, dict) or message.get("role") != "user":
         raise RpcCommandError("Invalid entry ID for forking")  # pi's text
-    text = await ctx.session.fork(entry_id)
+    restore = command.get("restoreFiles") is not None and field_bool(command, "restoreFiles")
+    try:
+        text = await ctx.session.fork(entry_id, restore_files=True) if restore else await ctx.session.fork(entry_id)
+    except PiError as err:
+        raise RpcCommandError(str(err)) from err
     if text is None and ctx.session.replacement_cancelled:  # session_before_fork refused
         return {"text": "", "cancelled": True}
-    return {"text": text or "", "cancelled": False}
+    answer: dict[str, Any] = {"text": text or "", "cancelled": False}
+    if restore:
+        answer["files"] = ctx.session.last_restore
+    return answer
 
 
 async def clone(ctx: RpcContext, command: dict[str, Any]) -> Any:

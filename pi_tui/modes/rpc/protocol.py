@@ -13,6 +13,7 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from pi_tui.modes.rpc import handlers_checkpoints as checkpoints
 from pi_tui.modes.rpc import handlers_run as run
 from pi_tui.modes.rpc import handlers_state as state
 from pi_tui.modes.rpc.context import RpcContext, failure
@@ -34,6 +35,10 @@ COMMANDS: dict[str, Handler] = {
     "switch_session": run.switch_session,
     "fork": run.fork,
     "clone": run.clone,
+    # pi-tui's own: files follow the session tree (docs/checkpoints.md)
+    "navigate_tree": checkpoints.navigate_tree,
+    "get_checkpoints": checkpoints.get_checkpoints,
+    "preview_restore": checkpoints.preview_restore,
     # state
     "get_state": state.get_state,
     "set_model": state.set_model,

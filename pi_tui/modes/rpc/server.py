@@ -48,9 +48,11 @@ if TYPE_CHECKING:
 
 EXIT_FAILURE = 1
 READ_SIZE = 65536
-PI_TUI_ONLY_EVENTS = frozenset({"model_changed"})
+PI_TUI_ONLY_EVENTS = frozenset({"model_changed", "checkpoint"})
 """Session events pi-tui's own UI needs where pi has none. ``model_changed`` would add a frame to
-``set_model``/``cycle_model``, whose responses already carry the model."""
+``set_model``/``cycle_model``, whose responses already carry the model; ``checkpoint`` (a file
+snapshot or restore) would add frames pi's clients never see — ``get_checkpoints`` and the
+``files`` of ``navigate_tree``/``fork`` answer it instead."""
 
 
 def _is_user_bash_message(event: dict[str, Any]) -> bool:
@@ -197,6 +199,9 @@ class RpcServer:
         self.ui.cancel_all()
         self.session.set_extension_ui(None)  # nobody is left to answer
         self._unsubscribe()
+        from pi_tui.session.mcp_tools import close_mcp
+
+        await close_mcp(self.session)
         runner = self.session.extensions
         if runner is not None and runner.has_handlers("session_shutdown"):
             await runner.emit("session_shutdown", {"reason": "quit"})
@@ -236,6 +241,10 @@ def run_rpc_mode(args: argparse.Namespace, *, hard_exit: bool | None = None) -> 
     return serve_protocol(lambda frames_out: _serve_process(args, FrameWriter(frames_out)), hard_exit=hard_exit)
 
 
+RPC_PERMISSION_TIMEOUT_S = 300.0
+"""A permission question (an ``extension_ui_request`` select) unanswered this long is a denial."""
+
+
 async def _serve_process(args: argparse.Namespace, writer: FrameWriter) -> int:
     from pi_tui.modes.cli_session import session_from_args
     from pi_tui.modes.rpc.handlers_state import resolve_scoped_models
@@ -248,7 +257,10 @@ async def _serve_process(args: argparse.Namespace, writer: FrameWriter) -> int:
     if getattr(args, "messages", None):
         print("pi-tui: RPC mode ignores message arguments; send prompt commands on stdin", file=sys.stderr)
     try:
-        session = session_from_args(args)
+        from pi_tui.modes.cli_session import permission_options
+
+        session = session_from_args(args, permissions=permission_options(
+            args, ask=True, ask_timeout_s=RPC_PERMISSION_TIMEOUT_S, headless_reason="RPC: no answer"))
     except PiError as err:
         print(f"pi-tui: {err}", file=sys.stderr)
         return EXIT_FAILURE

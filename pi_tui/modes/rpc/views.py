@@ -76,6 +76,8 @@ def state_json(session: AgentSession) -> dict[str, Any]:
     todos = session.todos.current() if session.todos is not None else []
     if todos or "todo" in session.get_active_tools():  # pi-tui addition: the todo list at the current leaf
         data["todos"] = todos
+    if session.mcp is not None:  # pi-tui addition: each MCP server's state (docs/mcp.md)
+        data["mcpServers"] = session.mcp.state()
     return data
 
 

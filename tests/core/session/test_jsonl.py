@@ -144,3 +144,78 @@ def test_lines_orjson_refuses_still_load_like_pi_wrote_them():
     assert result.entries[1]["data"] == "\ud800"
     assert result.entries[2]["data"] == float(123456789012345678901234567890)  # as JSON.parse reads it
     assert result.malformed_lines == []
+
+
+def _fields(parsed):
+    return (parsed.entries, parsed.lines, parsed.warnings, parsed.malformed_lines, parsed.torn_last_line,
+            parsed.ends_with_newline, parsed.byte_order_mark, parsed.suspect_lines, parsed.has_content)
+
+
+@pytest.mark.parametrize("ending", ["\n", "", '\n{"type":"mess'])
+@pytest.mark.parametrize("bom", [False, True])
+def test_a_large_file_read_in_blocks_parses_as_a_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       ending: str, bom: bool) -> None:
+    """Read a few bytes at a time (lines cut across blocks, a line longer than a block, blank
+    and malformed lines, an infinite number): the same entries, line numbers and warnings as one read."""
+    pytest.importorskip("orjson", reason="blocks are read with orjson only (the default install)")
+    import pi_tui.core.session.jsonl as jsonl
+
+    long_entry = json.dumps({"type": "custom", "customType": "x" * 300, "id": "a9", "parentId": "a1",
+                             "timestamp": "2026-01-01T00:00:01.000Z"})
+    lines = [HEADER, ENTRY, "", "not json", long_entry, "   ", ENTRY.replace('"a1"', '"a2"').replace("null", "1e999")]
+    text = ("\ufeff" if bom else "") + "\n".join(lines * 5) + ending
+    path = tmp_path / "s.jsonl"
+    path.write_text(text, encoding="utf-8")
+    monkeypatch.setattr(jsonl, "READ_BLOCK_BYTES", 64)
+    whole = parse_session_bytes(path.read_bytes(), path)
+    assert _fields(read_session_file(path)) == _fields(whole)
+    assert whole.torn_last_line == ending.endswith('mess') and len(whole.entries) == 20
+
+
+def test_reading_a_large_file_does_not_hold_its_bytes_while_parsing(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Resuming a 100,000-entry session peaked with the file's 75 MB of bytes held on top of its
+    entries (issue 19 item 15): they are read a block at a time now (here 256 KB blocks of a
+    12 MB file; the real block is 4 MB)."""
+    pytest.importorskip("orjson", reason="blocks are read with orjson only (the default install)")
+    import tracemalloc
+
+    import pi_tui.core.session.jsonl as jsonl
+
+    monkeypatch.setattr(jsonl, "READ_BLOCK_BYTES", 256 * 1024)
+
+    body = "".join(ENTRY.replace('"a1"', f'"e{i}"').replace('"x"', json.dumps("y" * 900)) + "\n" for i in range(12_000))
+    path = tmp_path / "big.jsonl"
+    path.write_text(HEADER + "\n" + body)
+    size = path.stat().st_size
+    tracemalloc.start()
+    try:
+        parsed = read_session_file(path)
+        current, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(parsed.entries) == 12_001
+    assert peak - current < size // 2, f"{(peak - current) / 1e6:.1f} MB above the result for a {size / 1e6:.1f} MB file"
+
+
+def test_the_words_every_entry_repeats_are_one_string_each(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 100,000-entry session held 44 MB of copies of "message", "assistant", its provider and
+    model, block types and tool names (issue 19 item 15)."""
+    pytest.importorskip("orjson", reason="blocks are read with orjson only (the default install)")
+    import pi_tui.core.session.jsonl as jsonl
+
+    monkeypatch.setattr(jsonl, "READ_BLOCK_BYTES", 1024)
+    reply = {"type": "message", "id": "", "parentId": None, "timestamp": "2026-01-01T00:00:01.000Z",
+             "message": {"role": "assistant", "api": "openai-completions", "provider": "fake", "model": "fake-model",
+                         "stopReason": "toolUse", "content": [{"type": "toolCall", "id": "c", "name": "read",
+                                                               "arguments": {}}]}}
+    lines = [HEADER] + [json.dumps({**reply, "id": f"m{i}"}) for i in range(40)]
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    entries = read_session_file(path).entries
+    first, last = entries[1], entries[-1]
+    assert first["type"] is last["type"]
+    for key in ("role", "api", "provider", "model", "stopReason"):
+        assert first["message"][key] is last["message"][key], key
+    assert first["message"]["content"][0]["name"] is last["message"]["content"][0]["name"]
+    assert first["message"]["content"][0]["type"] is last["message"]["content"][0]["type"]

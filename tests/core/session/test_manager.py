@@ -327,3 +327,14 @@ def test_an_unopenable_path_is_a_session_error_naming_it(tmp_path: Path):
 
     with pytest.raises(SessionError, match=f"Cannot open session file {tmp_path}"):
         SessionManager.open(tmp_path, cwd=tmp_path)
+
+
+def test_latest_on_branch_is_the_nearest_to_the_leaf_on_its_path(manager: SessionManager):
+    manager.append_thinking_level_change("low")
+    first = manager.append_message(user("q"))
+    manager.append_thinking_level_change("high")
+    manager.append_message(assistant())
+    assert manager.latest_on_branch("thinking_level_change")["thinkingLevel"] == "high"
+    manager.branch(first)  # the "high" entry is off this branch now
+    assert manager.latest_on_branch("thinking_level_change")["thinkingLevel"] == "low"
+    assert manager.latest_on_branch("model_change") is None

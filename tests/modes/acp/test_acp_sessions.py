@@ -93,7 +93,7 @@ async def test_without_a_model_the_editor_is_told_what_to_set(project: Path, age
     assert auth.value.code == -32000 and "models.json" in auth.value.data["details"]
 
 
-async def test_mcp_servers_are_declined_politely_and_the_setting_skips_questions(project: Path, agent_dir: Path) -> None:
+async def test_the_editors_mcp_servers_are_started_and_the_setting_skips_questions(project: Path, agent_dir: Path) -> None:
     (agent_dir / "settings.json").write_text(json.dumps({"acp": {"askPermission": False}}))
     (project / ".pi").mkdir()  # a repository cannot switch the questions back off for the user...
     (project / ".pi" / "settings.json").write_text(json.dumps({"acp": {"askPermission": True}}))
@@ -102,13 +102,14 @@ async def test_mcp_servers_are_declined_politely_and_the_setting_skips_questions
     with FakeServer(turns) as server:
         write_models(agent_dir, server.base_url)
         async with acp_agent(editor, agent_dir, project) as conn:
-            servers = [{"name": "github", "command": "gh-mcp", "args": [], "env": []}]
+            servers = [{"name": "github", "command": "gh-mcp-not-installed", "args": [], "env": []}]
             session = await conn.new_session(cwd=str(project), mcp_servers=servers)
             await conn.prompt(session_id=session.session_id, prompt=[text_block("make it")])
             listed = await conn.list_sessions(cwd=str(project))
     assert editor.permission_requests == []
     assert (project / "made").exists()
-    assert "MCP servers are not supported by pi-tui" in editor.message_text() and "github" in editor.message_text()
+    assert "MCP server 'github' is not connected (failed: cannot start `gh-mcp-not-installed`: not found)" \
+        in editor.message_text()
     assert [s.session_id for s in listed.sessions] == [session.session_id]
 
 

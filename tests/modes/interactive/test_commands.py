@@ -51,7 +51,7 @@ def test_completion_lists_builtins_templates_with_hints_and_skills():
     review = next(c for c in commands if c.name == "review")
     assert (review.description, review.argument_hint, review.source) == ("Review the diff carefully", "<file>", "template")
     assert any(c.name == "skill:pdf" and c.source == "skill" for c in commands)
-    assert [c.name for c in complete_slash("re", commands)] == ["resume", "reload", "review", "tree"]
+    assert [c.name for c in complete_slash("re", commands)] == ["resume", "reload", "redo", "review", "tree"]
     assert [c.name for c in complete_slash("skill:", commands)] == ["skill:pdf"]
 
 

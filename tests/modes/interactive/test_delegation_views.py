@@ -25,10 +25,14 @@ TURNS: list[dict[str, Any]] = [
         "description": "find the loader", "prompt": "CHILD: where is config.toml read?", "subagent_type": "explore"}}]},
     {"when": {"last_user_contains": "CHILD"}, "tool_calls": [
         {"id": "g1", "name": "grep", "arguments": {"pattern": "config.toml"}},
-        {"id": "r1", "name": "read", "arguments": {"path": "loader.py"}}]},
-    {"when": {"last_user_contains": "CHILD"}, "text": "config.toml is read in loader.py, line 1, by load()."},
+        {"id": "r1", "name": "read", "arguments": {"path": "loader.py"}}],
+     "usage": {"prompt_tokens": 600, "completion_tokens": 20}},
+    {"when": {"last_user_contains": "CHILD"}, "text": "config.toml is read in loader.py, line 1, by load().",
+     "usage": {"prompt_tokens": 620, "completion_tokens": 26}},
     {"when": {"last_user_contains": "PARENT"}, "text": "The loader reads it first."},
 ]
+# The child's turns give their usage: estimated, it follows the system prompt (tmp paths, the
+# tools other rooms add) and the task panel's token count moved from run to run.
 
 
 def _app(project: Path, agent_dir: Path) -> PiApp:

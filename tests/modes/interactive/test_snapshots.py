@@ -51,8 +51,11 @@ def _app(home: Path, agent_dir: Path, turns: list[dict[str, Any]]) -> PiApp:
     project = home / "project"
     project.mkdir(exist_ok=True)
     (project / "app.py").write_text("import json\n\n\ndef load(p):\n    return json.loads(p.read_text())\n")
+    # Checkpoints off: their events-pane line carries a duration in ms, which differs run to run
+    # (tests/modes/interactive/test_event_lines_checkpoints.py has the line itself).
     session = create_agent_session(cwd=project, agent_dir=agent_dir, provider=ScriptedProvider(turns),
-                                   settings={}, load_extensions=False, no_session=True)
+                                   settings={"checkpoints": {"enabled": False}}, load_extensions=False,
+                                   no_session=True)
     return PiApp(session, cwd=project, agent_dir=agent_dir, clock=fixed_clock)
 
 

@@ -41,12 +41,19 @@ COUNT_WIDTH = 9
 
 
 def delete_session_file(path: Path) -> None:
-    """Move to the trash with the ``trash`` CLI when present (as pi does), else delete."""
+    """Move to the trash with the ``trash`` CLI when present (as pi does), else delete — and then
+    forget its file snapshots (docs/checkpoints.md; a trashed file keeps them, it may come back)."""
     trash = shutil.which("trash")
     if trash is not None:
         subprocess.run([trash, str(path)], check=True, capture_output=True)
         return
+    from pi_tui.checkpoints.prune import forget_session, session_header
+    from pi_tui.resources.locations import agent_dir
+
+    header = session_header(path)
     path.unlink()
+    if header is not None:
+        forget_session(agent_dir(), header[1], header[0])
 
 
 def rename_session_file(path: Path, name: str) -> None:

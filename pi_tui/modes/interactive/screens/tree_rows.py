@@ -141,7 +141,9 @@ class TreeIndex:
                 walk.append((children[0], position))
             elif children:
                 walk.extend((child, position) for child in reversed(_ordered(children, self.active)))
-        self.facts = [_facts_of(node, self._calls_above(position)) for position, node in enumerate(self.nodes)]
+        changed = _files_changed_at(self.nodes)
+        self.facts = [_facts_of(node, self._calls_above(position), changed.get(self.ids[position]))
+                      for position, node in enumerate(self.nodes)]
 
     def _calls_above(self, position: int) -> Mapping[str, Mapping[str, Any]]:
         """The tool calls of the nearest assistant above a tool result (ids repeat across turns)."""
@@ -169,9 +171,30 @@ class TreeIndex:
         return frozenset(path)
 
 
-def _facts_of(node: TreeNode, tool_calls: Mapping[str, Mapping[str, Any]]) -> _NodeFacts:
+def _files_changed_at(nodes: Sequence[TreeNode]) -> dict[str, int]:
+    """How many files each node's file snapshots changed (docs/checkpoints.md), by node id."""
+    from pi_tui.checkpoints.binding import CUSTOM_TYPE
+
+    changed: dict[str, int] = {}
+    for node in nodes:
+        entry = node.entry
+        if entry.get("type") != "custom" or entry.get("customType") != CUSTOM_TYPE:
+            continue
+        data = entry.get("data")
+        counts = data.get("counts") if isinstance(data, dict) else None
+        bound = data.get("entryId") if isinstance(data, dict) else None
+        if isinstance(counts, dict) and isinstance(bound, str):
+            total = sum(v for v in counts.values() if isinstance(v, int))
+            if total:
+                changed[bound] = changed.get(bound, 0) + total
+    return changed
+
+
+def _facts_of(node: TreeNode, tool_calls: Mapping[str, Mapping[str, Any]], files_changed: int | None = None) -> _NodeFacts:
     entry = node.entry
     text, kind = describe_entry(entry, tool_calls)
+    if files_changed:
+        text = f"{text}  ✎ {files_changed} file{'s' if files_changed != 1 else ''}"
     message = entry.get("message")
     role = message.get("role") if isinstance(message, dict) else None
     return _NodeFacts(

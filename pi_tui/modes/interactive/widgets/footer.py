@@ -18,7 +18,7 @@ class FooterData:
     """What the footer shows. (A plain class: a dataclass costs ~1.5 ms of the first frame.)"""
 
     __slots__ = ("auto_compaction", "branch", "context_percent", "context_tokens", "context_window", "cwd",
-                 "model", "session_name", "statuses", "thinking", "totals")
+                 "model", "permissions", "session_name", "statuses", "thinking", "totals")
 
     def __init__(self, cwd: str = "", branch: str | None = None) -> None:
         self.cwd = cwd
@@ -27,6 +27,8 @@ class FooterData:
         self.model = "no model"
         self.thinking: str | None = None
         """None for models without reasoning."""
+        self.permissions: str | None = None
+        """The permission mode (``auto``, ``plan · no sandbox`` …); None as in pi (no gate, --yolo)."""
         self.context_tokens: int | None = None
         self.context_window: int | None = None
         self.context_percent: float | None = None
@@ -50,6 +52,9 @@ def footer_lines(data: FooterData, width: int) -> Content:
         where = where.append_text(f" ({data.branch})", "$text-muted")
     if data.session_name:
         where = where.append_text(" • ").append_text(data.session_name, "bold")
+    if data.permissions:
+        where = where.append_text(" • ").append_text(data.permissions, "$warning" if "no sandbox" in data.permissions
+                                                     or data.permissions.startswith("plan") else "$text-muted")
     model_style = {"no model": "$error", "starting…": "$text-muted"}.get(data.model, "$accent")
     model = Content.styled(data.model, model_style)
     if data.thinking is not None:

@@ -160,6 +160,7 @@ def run(program: str, scenario: str, root: Path, *, in_project: Path | None = No
             "PI_REF": str(PI_REF), "PI_TUI_COMMAND": json.dumps([sys.executable, "-m", "pi_tui"]),
             "PYTHONPATH": os.environ.get("PI_TUI_ROOT", str(Path(__file__).resolve().parents[4])),
             "PYTHONDONTWRITEBYTECODE": "1", "TMPDIR": str(root),
+            "PI_PERMISSION_MODE": "bypassPermissions",  # side by side with pi, which has no permission gate
         }
         cli = str(PI_CLI) if program == "pi" else str(HERE / "pi_tui_shim.mjs")
         done = subprocess.run(["node", str(HERE / "drive.mjs"), cli, scenario, *extra_args], cwd=project, env=env,

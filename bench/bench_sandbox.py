@@ -1,0 +1,82 @@
+"""The bash sandbox's cost: the preflight (once per run) and the time it adds to each bash call.
+
+Each round runs ``true`` (and ``echo hi``) through ``tools.shell.run_shell`` — what the bash tool
+does — without a sandbox and inside bwrap (the gate of a session in ``auto`` mode), interleaved,
+and reports the medians and the added time. Goal: ≤ 20 ms median per call.
+
+    python bench/bench_sandbox.py [--rounds 40]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from pi_tui.permissions import setup as permission_setup
+from pi_tui.permissions.sandbox import SandboxPolicy, find_bwrap, new_temp_dir, run_preflight
+from pi_tui.permissions.setup import PermissionOptions, build_gate
+from pi_tui.tools.shell import run_shell
+
+
+class _Settings:
+    def file_settings(self, scope: str) -> dict:
+        return {}
+
+
+async def one(command: str, cwd: Path, sandbox: object | None) -> float:
+    started = time.perf_counter()
+    outcome = await run_shell(command, cwd=cwd, settings={}, on_output=lambda _c: None, sandbox=sandbox,  # type: ignore[arg-type]
+                              call_id="bench")
+    elapsed = time.perf_counter() - started
+    assert outcome.exit_code == 0, outcome
+    return elapsed * 1000
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=40)
+    rounds = parser.parse_args().rounds
+    if find_bwrap() is None:
+        print("bwrap is not installed: nothing to measure")
+        return
+    base = Path(tempfile.mkdtemp(prefix="pi-bench-sandbox-", dir="/var/tmp"))
+    project = base / "project"
+    project.mkdir()
+    os.environ.pop("PI_PERMISSION_MODE", None)
+    try:
+        preflights = []
+        for _ in range(10):
+            temp = new_temp_dir()
+            policy = SandboxPolicy(project=project, temp_dir=temp, home=Path.home(), agent_dir=base / "agent")
+            preflights.append(run_preflight(policy).seconds * 1000)
+            shutil.rmtree(temp, ignore_errors=True)
+        permission_setup._PREFLIGHTS.clear()
+        gate = build_gate(PermissionOptions(mode="auto"), cwd=project, agent_dir=base / "agent", settings=_Settings(),
+                          trusted=True)
+        assert gate.sandboxed
+        for command in ("true", "echo hi; ls > /dev/null"):
+            plain, boxed = [], []
+            await one(command, project, None)
+            await one(command, project, gate)
+            for _ in range(rounds):
+                plain.append(await one(command, project, None))
+                boxed.append(await one(command, project, gate))
+            p, b = statistics.median(plain), statistics.median(boxed)
+            print(f"{command!r:28} direct {p:6.1f} ms   sandboxed {b:6.1f} ms   added {b - p:5.1f} ms (median of {rounds})")
+        print(f"preflight (bwrap … -- true, once per run): median {statistics.median(preflights):.1f} ms, "
+              f"max {max(preflights):.1f} ms (10 runs)")
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

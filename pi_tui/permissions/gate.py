@@ -1,0 +1,274 @@
+"""The permission gate: one decision per tool call (run, ask, deny) and where bash runs.
+
+The session calls ``before_tool_call`` for every call (after the extensions' ``tool_call``
+handlers) and hands the gate to the tools as their ``ShellSandbox``. Questions go to ``asker``,
+a callable the mode passes in (TUI dialog, RPC request, ACP ``session/request_permission``);
+without one (print/JSON, the SDK with no UI) whatever would ask is denied. A denial reaches the
+model as an error result naming what was blocked and why, and is announced as a
+``permission_denied`` event (print mode writes it to stderr).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pi_tui.agent.types import BeforeToolCallResult, ToolCallInfo
+from pi_tui.core.tool import WrappedCommand
+from pi_tui.permissions.config import PermissionSettings
+from pi_tui.permissions.modes import Mode
+from pi_tui.permissions.path_check import PathCheck, check_edit_path, hidden_reason
+from pi_tui.permissions.rules import EDIT_TOOLS, READ_TOOLS, RuleMatch, parse_rule
+from pi_tui.permissions.sandbox import SandboxRuntime
+from pi_tui.permissions.shell_parse import parse_command
+
+AnswerKind = Literal["once", "always", "deny", "stop"]
+Scope = Literal["user", "project"]
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionRequest:
+    """What the user is asked (every text already free of secrets the model could not see)."""
+
+    call_id: str
+    tool: str
+    args: dict[str, Any]
+    summary: str
+    """The command, or the tool and its path."""
+    folder: str
+    reason: str
+    """Why it asks: ``edits ask first in default mode``, ``it leaves the sandbox`` …"""
+    justification: str = ""
+    escalation: bool = False
+    """To run outside the sandbox: a dialog must not approve it on Enter."""
+    rule: str | None = None
+    """The rule "always" would write (None: "always" is not offered)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionAnswer:
+    kind: AnswerKind
+    scope: Scope = "user"
+    note: str = ""
+    """The user's words to the model with a denial."""
+
+
+Asker = Callable[[PermissionRequest], Awaitable[PermissionAnswer]]
+RuleWriter = Callable[[Scope, str], None]
+EventSink = Callable[[dict[str, Any]], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    kind: Literal["allow", "ask", "deny"]
+    reason: str = ""
+    sandboxed: bool = True
+    escalation: bool = False
+    rule: str | None = None
+
+
+USER_DENIED = "Denied by the user: do not retry it; ask the user what to do instead."
+
+
+class PermissionGate:
+    """Decisions for one session. ``mode`` may change between calls (the TUI's mode key)."""
+
+    def __init__(self, *, mode: Mode, settings: PermissionSettings, cwd: Path, home: Path, trusted: bool,
+                 sandbox: SandboxRuntime | None, sandbox_problem: str = "", asker: Asker | None = None,
+                 headless_reason: str = "nobody can answer here", write_rule: RuleWriter | None = None,
+                 on_event: EventSink | None = None, stop_turn: Callable[[], None] | None = None) -> None:
+        self.mode: Mode = mode
+        self.settings = settings
+        self.cwd = cwd
+        self.home = home
+        self.trusted = trusted
+        self.sandbox = sandbox
+        self.sandbox_problem = sandbox_problem
+        """Why there is no sandbox (empty when there is one, or in bypass mode)."""
+        self.asker = asker
+        self.headless_reason = headless_reason
+        self.write_rule = write_rule
+        self.on_event = on_event
+        self.stop_turn = stop_turn
+        self.mode_source = ""
+        """Where the mode came from (``--permission-mode``, a settings file, the default)."""
+        self._outside: set[str] = set()
+        """Tool calls approved to run outside the sandbox."""
+        self._lock = asyncio.Lock()
+        """One question at a time: parallel calls queue behind an open dialog."""
+
+    # ------------------------------------------------------------------ the sandbox side
+
+    @property
+    def sandboxed(self) -> bool:
+        return self.sandbox is not None and self.mode != "bypassPermissions"
+
+    def wrap(self, argv: Sequence[str], cwd: Path, call_id: str | None) -> WrappedCommand | None:
+        """``ShellSandbox``: bwrap around the shell, unless this call was let out of it."""
+        if not self.sandboxed or (call_id is not None and call_id in self._outside):
+            return None
+        assert self.sandbox is not None
+        runtime = self.sandbox.with_read_only(self.mode == "plan")
+        return runtime.command(argv, cwd)
+
+    # ------------------------------------------------------------------ decisions
+
+    def decide(self, tool: str, args: dict[str, Any]) -> Decision:
+        match = self.settings.rules.decide(tool, args, self.cwd)
+        if match is not None and match.verdict == "deny":
+            return Decision("deny", f"denied by the {_describe(match)}")
+        if self.mode == "bypassPermissions":
+            return Decision("allow", sandboxed=False)
+        if tool == "bash":
+            return self._bash(args, match)
+        if tool in EDIT_TOOLS:
+            return self._edit(tool, args, match)
+        if tool in READ_TOOLS:
+            return self._read(tool, args, match)
+        return self._other(tool, match)
+
+    def _bash(self, args: dict[str, Any], match: RuleMatch | None) -> Decision:
+        command = str(args.get("command", ""))
+        if args.get("escalate") is True:
+            if self.mode == "plan":
+                return Decision("deny", "plan mode runs nothing outside the read-only sandbox")
+            return Decision("ask", "the model asks to run it outside the sandbox, with your full rights",
+                            sandboxed=False, escalation=True)
+        if match is not None and match.verdict == "ask":
+            return Decision("ask", f"the {_describe(match)} asks", sandboxed=self.sandbox is not None,
+                            rule=None)
+        allowed = match is not None and match.verdict == "allow"
+        if self.sandbox is None:
+            if allowed:
+                return Decision("allow", sandboxed=False)
+            if self.asker is None and self.settings.allow_unsandboxed and self.mode != "plan":
+                return Decision("allow", sandboxed=False)
+            return Decision("ask", f"there is no sandbox here ({self.sandbox_problem}): it would run with your "
+                            "full rights", sandboxed=False, rule=_command_rule(command))
+        if allowed or self.mode in ("plan", "auto", "dontAsk"):
+            return Decision("allow")
+        return Decision("ask", f"bash asks first in {self.mode} mode (it runs in the sandbox)",
+                        rule=_command_rule(command))
+
+    def _edit(self, tool: str, args: dict[str, Any], match: RuleMatch | None) -> Decision:
+        if self.mode == "plan":
+            return Decision("deny", "plan mode is read-only: edits are refused")
+        if match is not None:
+            return Decision("allow") if match.verdict == "allow" else Decision("ask", f"the {_describe(match)} asks")
+        check = self._path_check(str(args.get("path", "")))
+        if not check.inside:
+            return Decision("ask", check.reason, escalation=True, rule=self._path_rule("Edit", check))
+        if self.mode == "default":
+            return Decision("ask", "edits ask first in default mode", rule=self._path_rule("Edit", check))
+        return Decision("allow")
+
+    def _read(self, tool: str, args: dict[str, Any], match: RuleMatch | None) -> Decision:
+        if match is not None:
+            return Decision("allow") if match.verdict == "allow" else Decision("ask", f"the {_describe(match)} asks")
+        raw = args.get("path")
+        hidden = hidden_reason(str(raw) if isinstance(raw, str) and raw else ".", self.cwd, self._hidden_paths())
+        if hidden:
+            return Decision("ask", hidden, escalation=True)
+        return Decision("allow")
+
+    def _other(self, tool: str, match: RuleMatch | None) -> Decision:
+        if match is not None:
+            return Decision("allow") if match.verdict == "allow" else Decision("ask", f"the {_describe(match)} asks")
+        if self.mode in ("plan", "default"):
+            return Decision("ask", f"{tool} is not a built-in tool: pi-tui cannot tell what it changes",
+                            rule=tool)
+        return Decision("allow")
+
+    def _hidden_paths(self) -> list[Path]:
+        return self.sandbox.policy.hidden_paths() if self.sandbox is not None else []
+
+    def _path_check(self, raw: str) -> PathCheck:
+        roots = self.sandbox.policy.writable_roots() if self.sandbox is not None else [Path(os.path.realpath(self.cwd))]
+        protected = self.sandbox.policy.protected_paths() if self.sandbox is not None else []
+        return check_edit_path(raw, self.cwd, roots, protected)
+
+    def _path_rule(self, family: str, check: PathCheck) -> str | None:
+        if check.real is None:
+            return None
+        try:
+            rel = os.path.relpath(check.real.parent, os.path.realpath(self.cwd))
+        except ValueError:
+            return None
+        if rel.startswith(".."):
+            return f"{family}(/{check.real.parent}/**)"
+        return f"{family}({'' if rel == '.' else rel + '/'}**)"
+
+    # ------------------------------------------------------------------ the hook
+
+    async def before_tool_call(self, info: ToolCallInfo) -> BeforeToolCallResult | None:
+        call_id, tool = str(info.tool_call["id"]), str(info.tool_call["name"])
+        args = dict(info.args)
+        decision = self.decide(tool, args)
+        if decision.kind == "allow":
+            if not decision.sandboxed:
+                self._outside.add(call_id)
+            return None
+        if decision.kind == "deny":
+            return self._deny(call_id, tool, args, decision.reason)
+        if self.asker is None or self.mode == "dontAsk":
+            why = "dontAsk mode" if self.mode == "dontAsk" else self.headless_reason
+            return self._deny(call_id, tool, args, f"{decision.reason}, and it was not asked ({why})")
+        request = PermissionRequest(
+            call_id=call_id, tool=tool, args=args, summary=_summary(tool, args), folder=str(self.cwd),
+            reason=decision.reason, justification=str(args.get("justification") or ""),
+            escalation=decision.escalation, rule=decision.rule if not decision.escalation else None)
+        async with self._lock:
+            answer = await self.asker(request)
+        if answer.kind in ("deny", "stop"):
+            note = f" The user said: {answer.note}" if answer.note else ""
+            blocked = self._deny(call_id, tool, args, USER_DENIED + note, by_user=True)
+            if answer.kind == "stop" and self.stop_turn is not None:
+                self.stop_turn()
+            return blocked
+        if answer.kind == "always" and request.rule is not None:
+            self._remember(answer.scope, request.rule)
+        if not decision.sandboxed:
+            self._outside.add(call_id)
+        return None
+
+    def _remember(self, scope: Scope, rule_text: str) -> None:
+        self.settings.rules.add(parse_rule(rule_text, "allow", "a dialog answer"))
+        if self.write_rule is not None:
+            self.write_rule(scope, rule_text)
+
+    def _deny(self, call_id: str, tool: str, args: dict[str, Any], reason: str, *,
+              by_user: bool = False) -> BeforeToolCallResult:
+        summary = _summary(tool, args)
+        if by_user:
+            text = f"Permission denied for {summary}. {reason}"
+        else:
+            hint = (" If it is needed, call bash again with escalate: true and a justification: the user is asked."
+                    if tool == "bash" and self.asker is not None and self.mode != "plan" else "")
+            text = f"Permission denied for {summary}: {reason}.{hint}"
+        if self.on_event is not None:
+            self.on_event({"type": "permission_denied", "toolCallId": call_id, "toolName": tool, "summary": summary,
+                           "reason": reason, "mode": self.mode, "byUser": by_user})
+        return BeforeToolCallResult(block=True, reason=text)
+
+
+def _describe(match: RuleMatch) -> str:
+    return match.rule.describe()
+
+
+def _summary(tool: str, args: dict[str, Any]) -> str:
+    if tool == "bash":
+        return f"bash `{args.get('command', '')}`"
+    path = args.get("path")
+    return f"{tool} {path}" if isinstance(path, str) and path else tool
+
+
+def _command_rule(command: str) -> str | None:
+    """``Bash(<the command>)`` when a rule could allow it (one simple command, nothing unsafe)."""
+    parsed = parse_command(command)
+    if parsed.unsafe or len(parsed.commands) != 1:
+        return None
+    return f"Bash({parsed.commands[0].text})"
