@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pi_tui.core.gitignore import glob_to_regex
-from pi_tui.permissions.shell_parse import parse_command
 
 Verdict = Literal["allow", "ask", "deny"]
 VERDICTS: tuple[Verdict, ...] = ("deny", "ask", "allow")
@@ -105,6 +104,8 @@ class RuleSet:
     def decide_command(self, command: str) -> RuleMatch | None:
         if not self._of("deny", ("bash",)) and not self._of("ask", ("bash",)) and not self._of("allow", ("bash",)):
             return None  # no bash rule: nothing to parse
+        from pi_tui.permissions.shell_parse import parse_command  # a bash call's first need
+
         parsed = parse_command(command)
         for verdict in ("deny", "ask"):
             for rule in self._of(verdict, ("bash",)):

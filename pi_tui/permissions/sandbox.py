@@ -31,8 +31,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from pi_tui.permissions import seccomp
-
 Network = Literal["off", "on"]
 HIDDEN_HOME = (".ssh", ".aws", ".gnupg", ".config/gh", ".docker", ".kube", ".netrc", ".git-credentials",
                ".pypirc", ".npmrc", ".config/gcloud", ".azure", ".password-store", ".local/share/keyrings")
@@ -239,6 +237,8 @@ def run_preflight(policy: SandboxPolicy, *, timeout: float = 10.0) -> Preflight:
     if program is None:
         return Preflight(False, "bwrap is not installed (Debian/Ubuntu: apt install bubblewrap; "
                          "Fedora: dnf install bubblewrap)", time.perf_counter() - started)
+    from pi_tui.permissions import seccomp
+
     bwrap = Bwrap(program, _supports(program, "--disable-userns"), seccomp.filter_bytes())
     runtime = SandboxRuntime(policy, Preflight(True, "", 0.0, bwrap))
     true = shutil.which("true") or "/bin/true"
