@@ -50,6 +50,8 @@ class PermissionRequest:
 
 @dataclass(frozen=True, slots=True)
 class PermissionAnswer:
+    """The user's answer to a ``PermissionRequest``."""
+
     kind: AnswerKind
     scope: Scope = "user"
     note: str = ""
@@ -75,6 +77,8 @@ EventSink = Callable[[dict[str, Any]], None]
 
 @dataclass(frozen=True, slots=True)
 class Decision:
+    """What the gate makes of one call: run, ask or deny, and whether inside the sandbox."""
+
     kind: Literal["allow", "ask", "deny"]
     reason: str = ""
     sandboxed: bool = True

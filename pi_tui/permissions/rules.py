@@ -41,6 +41,8 @@ class RuleError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Rule:
+    """One ``allow``/``ask``/``deny`` entry, parsed."""
+
     verdict: Verdict
     tool: str
     """As written: ``Bash``, ``Read`` …"""
@@ -68,6 +70,8 @@ def parse_rule(text: str, verdict: Verdict, source: str) -> Rule:
 
 @dataclass(frozen=True, slots=True)
 class RuleMatch:
+    """The rule that decided a call."""
+
     verdict: Verdict
     rule: Rule
     """The deciding rule (for an allow: the last one needed)."""
@@ -75,6 +79,8 @@ class RuleMatch:
 
 @dataclass(slots=True)
 class RuleSet:
+    """Every rule of the run, in the order the settings give them."""
+
     rules: list[Rule]
     home: Path
     project: Path

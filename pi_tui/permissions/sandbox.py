@@ -47,6 +47,8 @@ CONTAINER_SOCKETS = ("/var/run/docker.sock", "/run/docker.sock", "/run/container
 
 @dataclass(frozen=True, slots=True)
 class SandboxPolicy:
+    """What one session's sandbox lets a command see and change."""
+
     project: Path
     temp_dir: Path
     home: Path
@@ -83,6 +85,8 @@ class SandboxPolicy:
 
 @dataclass(slots=True)
 class Bwrap:
+    """The bwrap found by the preflight and what it supports."""
+
     program: str
     disable_userns: bool
     seccomp_filter: bytes | None
@@ -217,6 +221,8 @@ class SandboxRuntime:
 
 @dataclass(slots=True)
 class SandboxedCommand:
+    """bwrap's argv for one command and the descriptors it must inherit."""
+
     argv: list[str]
     pass_fds: tuple[int, ...]
 
