@@ -96,7 +96,8 @@ class PermissionGate:
                  sandbox: SandboxRuntime | None, sandbox_problem: str = "", asker: Asker | None = None,
                  headless_reason: str = "nobody can answer here", write_rule: RuleWriter | None = None,
                  on_event: EventSink | None = None, stop_turn: Callable[[], None] | None = None,
-                 pending: PendingSandbox | None = None, policy: SandboxPolicy | None = None) -> None:
+                 pending: PendingSandbox | None = None, policy: SandboxPolicy | None = None,
+                 probe: Callable[[], tuple[SandboxRuntime | None, str]] | None = None) -> None:
         self._mode: Mode | None = mode
         """None until ``pending`` settles it (the default mode depends on whether the sandbox works)."""
         self.settings = settings
@@ -106,6 +107,8 @@ class PermissionGate:
         self._sandbox = sandbox
         self._sandbox_problem = sandbox_problem
         self._pending = pending
+        self._probe = probe if probe is not None else pending.resolve if pending is not None else None
+        """The run's preflight, for a read-only child of a gate that has none (bypass)."""
         self.policy = policy if policy is not None else sandbox.policy if sandbox is not None else None
         """The paths the file tools are checked against (the sandbox's, whether or not bwrap runs)."""
         self.asker = asker
@@ -156,6 +159,28 @@ class PermissionGate:
         """Why there is no sandbox (empty when there is one, or in bypass mode)."""
         self._settle()
         return self._sandbox_problem
+
+    def for_child(self, *, read_only: bool) -> PermissionGate:
+        """A subagent's gate: this one (its mode, rules, sandbox and asker), or with ``read_only``
+        a gate held in ``plan`` whatever this one's mode — bash in the read-only sandbox, no
+        network, edits refused — with the same rules and asker. Under ``bypassPermissions`` the
+        read-only child still gets a sandbox (the run's preflight, when it first runs bash)."""
+        if not read_only:
+            return self
+        probe = self._probe
+
+        def resolve() -> tuple[SandboxRuntime | None, str]:
+            if self._mode == "bypassPermissions" and probe is not None:
+                return probe()
+            return self.sandbox, self.sandbox_problem
+
+        child = PermissionGate(mode="plan", settings=self.settings, cwd=self.cwd, home=self.home, trusted=self.trusted,
+                               sandbox=None, asker=self.asker, headless_reason=self.headless_reason,
+                               write_rule=self.write_rule, on_event=self.on_event, stop_turn=self.stop_turn,
+                               pending=PendingSandbox(resolve, lambda _ok: ("plan", "a read-only subagent")),
+                               policy=self.policy, probe=probe)
+        child.mode_source = "a read-only subagent"
+        return child
 
     @property
     def settled(self) -> bool:

@@ -100,7 +100,7 @@ def build_gate(options: PermissionOptions, *, cwd: Path, agent_dir: Path, settin
                           sandbox_problem="bypassPermissions: no sandbox" if bypass else "", asker=options.asker,
                           headless_reason=options.headless_reason, write_rule=_rule_writer(settings),
                           on_event=on_event, stop_turn=stop_turn, policy=policy,
-                          pending=None if bypass else PendingSandbox(resolve, mode_for, notify))
+                          pending=None if bypass else PendingSandbox(resolve, mode_for, notify), probe=resolve)
     gate.mode_source = working.source
     return gate
 

@@ -46,3 +46,23 @@ def attach_permissions(session: Any, options: PermissionOptions | None, cwd: Pat
                 tools[name] = EscalatingBashTool()
     for notice in options.notices:
         notify(notice)
+
+
+def child_tools_for(parent: Any, tools: list[Any], *, read_only: bool) -> list[Any]:
+    """A read-only subagent's tools: without a gate to hold its bash in the read-only sandbox,
+    no bash."""
+    if read_only and getattr(parent, "permissions", None) is None:
+        return [tool for tool in tools if tool.name != "bash"]
+    return tools
+
+
+def share_permissions(parent: Any, child: Any, *, read_only: bool) -> None:
+    """A subagent is gated as its parent is (the same gate, mode, rules, sandbox and asker), or
+    in ``plan`` mode when its definition is read-only (``explore``)."""
+    gate = getattr(parent, "permissions", None)
+    if gate is None:
+        return
+    mine = gate.for_child(read_only=read_only)
+    child.permissions = mine
+    child.hooks.tool_gates.append(mine.before_tool_call)
+    child._state.sandbox = mine
