@@ -374,8 +374,7 @@ class SlashRunner:
         for entry in reversed(self.session.session_manager.get_branch()):
             message = entry.get("message") if entry.get("type") == "message" else None
             if message and message.get("role") == "assistant" and assistant_text(message).strip():
-                self.screen.app.copy_to_clipboard(assistant_text(message))
-                await self.notice("Copied the last answer to the clipboard", "success")
+                await self.screen.copy_to_clipboard(assistant_text(message), "the last answer")
                 return
         await self.notice("Nothing to copy yet.", "warning")
 
