@@ -15,7 +15,12 @@ from typing import Any
 
 import pytest
 
-from pi_tui.modes.interactive.clipboard import MAX_OSC52_CHARS, clipboard_tools, copy_text, osc52_sequence
+from pi_tui.modes.interactive.clipboard import (
+    MAX_OSC52_CHARS,
+    clipboard_tools,
+    copy_text,
+    osc52_sequence,
+)
 from pi_tui.modes.interactive.widgets.editor import PromptEditor
 from tests.modes.interactive.conftest import ready, settle, wait_for
 
