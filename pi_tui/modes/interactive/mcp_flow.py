@@ -67,7 +67,7 @@ def attach_elicitation(session: Any, ui: Any) -> None:
     async def elicit(server: str, message: str, schema: dict[str, Any]) -> dict[str, Any] | None:
         from pi_tui.modes.interactive.screens.mcp_elicit import ElicitScreen
 
-        answer = await ui.show_screen(lambda: ElicitScreen(server, message, schema))
+        answer = await ui.show_screen(lambda: ElicitScreen(server, message, schema), f"MCP server {server} asks")
         return answer if isinstance(answer, dict) else None
 
     manager.elicit = elicit
