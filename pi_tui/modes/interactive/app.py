@@ -249,8 +249,13 @@ class PiApp(App[int]):
         set_ui = getattr(self.session, "set_extension_ui", None)
         if callable(set_ui):
             chat = self.chat
-            set_ui(TuiExtensionUI(self, on_status=chat.refresh_footer if chat is not None else None,
-                                  on_dialog=self._terminal_signals().dialog_waiting))
+            ui = TuiExtensionUI(self, on_status=chat.refresh_footer if chat is not None else None,
+                                on_dialog=self._terminal_signals().dialog_waiting)
+            set_ui(ui)
+            if getattr(self.session, "mcp", None) is not None:
+                from pi_tui.modes.interactive.mcp_flow import attach_elicitation
+
+                attach_elicitation(self.session, ui)
 
     async def on_unmount(self) -> None:
         if self.signals is not None:
