@@ -36,6 +36,10 @@ def _app(project: Path, agent_dir: Path, sessions: Path) -> PiApp:
     return PiApp(session, cwd=project, agent_dir=agent_dir, clock=fixed_clock)
 
 
+def _file_bytes(path: Path) -> bytes | None:
+    return path.read_bytes() if path.is_file() else None
+
+
 def _shown(screen: ChildSessionScreen) -> str:
     """The user blocks and tool panels as drawn, and the assistant blocks' texts."""
     drawn = [str(w.render()) for w in screen.query(UserMessageView)]
@@ -55,8 +59,8 @@ async def test_a_task_panel_opens_the_child_session_read_only(project: Path, age
         task = next(p for p in app.screen.query(ToolCallPanel) if p.state.name == "task")
         child_file = Path(task.state.details["childSession"])
         parent_file = app.chat.session.session_manager.session_file
-        assert child_file.is_file() and child_file != parent_file
-        before = child_file.read_bytes()
+        before = _file_bytes(child_file)
+        assert before and child_file != parent_file
 
         await pilot.click(task)
         await wait_for(pilot, lambda: isinstance(app.screen, ChildSessionScreen) and bool(app.screen.messages))
@@ -73,7 +77,7 @@ async def test_a_task_panel_opens_the_child_session_read_only(project: Path, age
         await pilot.press("ctrl+o")
         await pilot.press("escape")
         await wait_for(pilot, lambda: not isinstance(app.screen, ChildSessionScreen))
-        assert child_file.read_bytes() == before  # read, never written
+        assert _file_bytes(child_file) == before  # read, never written
 
         await app.chat.submit("/subagent")
         await wait_for(pilot, lambda: isinstance(app.screen, ChildSessionScreen) and bool(app.screen.messages))
