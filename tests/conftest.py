@@ -53,6 +53,7 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     agent = home / ".pi" / "agent"
     agent.mkdir(parents=True)
     monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)  # the trash (session delete) is under HOME too
     # Temp folders (in-memory sessions' artifact dirs, bash full-output files) go under pytest's
     # own base temp, which pytest prunes, instead of piling up in /tmp.
     scratch = tmp_path_factory.getbasetemp() / "tmp"

@@ -14,14 +14,15 @@ translated to Textual's key names here.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from textual.binding import Binding
 
-Scope = Literal["app", "editor", "input"]
+Scope = Literal["app", "editor", "input", "picker", "tree"]
 """Where an action is handled: ``app`` a priority binding of the chat screen; ``editor`` a binding
 of the prompt editor (so the editor's own keys are exactly these); ``input`` read by the editor's
-key handler and the lists (submit, new line, completion menu)."""
+key handler and the lists (submit, new line, completion menu); ``picker`` / ``tree`` a binding of
+the /resume picker or the /tree navigator (``screen_bindings_for``)."""
 
 
 class KeyAction(NamedTuple):
@@ -45,6 +46,11 @@ def _edit(name: str, description: str, defaults: tuple[str, ...], handler: str) 
     return KeyAction(f"tui.editor.{name}", description, defaults, handler, "editor", (name,))
 
 
+def _in(scope: Scope, id_: str, description: str, defaults: tuple[str, ...], handler: str,
+        *aliases: str) -> KeyAction:
+    return KeyAction(id_, description, defaults, handler, scope, aliases)
+
+
 def _input(id_: str, description: str, defaults: tuple[str, ...], *aliases: str) -> KeyAction:
     return KeyAction(id_, description, defaults, "", "input", aliases)
 
@@ -52,6 +58,9 @@ def _input(id_: str, description: str, defaults: tuple[str, ...], *aliases: str)
 ACTIONS: tuple[KeyAction, ...] = (
     _app("app.interrupt", "Abort the run (queued messages return to the editor); twice: /tree",
          ("escape",), "interrupt", "interrupt"),
+    # Before app.clear: with a selection ctrl+c copies it (pi's tui.input.copy), else it clears.
+    _app("tui.input.copy", "Copy the editor's selection to the clipboard (no selection: app.clear)",
+         ("ctrl+c",), "copy_selection", "copy"),
     _app("app.clear", "Clear the editor; twice quits", ("ctrl+c",), "clear", "clear"),
     _app("app.exit", "Quit when the editor is empty", ("ctrl+d",), "exit_if_empty", "exit"),
     _app("app.suspend", "Suspend pi-tui to the background (fg resumes it)", ("ctrl+z",), "suspend",
@@ -137,19 +146,29 @@ ACTIONS: tuple[KeyAction, ...] = (
     _input("tui.select.pageDown", "Move a page down in a list", ("pageDown",), "selectPageDown"),
     _input("tui.select.confirm", "Choose the selected item", ("enter",), "selectConfirm"),
     _input("tui.select.cancel", "Close the list", ("escape",), "selectCancel"),
+    _in("picker", "app.session.toggleSort", "Cycle the sort: threaded, recent, relevance", ("ctrl+s",),
+        "cycle_sort", "toggleSessionSort"),
+    _in("picker", "app.session.toggleNamedFilter", "Show named sessions only, or all", ("ctrl+n",),
+        "toggle_named", "toggleSessionNamedFilter"),
+    _in("picker", "app.session.togglePath", "Show or hide the session files' paths", ("ctrl+p",),
+        "toggle_path", "toggleSessionPath"),
+    _in("picker", "app.session.rename", "Rename the highlighted session", ("ctrl+r",), "rename",
+        "renameSession"),
+    _in("picker", "app.session.delete", "Delete the highlighted session (asks first; to the trash)",
+        ("ctrl+d",), "delete", "deleteSession"),
+    _in("picker", "app.session.deleteNoninvasive", "Delete the highlighted session when the search is empty "
+        "(else deletes a word of it)", ("ctrl+backspace",), "delete_noninvasive", "deleteSessionNoninvasive"),
+    _in("tree", "app.tree.foldOrUp", "Fold the branch, or jump to the previous segment start",
+        ("ctrl+left", "alt+left"), "fold_or_up", "treeFoldOrUp"),
+    _in("tree", "app.tree.unfoldOrDown", "Unfold the branch, or jump to the next segment start or the branch end",
+        ("ctrl+right", "alt+right"), "unfold_or_down", "treeUnfoldOrDown"),
 )
 
 ACTIONS_BY_ID = {a.id: a for a in ACTIONS}
 
 PI_ONLY_IDS = frozenset({
-    # pi's session picker and tree keys: pi-tui's pickers have fixed keys (listed in /hotkeys).
-    "app.session.toggleNamedFilter", "toggleSessionNamedFilter", "app.session.togglePath",
-    "toggleSessionPath", "app.session.toggleSort", "toggleSessionSort", "app.session.rename",
-    "renameSession", "app.session.delete", "deleteSession", "app.session.deleteNoninvasive",
-    "deleteSessionNoninvasive", "app.tree.foldOrUp", "treeFoldOrUp", "app.tree.unfoldOrDown",
-    "treeUnfoldOrDown",
-    # Not implemented: reading an image from the clipboard, and copying an editor selection.
-    "app.clipboard.pasteImage", "pasteImage", "tui.input.copy", "copy",
+    # Not implemented: reading an image from the clipboard.
+    "app.clipboard.pasteImage", "pasteImage",
 })
 """pi's ids that pi-tui accepts in keybindings.json without acting on them (one file serves both)."""
 
@@ -318,9 +337,24 @@ class Keymap:
         rebinding moves the action (the default key stops working)."""
         return self._bindings("editor", priority=False)
 
+    def screen_bindings_for(self, scope: Literal["picker", "tree"]) -> list[Binding]:
+        """The rebindable keys of the /resume picker (priority: its search field has the focus)
+        or the /tree navigator; each screen adds them to its fixed ones when it mounts."""
+        return self._bindings(scope, priority=scope == "picker")
+
     def describe(self) -> list[tuple[str, str, str]]:
         """(keys, action id, description) rows for /hotkeys, keys in pi's spelling."""
         return [(", ".join(self.spelled.get(a.id, ())) or "(unbound)", a.id, a.description) for a in ACTIONS]
+
+
+def install_screen_keys(screen: Any, scope: Literal["picker", "tree"], keymap: Keymap | None = None) -> None:
+    """Give ``screen`` (the /resume picker or the /tree navigator) the keymap's keys for ``scope``,
+    ahead of its fixed keys so a user's choice wins a shared key. The keymap is the app's
+    (``keybindings.json`` applied) unless one is given."""
+    from textual.binding import BindingsMap
+
+    keymap = keymap or getattr(screen.app, "keymap", None) or Keymap.defaults()
+    screen._bindings = BindingsMap.merge([BindingsMap(keymap.screen_bindings_for(scope)), screen._bindings])
 
 
 def _json_text(value: object) -> str:

@@ -19,7 +19,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, Static
 
-from pi_tui.modes.interactive.keymap import Keymap
+from pi_tui.modes.interactive.keymap import ACTIONS_BY_ID, Keymap
 
 _KEY_NAMES = {"escape": "esc", "pageup": "pgup", "pagedown": "pgdn", "L": "shift+l"}
 
@@ -41,8 +41,14 @@ def display_keys(keys: Iterable[str]) -> str:
 
 
 def keymap_rows(keymap: Keymap) -> list[HotkeyRow]:
-    """One row per keymap action (unbound ones too), in the registry's order."""
+    """One row per keymap action (unbound ones too), in the registry's order; the picker's and
+    the tree's rebindable keys are grouped with their screen."""
+    screens = {"picker": "/resume", "tree": "/tree"}
+
     def group(action_id: str) -> str:
+        scope = ACTIONS_BY_ID[action_id].scope
+        if scope in screens:
+            return screens[scope]
         return "lists" if action_id.startswith("tui.select.") else "editor" if action_id.startswith("tui.") else "app"
 
     return [HotkeyRow(group=group(action_id), keys=keys, description=description, action_id=action_id)
@@ -65,7 +71,8 @@ def rows_from_bindings(group: str, bindings: Iterable[BindingType]) -> list[Hotk
 
 
 def screen_hotkey_rows() -> list[HotkeyRow]:
-    """The keys of /tree, /resume, /model and /context."""
+    """The fixed keys of /tree, /resume, /model and /context (their rebindable ones are keymap
+    actions: ``keymap_rows``)."""
     from pi_tui.modes.interactive.screens.context_view import ContextScreen
     from pi_tui.modes.interactive.screens.model_picker import ModelPickerScreen
     from pi_tui.modes.interactive.screens.session_picker import SessionPickerScreen

@@ -2,14 +2,14 @@
 
 Sessions come from the store's listing (``core/session/listing.py``), read off the event loop.
 Rows show the name or first message, the age and the message count; typing searches every
-message's text; Ctrl+D deletes after a confirmation (``trash`` when installed, else unlink).
+message's text; Ctrl+D (or Ctrl+Backspace with an empty search) deletes after a confirmation, to
+the trash where there is one (``core/session/trash.py``). The rebindable keys are pi's ids
+(``app.session.*``, from the keymap); the fixed ones are listed in ``BINDINGS``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import shutil
-import subprocess
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -26,6 +26,7 @@ from textual.widgets import Input, Static
 from pi_tui.core.errors import PiError
 from pi_tui.core.session.listing import SessionInfo, list_all_sessions, list_sessions
 from pi_tui.core.session.manager import SessionManager
+from pi_tui.modes.interactive.keymap import Keymap, install_screen_keys
 from pi_tui.modes.interactive.screens.confirm import ConfirmScreen, TextInputScreen
 from pi_tui.modes.interactive.screens.row_list import RowList, row_navigation_bindings
 from pi_tui.modes.interactive.screens.session_order import (
@@ -40,13 +41,14 @@ AGE_WIDTH = 5
 COUNT_WIDTH = 9
 
 
-def delete_session_file(path: Path) -> None:
-    """Move to the trash with the ``trash`` CLI when present (as pi does), else delete — and then
-    forget its file snapshots (docs/checkpoints.md; a trashed file keeps them, it may come back)."""
-    trash = shutil.which("trash")
-    if trash is not None:
-        subprocess.run([trash, str(path)], check=True, capture_output=True)
-        return
+def delete_session_file(path: Path) -> str:
+    """Move to the trash (the ``trash`` CLI as pi does, else the freedesktop home trash), else
+    delete — and then forget its file snapshots (docs/checkpoints.md; a trashed file keeps them,
+    it may come back). Returns ``trash`` or ``deleted``."""
+    from pi_tui.core.session.trash import move_to_trash
+
+    if move_to_trash(path) is not None:
+        return "trash"
     from pi_tui.checkpoints.prune import forget_session, session_header
     from pi_tui.resources.locations import agent_dir
 
@@ -54,6 +56,7 @@ def delete_session_file(path: Path) -> None:
     path.unlink()
     if header is not None:
         forget_session(agent_dir(), header[1], header[0])
+    return "deleted"
 
 
 def rename_session_file(path: Path, name: str) -> None:
@@ -81,11 +84,6 @@ class SessionPickerScreen(ModalScreen[Path | None]):
     BINDINGS = [  # noqa: RUF012
         *row_navigation_bindings("picker"),
         Binding("tab", "toggle_scope", "All projects", priority=True, id="picker.toggle_scope"),
-        Binding("ctrl+n", "toggle_named", "Named only", priority=True, id="picker.toggle_named"),
-        Binding("ctrl+d", "delete", "Delete", priority=True, id="picker.delete"),
-        Binding("ctrl+s", "cycle_sort", "Sort", priority=True, id="picker.sort"),
-        Binding("ctrl+p", "toggle_path", "Show paths", priority=True, id="picker.toggle_path"),
-        Binding("ctrl+r", "rename", "Rename", priority=True, id="picker.rename"),
         Binding("escape", "close", "Close", id="picker.cancel"),
     ]
 
@@ -95,20 +93,22 @@ class SessionPickerScreen(ModalScreen[Path | None]):
         session_dir: Path,
         sessions_root: Path,
         current_session: Path | None = None,
-        delete: Callable[[Path], None] = delete_session_file,
+        delete: Callable[[Path], object] = delete_session_file,
         rename: Callable[[Path, str], None] = rename_session_file,
         rename_current: Callable[[str], object] | None = None,
         now: Callable[[], datetime] | None = None,
+        keymap: Keymap | None = None,
     ) -> None:
         """Args:
         session_dir: this project's session folder.
         sessions_root: the folder holding every project's session folder (Tab).
         current_session: the open session (marked, and never deleted from here).
-        delete: how a file is removed.
+        delete: how a file is removed (returning ``"trash"`` when it went to the trash).
         rename: how a closed session is named (runs in a thread).
         rename_current: how the open session is named (``AgentSession.set_session_name``; runs
             on the event loop); without it the open session is not renamed here.
         now: the clock for ages (fixed in tests and snapshots).
+        keymap: where the rebindable keys come from (default: the app's).
         """
         super().__init__()
         self._session_dir = session_dir
@@ -126,6 +126,7 @@ class SessionPickerScreen(ModalScreen[Path | None]):
         self._shown: list[PickerRow] = []
         self._row_width = 80
         self._row_now = self._now()
+        self._keymap = keymap
 
     def compose(self) -> ComposeResult:
         with Vertical(id="picker-panel"):
@@ -133,13 +134,19 @@ class SessionPickerScreen(ModalScreen[Path | None]):
             yield Input(placeholder="type to search", id="picker-search")
             yield RowList(self.session_row, id="picker-rows")
             yield Static("Loading sessions…", id="picker-empty")
-            yield Static(
-                "↑/↓ move  enter open  tab this project/all  ctrl+s sort  ctrl+n named  ctrl+p paths  "
-                "ctrl+r rename  ctrl+d delete  esc close",
-                id="picker-help",
-            )
+            yield Static("", id="picker-help")
 
     def on_mount(self) -> None:
+        install_screen_keys(self, "picker", self._keymap)
+        keymap = self._keymap or getattr(self.app, "keymap", None) or Keymap.defaults()
+
+        def key(action_id: str) -> str:
+            return next(iter(keymap.spelled.get(action_id, ())), "(unbound)")
+
+        self.query_one("#picker-help", Static).update(
+            f"↑/↓ move  enter open  tab this project/all  {key('app.session.toggleSort')} sort  "
+            f"{key('app.session.toggleNamedFilter')} named  {key('app.session.togglePath')} paths  "
+            f"{key('app.session.rename')} rename  {key('app.session.delete')} delete  esc close")
         self.query_one("#picker-search", Input).focus()
         self._refresh_title()
         self._load(all_projects=False)
@@ -308,6 +315,15 @@ class SessionPickerScreen(ModalScreen[Path | None]):
             self._loaded[scope] = [replace(i, name=name or None) if i.path == path else i for i in infos]
         self._render_rows(keep=path)
 
+    def action_delete_noninvasive(self) -> None:
+        """pi's ctrl+backspace: delete the session only when the search is empty; otherwise the
+        key edits the search (deletes the word before the cursor)."""
+        search = self.query_one("#picker-search", Input)
+        if search.value:
+            search.action_delete_left_word()
+            return
+        self.action_delete()
+
     def action_delete(self) -> None:
         info = self._highlighted()
         if info is None:
@@ -326,14 +342,14 @@ class SessionPickerScreen(ModalScreen[Path | None]):
     @work(group="session-delete")
     async def _delete_file(self, path: Path) -> None:
         try:
-            await asyncio.to_thread(self._delete, path)
-        except (OSError, subprocess.CalledProcessError) as err:
+            how = await asyncio.to_thread(self._delete, path)
+        except OSError as err:
             self.app.notify(f"Could not delete {path}: {err}", severity="error")
             return
         for scope, infos in self._loaded.items():
             self._loaded[scope] = [info for info in infos if info.path != path]
         self._render_rows()
-        self.app.notify(f"Deleted {path.name}")
+        self.app.notify(f"Moved {path.name} to the trash" if how == "trash" else f"Deleted {path.name}")
 
 
 def _fit_left(text: str, room: int) -> str:

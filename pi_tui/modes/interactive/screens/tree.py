@@ -21,6 +21,7 @@ from textual.events import Key
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from pi_tui.modes.interactive.keymap import Keymap, install_screen_keys
 from pi_tui.modes.interactive.screens.row_list import RowList, row_navigation_bindings
 from pi_tui.modes.interactive.screens.tree_dialogs import (
     CustomInstructionsScreen,
@@ -84,8 +85,6 @@ class TreeScreen(ModalScreen[TreeChoice | None]):
     CSS_PATH = "tree.tcss"
     BINDINGS = [  # noqa: RUF012 - Textual's declaration style
         *row_navigation_bindings("tree", page_keys=("left,pageup", "right,pagedown")),
-        Binding("ctrl+left,alt+left", "fold_or_up", "Fold", show=False, id="tree.fold_or_up"),
-        Binding("ctrl+right,alt+right", "unfold_or_down", "Unfold", show=False, id="tree.unfold_or_down"),
         Binding("enter", "choose", "Choose", id="tree.choose"),
         Binding("escape", "clear_search_or_close", "Close", id="tree.cancel"),
         Binding("backspace", "search_backspace", "Delete search char", show=False, id="tree.search_backspace"),
@@ -108,6 +107,7 @@ class TreeScreen(ModalScreen[TreeChoice | None]):
         initial_filter: TreeFilter = "default",
         set_label: Callable[[str, str | None], object] | None = None,
         select_id: str | None = None,
+        keymap: Keymap | None = None,
     ) -> None:
         """Args:
         source: the session's tree (re-read after a label change).
@@ -116,6 +116,7 @@ class TreeScreen(ModalScreen[TreeChoice | None]):
         set_label: how to set (str) or clear (None) a label; defaults to the source's
             ``append_label_change``.
         select_id: the entry to start on (reopening after a cancelled summary); default the leaf.
+        keymap: where the fold keys come from (default: the app's).
         """
         super().__init__()
         self._source = source
@@ -128,6 +129,7 @@ class TreeScreen(ModalScreen[TreeChoice | None]):
         self._typed_search = ""
         self._search_pattern: re.Pattern[str] | None = None
         self._search_scheduled = False
+        self._keymap = keymap
 
     # ------------------------------------------------------------------ layout
 
@@ -140,6 +142,12 @@ class TreeScreen(ModalScreen[TreeChoice | None]):
             yield Static("", id="tree-status")
 
     def on_mount(self) -> None:
+        install_screen_keys(self, "tree", self._keymap)
+        keymap = self._keymap or getattr(self.app, "keymap", None) or Keymap.defaults()
+        fold, unfold = (keymap.spelled.get(f"app.tree.{name}", ()) for name in ("foldOrUp", "unfoldOrDown"))
+        if (fold[:1], unfold[:1]) != (("ctrl+left",), ("ctrl+right",)):
+            help_text = HELP_TEXT.replace("ctrl+←/→", f"{(fold or ('(unbound)',))[0]}/{(unfold or ('(unbound)',))[0]}")
+            self.query_one("#tree-help", Static).update(help_text)
         self._rebuild(keep=self._initial_selection or self._source.leaf_id)
 
     @property

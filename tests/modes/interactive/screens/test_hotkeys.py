@@ -4,17 +4,31 @@ from __future__ import annotations
 
 from textual.widgets import DataTable
 
-from pi_tui.modes.interactive.screens.hotkeys import HotkeyRow, HotkeysScreen, screen_hotkey_rows
+from pi_tui.modes.interactive.keymap import Keymap
+from pi_tui.modes.interactive.screens.hotkeys import (
+    HotkeyRow,
+    HotkeysScreen,
+    keymap_rows,
+    screen_hotkey_rows,
+)
 from tests.modes.interactive.screens.builders import ScreenHost
 
 
 def test_screen_rows_come_from_the_screens_bindings():
     rows = {(row.group, row.description): row.keys for row in screen_hotkey_rows()}
-    assert rows[("/tree", "Fold")] == "ctrl+left, alt+left"
     assert rows[("/tree", "Label")] == "shift+l"
     assert rows[("/tree", "Close")] == "esc"
-    assert rows[("/resume", "Delete")] == "ctrl+d"
     assert rows[("/resume", "All projects")] == "tab"
+
+
+def test_the_screens_rebindable_keys_are_listed_with_their_screen_and_pi_id():
+    keymap = Keymap.defaults()
+    keymap.apply({"app.tree.foldOrUp": "alt+h"})
+    rows = {row.action_id: row for row in keymap_rows(keymap)}
+    assert (rows["app.tree.foldOrUp"].group, rows["app.tree.foldOrUp"].keys) == ("/tree", "alt+h")
+    assert (rows["app.session.delete"].group, rows["app.session.delete"].keys) == ("/resume", "ctrl+d")
+    assert rows["app.session.deleteNoninvasive"].keys == "ctrl+backspace"
+    assert not any(row.description == "Fold" for row in screen_hotkey_rows())  # listed once, not twice
 
 
 async def test_typing_filters_the_table():
