@@ -70,6 +70,10 @@ class TuiExtensionUI:
         if self._on_status is not None:
             self._on_status()
 
+    async def show_screen(self, make_screen: Callable[[], Any], title: str = "") -> Any:
+        """Another modal dialog (an MCP elicitation), in turn with these; its dismiss value."""
+        return await self._show(make_screen, None, title)
+
     async def _show(self, make_screen: Callable[[], Any], timeout_s: float | None, title: str = "") -> Any:
         async with self._one_at_a_time:
             screen = make_screen()
