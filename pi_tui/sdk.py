@@ -144,7 +144,7 @@ def create_agent_session(
         if mcp is not None:
             from pi_tui.session.mcp_tools import attach_mcp
 
-            attach_mcp(agent_session, mcp)
+            attach_mcp(agent_session, mcp, None if active_tools is None else set(active_tools))
         _bind_delegation(agent_session, all_tools, _provider_factory(provider), agent, api_key)
         agent_session.fresh_start = _fresh_start(model, provider_name, provider, registry, settings, thinking_level)
         if runner is not None:

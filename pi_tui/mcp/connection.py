@@ -102,6 +102,11 @@ class ServerLog:
                 os.close(self._read_fd)
             self._read_fd = None
 
+    def reopen(self) -> None:
+        """After ``close`` (a server stopped, then reconnected or enabled in ``/mcp``): append."""
+        if self._file.closed:
+            self._file = open(self.path, "a", encoding="utf-8", errors="replace")  # noqa: SIM115
+
     def close(self) -> None:
         self._stop_reading()
         if self.write_fd is not None:
@@ -196,9 +201,19 @@ class Connection:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await asyncio.wait_for(asyncio.shield(task), 8)
         self.restarts = 0
+        self.log.reopen()
         self._settled.clear()
         self._stop.clear()
         self._task = asyncio.get_running_loop().create_task(self._serve(), name=f"mcp:{self.name}")
+
+    async def set_enabled(self, enabled: bool) -> None:
+        """``/mcp`` enable/disable, for this session only (the config file is not changed)."""
+        if enabled:
+            await self.reconnect()
+            return
+        await self.stop()
+        self.error = None
+        self._set_status("disabled")
 
     async def _serve(self) -> None:
         attempt = 0
@@ -211,7 +226,8 @@ class Connection:
             except asyncio.CancelledError:
                 raise
             except BaseException as error:  # the SDK raises groups, OSError, MCPError …
-                self.error = _describe(error, self.config)
+                if not (self.status == "connected" and self.error):  # keep "closed the connection":
+                    self.error = _describe(error, self.config)  # what the SDK raises on the way out is noise
             self._client = None
             self._ready.clear()
             if self._stop.is_set():

@@ -38,6 +38,7 @@ DEFAULT_SETTINGS: JsonDict = {
         "clearOnShrink": False,
         "imageWidthCells": 60,
         "showTerminalProgress": False,
+        "notifications": "auto",  # pi-tui's own key (modes/interactive/terminal_signals.py)
     },
     "images": {"autoResize": True, "blockImages": False},
     "doubleEscapeAction": "tree",
@@ -119,6 +120,11 @@ EXPECTED_TYPES: dict[str, str] = {
     "subagents.maxDepth": _INT,
     "subagents.maxConcurrent": _INT,
     "todo.enabled": _BOOL,
+    "terminal.showTerminalProgress": _BOOL,
+    "terminal.notifications": _STR,
+    "notifyCommand": _LIST,
+    "sessionTitles.enabled": _BOOL,
+    "sessionTitles.model": _STR,
     "thinkingBudgets.minimal": _INT,
     "thinkingBudgets.low": _INT,
     "thinkingBudgets.medium": _INT,
@@ -135,6 +141,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "followUpMode": ("all", "one-at-a-time"),
     "context.strategy": ("pi", "pipeline"),
     "context.pipeline.variant": ("exact", "cache-aware"),
+    "terminal.notifications": ("auto", "osc777", "osc9", "osc99", "bell", "off"),
 }
 
 

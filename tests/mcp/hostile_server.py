@@ -86,6 +86,8 @@ def answer(request: dict[str, object]) -> None:
 
 
 def main() -> None:
+    sys.stderr.write(f"hostile server ({MODE}) started\n")
+    sys.stderr.flush()
     if MODE == "flood":
         chunk = ("flood " * 1000 + "\n").encode()
         for _ in range(N * 1024 * 1024 // len(chunk)):

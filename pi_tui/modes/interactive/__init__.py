@@ -38,6 +38,7 @@ def _session_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         "no_session": bool(getattr(args, "no_session", False)),
         "load_extensions": not getattr(args, "no_extensions", False),
         "extension_paths": list(getattr(args, "extensions", []) or []),
+        "mcp_config": tuple(getattr(args, "mcp_config", None) or ()),
         "trust_project": True if getattr(args, "trust_project", False) else None,
         "permissions": _permission_options(args),
     }

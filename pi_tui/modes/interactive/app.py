@@ -89,6 +89,8 @@ class PiApp(App[int]):
 
     exiting = False
     terminal_watch: Any = None
+    signals: Any = None
+    """``terminal_signals.TerminalSignals``: progress and notifications, once a session is attached."""
     """Set once the app starts closing: session events still arriving are no longer shown."""
 
     _control_filter: Any = None
@@ -194,6 +196,7 @@ class PiApp(App[int]):
             on_answer(bool(trusted))
 
         self.push_screen(ProjectTrustScreen(trust, trust_file=where), answered)
+        self._terminal_signals().dialog_waiting("Trust this project?")
 
     def attach_session(self, loaded: LoadedSession) -> None:
         """Install the session (from the loader thread, or at once when given) and fill the chat."""
@@ -203,6 +206,7 @@ class PiApp(App[int]):
         self.startup_notices.extend(loaded.notices)
         if self.session is not None and self.bridge is not None:
             self.bridge.attach(self.session)
+            self._attach_signals()
             self._attach_extension_ui()
             settings: Any = getattr(self.session, "settings", None)
             theme = settings.get("theme", None) if hasattr(settings, "get") else None
@@ -215,6 +219,29 @@ class PiApp(App[int]):
             self.chat.startup_error = loaded.error
             self.chat.call_later(self.chat.fill_conversation)
 
+    def _attach_signals(self) -> None:
+        """Terminal progress and desktop notifications follow the session's events
+        (``terminal_signals``); the session object stays the same across /new, /resume, /fork."""
+        subscribe = getattr(self.session, "subscribe", None)
+        if callable(subscribe):
+            subscribe(self._terminal_signals().on_event)
+
+    def _terminal_signals(self) -> Any:
+        if self.signals is None:
+            from pi_tui.modes.interactive.terminal_signals import TerminalSignals
+
+            self.signals = TerminalSignals(self.write_to_terminal, focused=lambda: bool(self.app_focus),
+                                           settings=lambda: getattr(self.session, "settings", None),
+                                           is_idle=lambda: bool(self.session is None or self.session.is_idle()))
+        return self.signals
+
+    def write_to_terminal(self, data: str) -> None:
+        """Bytes for the terminal itself, between frames (progress, notifications). Once the
+        driver has left application mode it refuses (the caller drops the bytes)."""
+        driver = self._driver
+        if driver is not None:
+            driver.write(data)
+
     def _attach_extension_ui(self) -> None:
         """Extensions' ``ctx.ui`` dialogs become modal screens here; statuses go to the footer."""
         from pi_tui.modes.interactive.screens.extension_ui import TuiExtensionUI
@@ -222,9 +249,17 @@ class PiApp(App[int]):
         set_ui = getattr(self.session, "set_extension_ui", None)
         if callable(set_ui):
             chat = self.chat
-            set_ui(TuiExtensionUI(self, on_status=chat.refresh_footer if chat is not None else None))
+            ui = TuiExtensionUI(self, on_status=chat.refresh_footer if chat is not None else None,
+                                on_dialog=self._terminal_signals().dialog_waiting)
+            set_ui(ui)
+            if getattr(self.session, "mcp", None) is not None:
+                from pi_tui.modes.interactive.mcp_flow import attach_elicitation
+
+                attach_elicitation(self.session, ui)
 
     async def on_unmount(self) -> None:
+        if self.signals is not None:
+            self.signals.close()  # clears the progress indicator while the terminal is still ours
         if self.bridge is not None:
             self.bridge.detach()
         await self._emit_shutdown()

@@ -22,6 +22,7 @@ from pi_tui.modes.interactive.key_actions import KeyActionsScreen
 from pi_tui.modes.interactive.messages import (
     AgentEventReceived,
     AgentEventsBatched,
+    ChildSessionRequested,
     SessionReplaced,
 )
 from pi_tui.modes.interactive.session_view import footer_data, history_messages
@@ -299,6 +300,13 @@ class ChatScreen(KeyActionsScreen):
         if message.editor_text is not None:
             self.editor.set_text(message.editor_text)
         self.refresh_footer()
+
+    @on(ChildSessionRequested)
+    async def _open_child_session(self, message: ChildSessionRequested) -> None:
+        message.stop()
+        from pi_tui.modes.interactive.screens.child_session import ChildSessionScreen
+
+        await self.app.push_screen(ChildSessionScreen(message.path, description=message.description))
 
     # ------------------------------------------------------------------ submitting
 
