@@ -116,7 +116,7 @@ def _run_one_prompt(terminal: PtyTerminal, *, leave_focus: bool) -> str:
     return terminal.wait_for(ANSWER[:20])
 
 
-def test_progress_and_a_notification_reach_a_real_terminal(tmp_path: Path, isolated_home: Path, agent_dir: Path):
+def test_progress_and_a_notification_reach_a_real_terminal(tmp_path: Path, isolated_home: Path, agent_dir: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()
     with FakeServer([{"text": ANSWER, "delay_ms": 1500}]) as server:
@@ -136,7 +136,7 @@ def test_progress_and_a_notification_reach_a_real_terminal(tmp_path: Path, isola
             terminal.close()
 
 
-def test_no_notification_while_the_terminal_keeps_the_focus(tmp_path: Path, isolated_home: Path, agent_dir: Path):
+def test_no_notification_while_the_terminal_keeps_the_focus(tmp_path: Path, isolated_home: Path, agent_dir: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()
     with FakeServer([{"text": ANSWER, "delay_ms": 300}]) as server:
@@ -155,7 +155,7 @@ def test_no_notification_while_the_terminal_keeps_the_focus(tmp_path: Path, isol
 
 @pytest.mark.tmux
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
-def test_inside_a_real_tmux_the_sequences_pass_through(tmp_path: Path, isolated_home: Path, agent_dir: Path):
+def test_inside_a_real_tmux_the_sequences_pass_through(tmp_path: Path, isolated_home: Path, agent_dir: Path) -> None:
     """tmux (its client on our terminal) forwards the DCS-wrapped sequences to the outer terminal."""
     project = tmp_path / "project"
     project.mkdir()
