@@ -23,6 +23,8 @@ DEFAULT_NETWORK: Network = "on"
 
 @dataclass(slots=True)
 class PermissionSettings:
+    """The run's permission and sandbox settings, the project's counted as its trust allows."""
+
     rules: RuleSet
     modes: list[tuple[str, str]]
     """``permissions.defaultMode`` values with their file, project first."""

@@ -31,8 +31,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from pi_tui.permissions import seccomp
-
 Network = Literal["off", "on"]
 HIDDEN_HOME = (".ssh", ".aws", ".gnupg", ".config/gh", ".docker", ".kube", ".netrc", ".git-credentials",
                ".pypirc", ".npmrc", ".config/gcloud", ".azure", ".password-store", ".local/share/keyrings")
@@ -49,6 +47,8 @@ CONTAINER_SOCKETS = ("/var/run/docker.sock", "/run/docker.sock", "/run/container
 
 @dataclass(frozen=True, slots=True)
 class SandboxPolicy:
+    """What one session's sandbox lets a command see and change."""
+
     project: Path
     temp_dir: Path
     home: Path
@@ -85,6 +85,8 @@ class SandboxPolicy:
 
 @dataclass(slots=True)
 class Bwrap:
+    """The bwrap found by the preflight and what it supports."""
+
     program: str
     disable_userns: bool
     seccomp_filter: bytes | None
@@ -219,6 +221,8 @@ class SandboxRuntime:
 
 @dataclass(slots=True)
 class SandboxedCommand:
+    """bwrap's argv for one command and the descriptors it must inherit."""
+
     argv: list[str]
     pass_fds: tuple[int, ...]
 
@@ -239,6 +243,8 @@ def run_preflight(policy: SandboxPolicy, *, timeout: float = 10.0) -> Preflight:
     if program is None:
         return Preflight(False, "bwrap is not installed (Debian/Ubuntu: apt install bubblewrap; "
                          "Fedora: dnf install bubblewrap)", time.perf_counter() - started)
+    from pi_tui.permissions import seccomp
+
     bwrap = Bwrap(program, _supports(program, "--disable-userns"), seccomp.filter_bytes())
     runtime = SandboxRuntime(policy, Preflight(True, "", 0.0, bwrap))
     true = shutil.which("true") or "/bin/true"

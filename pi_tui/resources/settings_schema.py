@@ -67,6 +67,7 @@ DEFAULT_SETTINGS: JsonDict = {
         },
     },
     "extensionHandlerTimeoutMs": 60_000,
+    "sessionTitles": {"enabled": False},
 }
 """Defaults of the known keys (pi's, plus ``context.*`` and ``extensionHandlerTimeoutMs``)."""
 
