@@ -214,6 +214,8 @@ class SessionPickerScreen(ModalScreen[Path | None]):
         first = " ".join(info.first_message.split())
         # A named session shows its name, then its first message dimmed.
         title, after = (info.name, first) if info.name else (first, "")
+        if info.subagent is not None and not info.name:  # a task child, told apart from a fork
+            title, after = f"subagent · {info.subagent}", first
         title = clip_line(title, room)
         rest = "  " + clip_line(after, room - len(title) - 2) if after and room - len(title) > 6 else ""
         return Content.assemble(
