@@ -54,6 +54,11 @@ class KeyActionsScreen(Screen[None]):
         return bool((renderer is not None and renderer.running) or (state is not None and (
             state.is_streaming or state.is_compacting or getattr(state, "is_retrying", False))))
 
+    def action_paste_image(self) -> None:
+        from pi_tui.modes.interactive.image_paste import paste_image
+
+        self.run_worker(paste_image(self), group="paste-image", exclusive=True, exit_on_error=False)
+
     async def action_interrupt(self) -> None:
         if self.editor.cancel_jump():
             return
