@@ -387,7 +387,7 @@ def _spawn_child(parent: AgentSession, spec: Any, provider: Callable[[ModelInfo]
     from pi_tui.subagents.setup import child_handle, child_model, child_session_manager, child_tools
 
     model, notes = child_model(parent.model, parent.model_registry, spec.agent)
-    manager = child_session_manager(parent.session_manager)
+    manager = child_session_manager(parent.session_manager, spec)
     child = create_agent_session(
         cwd=parent.cwd, agent_dir=agent, provider=provider, model=model,
         thinking_level=spec.agent.thinking or parent.thinking_level, api_key=api_key,
