@@ -194,3 +194,33 @@ async def test_an_image_waits_while_the_agent_runs(make_app):
         await settle(app, pilot)
         content = [m for m in gated.inner.requests[-1].messages if m.get("role") == "user"][-1]["content"]
         assert content[0] == {"type": "text", "text": "and this"} and content[1]["type"] == "image"
+
+
+async def test_a_message_with_an_image_sent_while_the_session_loads_goes_once_it_is_there(project, agent_dir):
+    import threading
+
+    from pi_tui.modes.interactive.app import LoadedSession, PiApp
+    from pi_tui.sdk import create_agent_session
+
+    release = threading.Event()
+    provider = ScriptedProvider([{"text": "seen"}])
+
+    def loader() -> LoadedSession:
+        release.wait(10)
+        return LoadedSession(create_agent_session(cwd=project, agent_dir=agent_dir, provider=provider,
+                                                  settings={}, load_extensions=False))
+
+    app = PiApp(None, cwd=project, agent_dir=agent_dir, session_loader=loader)
+    app.clipboard_reader = x11_reader(FakeXclip(["image/png"], {"image/png": png(5, 5)}))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.first_frame_at is not None)
+        await pilot.press("ctrl+v")
+        await wait_for(pilot, lambda: bool(app.chat.editor.attachments))
+        await pilot.press(*"early", "enter")  # the session is still loading
+        await pilot.pause()
+        assert app.chat.editor.text == "" and provider.requests == []
+        release.set()
+        await wait_for(pilot, lambda: bool(provider.requests))
+        await settle(app, pilot)
+        content = sent_user_content(provider)
+        assert content[0] == {"type": "text", "text": "early"} and content[1]["type"] == "image"
