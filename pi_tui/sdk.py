@@ -41,7 +41,7 @@ from pi_tui.resources.locations import agent_dir as default_agent_dir
 from pi_tui.resources.locations import default_session_dir
 from pi_tui.session.agent_session import AgentSession
 from pi_tui.session.checkpoint_hooks import open_and_attach
-from pi_tui.session.permission_hooks import attach_permissions
+from pi_tui.session.permission_hooks import attach_permissions, child_tools_for, share_permissions
 from pi_tui.session.restore import restore_model_and_thinking
 from pi_tui.session.retry import Clock
 
@@ -387,17 +387,19 @@ def _spawn_child(parent: AgentSession, spec: Any, provider: Callable[[ModelInfo]
     from pi_tui.subagents.setup import child_handle, child_model, child_session_manager, child_tools
 
     model, notes = child_model(parent.model, parent.model_registry, spec.agent)
-    manager = child_session_manager(parent.session_manager)
+    manager = child_session_manager(parent.session_manager, spec)
     child = create_agent_session(
         cwd=parent.cwd, agent_dir=agent, provider=provider, model=model,
         thinking_level=spec.agent.thinking or parent.thinking_level, api_key=api_key,
-        tools=child_tools(spec, parent.active_tools, agents, parent.settings), session_manager=manager,
+        tools=child_tools_for(parent, child_tools(spec, parent.active_tools, agents, parent.settings),
+                              read_only=spec.agent.read_only), session_manager=manager,
         settings=parent.settings, resources=child_system_resources(parent.resources, spec.agent),
         model_registry=parent.model_registry, load_extensions=False,
         trust_project=getattr(parent.project_trust, "trusted", None), clock=parent.clock,
     )
     child.file_access = parent.file_access  # ACP: the child reads the editor's buffers too
     child.before_tool_call = parent.before_tool_call  # ACP's permission question guards the child's calls too
+    share_permissions(parent, child, read_only=spec.agent.read_only)
     return child_handle(child, manager, model, notes)
 
 

@@ -67,6 +67,7 @@ DEFAULT_SETTINGS: JsonDict = {
         },
     },
     "extensionHandlerTimeoutMs": 60_000,
+    "sessionTitles": {"enabled": False},
 }
 """Defaults of the known keys (pi's, plus ``context.*`` and ``extensionHandlerTimeoutMs``)."""
 
@@ -116,6 +117,8 @@ EXPECTED_TYPES: dict[str, str] = {
     "checkpoints.timeoutMs": _INT,
     "checkpoints.maxFileBytes": _INT,
     "checkpoints.maxFolderFiles": _INT,
+    "checkpoints.firstSnapshotTimeoutMs": _INT,
+    "checkpoints.warnStoreBytes": _INT,
     "subagents.enabled": _BOOL,
     "subagents.maxDepth": _INT,
     "subagents.maxConcurrent": _INT,

@@ -91,6 +91,8 @@ class PiApp(App[int]):
     terminal_watch: Any = None
     signals: Any = None
     """``terminal_signals.TerminalSignals``: progress and notifications, once a session is attached."""
+    titler: Any = None
+    """``session.titles.SessionTitler`` (``sessionTitles.enabled``), once a session is attached."""
     """Set once the app starts closing: session events still arriving are no longer shown."""
 
     _control_filter: Any = None
@@ -225,6 +227,11 @@ class PiApp(App[int]):
         subscribe = getattr(self.session, "subscribe", None)
         if callable(subscribe):
             subscribe(self._terminal_signals().on_event)
+            if self.titler is None:  # sessionTitles.*: a name after the first answer, in the background
+                from pi_tui.session.titles import titler_for
+
+                self.titler = titler_for(self.session)
+                subscribe(self.titler.on_event)
 
     def _terminal_signals(self) -> Any:
         if self.signals is None:
@@ -260,6 +267,8 @@ class PiApp(App[int]):
     async def on_unmount(self) -> None:
         if self.signals is not None:
             self.signals.close()  # clears the progress indicator while the terminal is still ours
+        if self.titler is not None:
+            self.titler.close()
         if self.bridge is not None:
             self.bridge.detach()
         await self._emit_shutdown()

@@ -43,6 +43,7 @@ BUILTIN_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("template", "Pick a prompt template, or run one: /template NAME args", "[name] [args]"),
     SlashCommand("mcp", "MCP servers: state, tools and their token cost, errors, log; reconnect, enable/disable"),
     SlashCommand("trust", "Review this project's code (extensions, shell settings) and whether it may run"),
+    SlashCommand("subagent", "Open a subagent's session read-only (the last task's, or the Nth)", "[N]"),
     SlashCommand("undo", "Go back to before the last prompt, files included"),
     SlashCommand("redo", "Return to where the last /undo left, files included"),
     SlashCommand("quit", "Quit pi-tui"),

@@ -58,6 +58,9 @@ def _input(id_: str, description: str, defaults: tuple[str, ...], *aliases: str)
 ACTIONS: tuple[KeyAction, ...] = (
     _app("app.interrupt", "Abort the run (queued messages return to the editor); twice: /tree",
          ("escape",), "interrupt", "interrupt"),
+    # Before app.clear: with a selection ctrl+c copies it (pi's tui.input.copy), else it clears.
+    _app("tui.input.copy", "Copy the editor's selection to the clipboard (no selection: app.clear)",
+         ("ctrl+c",), "copy_selection", "copy"),
     _app("app.clear", "Clear the editor; twice quits", ("ctrl+c",), "clear", "clear"),
     _app("app.exit", "Quit when the editor is empty", ("ctrl+d",), "exit_if_empty", "exit"),
     _app("app.suspend", "Suspend pi-tui to the background (fg resumes it)", ("ctrl+z",), "suspend",
@@ -79,6 +82,8 @@ ACTIONS: tuple[KeyAction, ...] = (
          "toggleThinking"),
     _app("app.editor.external", "Edit the message in $VISUAL / $EDITOR", ("ctrl+g",),
          "external_editor", "externalEditor"),
+    _app("app.clipboard.pasteImage", "Paste an image from the clipboard (sent with the message)", ("ctrl+v",),
+         "paste_image", "pasteImage"),
     # Alt+Enter is read by the editor (it submits), so it is an input action with an app id.
     _input("app.message.followUp", "Queue a follow-up while the agent runs (else submit)",
            ("alt+enter",), "followUp"),
@@ -163,11 +168,9 @@ ACTIONS: tuple[KeyAction, ...] = (
 
 ACTIONS_BY_ID = {a.id: a for a in ACTIONS}
 
-PI_ONLY_IDS = frozenset({
-    # Not implemented: reading an image from the clipboard, and copying an editor selection.
-    "app.clipboard.pasteImage", "pasteImage", "tui.input.copy", "copy",
-})
-"""pi's ids that pi-tui accepts in keybindings.json without acting on them (one file serves both)."""
+PI_ONLY_IDS: frozenset[str] = frozenset()
+"""pi's ids that pi-tui accepts in keybindings.json without acting on them (one file serves both):
+none now that every id of pi 0.73.1 acts; the place for ids a later pi adds."""
 
 _KEY_NAMES = {
     "esc": "escape", "return": "enter", "del": "delete", "pageup": "pageup", "pagedown": "pagedown",

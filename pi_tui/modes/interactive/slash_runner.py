@@ -211,6 +211,15 @@ class SlashRunner:
         self.screen.post_message(SessionReplaced("Branched to new session" + (f" · {note}" if note else ""),
                                                  _editor_text_of(result)))
 
+    async def _cmd_subagent(self, args: str) -> None:
+        from pi_tui.modes.interactive.screens.child_session import ChildSessionScreen, pick_child
+
+        picked = pick_child(self.session.messages, args)
+        if isinstance(picked, str):
+            await self.notice(picked, "warning")
+            return
+        await self.screen.app.push_screen(ChildSessionScreen(picked[0], description=picked[1]))
+
     async def _cmd_undo(self, args: str) -> None:
         await self._undo_redo("undo")
 
@@ -378,8 +387,7 @@ class SlashRunner:
         for entry in reversed(self.session.session_manager.get_branch()):
             message = entry.get("message") if entry.get("type") == "message" else None
             if message and message.get("role") == "assistant" and assistant_text(message).strip():
-                self.screen.app.copy_to_clipboard(assistant_text(message))
-                await self.notice("Copied the last answer to the clipboard", "success")
+                await self.screen.copy_to_clipboard(assistant_text(message), "the last answer")
                 return
         await self.notice("Nothing to copy yet.", "warning")
 
