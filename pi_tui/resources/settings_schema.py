@@ -117,6 +117,8 @@ EXPECTED_TYPES: dict[str, str] = {
     "checkpoints.timeoutMs": _INT,
     "checkpoints.maxFileBytes": _INT,
     "checkpoints.maxFolderFiles": _INT,
+    "checkpoints.firstSnapshotTimeoutMs": _INT,
+    "checkpoints.warnStoreBytes": _INT,
     "subagents.enabled": _BOOL,
     "subagents.maxDepth": _INT,
     "subagents.maxConcurrent": _INT,

@@ -49,13 +49,13 @@ def delete_session_file(path: Path) -> str:
 
     if move_to_trash(path) is not None:
         return "trash"
-    from pi_tui.checkpoints.prune import forget_session, session_header
+    from pi_tui.checkpoints.prune import prune_deleted_session, session_header
     from pi_tui.resources.locations import agent_dir
 
     header = session_header(path)
     path.unlink()
     if header is not None:
-        forget_session(agent_dir(), header[1], header[0])
+        prune_deleted_session(agent_dir(), header[1], header[0])  # refs gone, gc in the background
     return "deleted"
 
 
