@@ -70,13 +70,11 @@ def build_gate(options: PermissionOptions, *, cwd: Path, agent_dir: Path, settin
     config = permission_settings(global_file, project_file, trusted=trusted, home=home, project=cwd,
                                  global_source=global_source, project_source=project_source)
     options.notices.extend(config.errors)
-    if config.domains:
-        options.notices.append("sandbox.network lists domains, but the domain proxy is not built yet: "
-                               "the network is off in the sandbox")
     temp = new_temp_dir()
     atexit.register(shutil.rmtree, temp, True)
     policy = SandboxPolicy(project=cwd, temp_dir=temp, home=home, agent_dir=agent_dir,
-                           allow_write=config.allow_write, deny_read=config.deny_read, network=config.network)
+                           allow_write=config.allow_write, deny_read=config.deny_read, network=config.network,
+                           domains=config.domains)
 
     def choice_for(sandbox_ok: bool) -> ModeChoice:
         return choose_mode(flag=options.mode, flag_name=options.mode_source, settings_modes=config.modes,

@@ -81,7 +81,7 @@ async def test_a_title_is_asked_once_in_the_background_and_shown(make_app):
                               {"text": "Third answer."}],
                              {"text": "Parser empty-input fix."})
     app, session = make_app(provider=provider, settings=ON)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=(220, 30)) as pilot:  # wide: the footer's tmp cwd is long
         await ready(pilot)
         await send(pilot, "fix the parser crash on empty input")
         await settle(app, pilot)  # the run is over although the title request still waits
@@ -100,7 +100,7 @@ async def test_a_title_is_asked_once_in_the_background_and_shown(make_app):
         await pilot.pause()
         footer = app.screen.query_one(StatusFooter)
         assert footer.data.session_name == "Parser empty-input fix"
-        assert "• Parser em" in str(footer.render())  # (cut to the width: the tmp cwd is long)
+        assert "• Parser empty-input fix" in str(footer.render())
         assert stored_names(session) == ["Parser empty-input fix"]
         listed = list_sessions(session.session_manager.session_file.parent)  # what /resume lists
         assert [i.name for i in listed] == ["Parser empty-input fix"]
@@ -183,3 +183,24 @@ async def test_titles_are_off_by_default(make_app):
         await settle(app, pilot)
         await pilot.pause(0.2)
         assert provider.title_requests == [] and session.get_session_name() is None
+
+
+async def test_each_new_session_gets_its_own_title(make_app):
+    provider = TitleProvider([{"text": "First answer."}, {"text": "Other answer."}], {"text": "Unused"})
+    provider.titles = ScriptedProvider([{"text": "First topic"}, {"text": "Second topic"}])
+    provider.release.set()
+    app, session = make_app(provider=provider, settings=ON)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await send(pilot, "one")
+        await settle(app, pilot)
+        await wait_for(pilot, lambda: session.get_session_name() == "First topic")
+        first_file = session.session_manager.session_file
+        await send(pilot, "/new")
+        await wait_for(pilot, lambda: session.session_manager.session_file != first_file)
+        await settle(app, pilot)
+        assert session.get_session_name() is None
+        await send(pilot, "two")
+        await settle(app, pilot)
+        await wait_for(pilot, lambda: session.get_session_name() == "Second topic")
+        assert len(provider.titles.requests) == 2

@@ -45,6 +45,26 @@ HELP_TEXT = (
 )
 
 
+_FILTER_IDS = ("default", "noTools", "userOnly", "labeledOnly", "all", "cycleForward")
+
+
+def tree_help(keymap: Keymap) -> str:
+    """``HELP_TEXT`` with the keys in effect (the same text with the default keys)."""
+    def key(action_id: str) -> str:
+        return next(iter(keymap.spelled.get(action_id, ())), "(unbound)")
+
+    defaults = Keymap.defaults()
+    text = HELP_TEXT
+    fold, unfold = key("app.tree.foldOrUp"), key("app.tree.unfoldOrDown")
+    if (fold, unfold) != ("ctrl+left", "ctrl+right"):
+        text = text.replace("ctrl+←/→", f"{fold}/{unfold}")
+    text = text.replace("shift+l label", f"{key('app.tree.editLabel')} label")
+    filters = [f"app.tree.filter.{name}" for name in _FILTER_IDS]
+    if any(keymap.spelled.get(i) != defaults.spelled.get(i) for i in filters):
+        text = text.replace("ctrl+d/t/u/l/a/o filters", "/".join(key(i) for i in filters) + " filters")
+    return text
+
+
 class TreeSource(Protocol):
     """What the navigator reads (``SessionManager`` satisfies it)."""
 
@@ -102,15 +122,7 @@ class TreeScreen(ModalScreen[TreeChoice | None]):
         Binding("enter", "choose", "Choose", id="tree.choose"),
         Binding("escape", "clear_search_or_close", "Close", id="tree.cancel"),
         Binding("backspace", "search_backspace", "Delete search char", show=False, id="tree.search_backspace"),
-        # priority: shift+l is printable and would otherwise be typed into the search.
-        Binding("L,shift+l", "edit_label", "Label", priority=True, id="tree.edit_label"),
-        Binding("ctrl+d", "set_filter('default')", "Default filter", show=False, id="tree.filter.default"),
-        Binding("ctrl+t", "toggle_filter('no-tools')", "No tools", show=False, id="tree.filter.no_tools"),
-        Binding("ctrl+u", "toggle_filter('user-only')", "User only", show=False, id="tree.filter.user_only"),
-        Binding("ctrl+l", "toggle_filter('labeled-only')", "Labeled", show=False, id="tree.filter.labeled_only"),
-        Binding("ctrl+a", "toggle_filter('all')", "All", show=False, id="tree.filter.all"),
-        Binding("ctrl+o", "cycle_filter(1)", "Cycle filter", show=False, id="tree.filter.cycle"),
-        Binding("ctrl+shift+o", "cycle_filter(-1)", "Cycle back", show=False, id="tree.filter.cycle_back"),
+        # The fold, label and filter keys are pi's ids (app.tree.*), from the keymap (on_mount).
     ]
 
     def __init__(
@@ -163,10 +175,7 @@ class TreeScreen(ModalScreen[TreeChoice | None]):
     def on_mount(self) -> None:
         install_screen_keys(self, "tree", self._keymap)
         keymap = self._keymap or getattr(self.app, "keymap", None) or Keymap.defaults()
-        fold, unfold = (keymap.spelled.get(f"app.tree.{name}", ()) for name in ("foldOrUp", "unfoldOrDown"))
-        if (fold[:1], unfold[:1]) != (("ctrl+left",), ("ctrl+right",)):
-            help_text = HELP_TEXT.replace("ctrl+←/→", f"{(fold or ('(unbound)',))[0]}/{(unfold or ('(unbound)',))[0]}")
-            self.query_one("#tree-help", Static).update(help_text)
+        self.query_one("#tree-help", Static).update(tree_help(keymap))
         self._rebuild(keep=self._initial_selection or self._source.leaf_id)
 
     @property
