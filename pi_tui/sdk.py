@@ -366,6 +366,7 @@ def _bind_delegation(session: AgentSession, tools: Sequence[Tool], provider: Cal
         if tool.name == "todo":
             session.todos = TodoTracker(session)
             session.subscribe(session.todos.observe)
+            session.hooks.pipeline_summarized.append(session.todos.after_pipeline_summary)
         if isinstance(tool, TaskTool):
             tool.attach(_spawner(session, provider, agent, api_key, tool.agents),
                         parent_tools=session.get_active_tools, forward=session.emit)

@@ -203,7 +203,9 @@ class PermissionGate:
 
     # ------------------------------------------------------------------ decisions
 
-    def decide(self, tool: str, args: dict[str, Any]) -> Decision:
+    def decide(self, tool: str, args: dict[str, Any], hints: dict[str, Any] | None = None) -> Decision:
+        """``hints``: an MCP tool's annotations (``readOnlyHint``, ``destructiveHint``): they shape
+        the question and refuse a destructive tool in plan mode; they never allow a call."""
         match = self.settings.rules.decide(tool, args, self.cwd)
         if match is not None and match.verdict == "deny":
             return Decision("deny", f"denied by the {_describe(match)}")
@@ -215,7 +217,7 @@ class PermissionGate:
             return self._edit(tool, args, match)
         if tool in READ_TOOLS:
             return self._read(tool, args, match)
-        return self._other(tool, match)
+        return self._other(tool, match, hints or {})
 
     def _bash(self, args: dict[str, Any], match: RuleMatch | None) -> Decision:
         command = str(args.get("command", ""))
@@ -261,11 +263,16 @@ class PermissionGate:
             return Decision("ask", hidden, escalation=True)
         return Decision("allow")
 
-    def _other(self, tool: str, match: RuleMatch | None) -> Decision:
+    def _other(self, tool: str, match: RuleMatch | None, hints: dict[str, Any]) -> Decision:
         if match is not None:
             return Decision("allow") if match.verdict == "allow" else Decision("ask", f"the {_describe(match)} asks")
+        read_only, destructive = hints.get("readOnlyHint") is True, hints.get("destructiveHint") is True
+        if self.mode == "plan" and destructive and not read_only:
+            return Decision("deny", f"plan mode is read-only: {tool}'s server marks it destructive")
         if self.mode in ("plan", "default"):
-            return Decision("ask", f"{tool} is not a built-in tool: pi-tui cannot tell what it changes",
+            note = (" (its server says it only reads: a claim, not a guarantee)" if read_only
+                    else " (its server marks it destructive)" if destructive else "")
+            return Decision("ask", f"{tool} is not a built-in tool: pi-tui cannot tell what it changes{note}",
                             rule=tool)
         return Decision("allow")
 
@@ -293,7 +300,9 @@ class PermissionGate:
     async def before_tool_call(self, info: ToolCallInfo) -> BeforeToolCallResult | None:
         call_id, tool = str(info.tool_call["id"]), str(info.tool_call["name"])
         args = dict(info.args)
-        decision = self.decide(tool, args)
+        found = next((t for t in info.context.tools if t.name == tool), None)
+        hints = getattr(found, "annotations", None)  # an MCP tool's (pi_tui/mcp/tools.py)
+        decision = self.decide(tool, args, hints if isinstance(hints, dict) else None)
         if decision.kind == "allow":
             if not decision.sandboxed:
                 self._outside.add(call_id)

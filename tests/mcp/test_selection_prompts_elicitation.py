@@ -58,6 +58,23 @@ def test_the_cli_accepts_mcp_names_in_tools_and_no_tools_sends_none(tmp_path: Pa
     assert not requests[1].get("tools")
 
 
+async def test_annotations_inform_the_permission_gate_and_never_allow(project: Path, agent_dir: Path) -> None:
+    from pi_tui.permissions.setup import PermissionOptions
+
+    write_servers(agent_dir / "mcp.json", {"h": hostile("normal")})
+    turns = [{"tool_calls": [{"id": "c1", "name": "mcp__h__fail", "arguments": {}},
+                             {"id": "c2", "name": "mcp__h__echo", "arguments": {"text": "x"}}]}, {"text": "ok"}]
+    session, _provider = session_with(project, agent_dir, turns, permissions=PermissionOptions(mode="plan"))
+    try:
+        await session.prompt("go")
+        destructive, read_only = result_texts(session)
+    finally:
+        await session.mcp.close()
+    assert "plan mode is read-only: mcp__h__fail's server marks it destructive" in destructive
+    assert "its server says it only reads: a claim, not a guarantee" in read_only  # still asked: denied headless
+    assert "echo: x" not in read_only
+
+
 def test_prompt_arguments_by_name_and_by_position() -> None:
     spec = PromptSpec("args-prompt", "", [{"name": "city", "required": True}, {"name": "state"}])
     assert argument_hint(spec) == "<city> [state]"

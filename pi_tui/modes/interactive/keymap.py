@@ -164,13 +164,26 @@ ACTIONS: tuple[KeyAction, ...] = (
         ("ctrl+left", "alt+left"), "fold_or_up", "treeFoldOrUp"),
     _in("tree", "app.tree.unfoldOrDown", "Unfold the branch, or jump to the next segment start or the branch end",
         ("ctrl+right", "alt+right"), "unfold_or_down", "treeUnfoldOrDown"),
+    _in("tree", "app.tree.editLabel", "Set or clear the label of the selected entry", ("shift+l",), "edit_label"),
+    _in("tree", "app.tree.filter.default", "Filter: the default view", ("ctrl+d",), "set_filter('default')"),
+    _in("tree", "app.tree.filter.noTools", "Filter: hide tool results (again: default)", ("ctrl+t",),
+        "toggle_filter('no-tools')"),
+    _in("tree", "app.tree.filter.userOnly", "Filter: user messages only (again: default)", ("ctrl+u",),
+        "toggle_filter('user-only')"),
+    _in("tree", "app.tree.filter.labeledOnly", "Filter: labeled entries only (again: default)", ("ctrl+l",),
+        "toggle_filter('labeled-only')"),
+    _in("tree", "app.tree.filter.all", "Filter: every entry (again: default)", ("ctrl+a",), "toggle_filter('all')"),
+    _in("tree", "app.tree.filter.cycleForward", "Next filter", ("ctrl+o",), "cycle_filter(1)"),
+    _in("tree", "app.tree.filter.cycleBackward", "Previous filter", ("shift+ctrl+o",), "cycle_filter(-1)"),
 )
 
 ACTIONS_BY_ID = {a.id: a for a in ACTIONS}
 
-PI_ONLY_IDS: frozenset[str] = frozenset()
-"""pi's ids that pi-tui accepts in keybindings.json without acting on them (one file serves both):
-none now that every id of pi 0.73.1 acts; the place for ids a later pi adds."""
+PI_ONLY_IDS = frozenset({
+    # Later pi's: its tree can show when a label was set; pi-tui's tree shows no label times.
+    "app.tree.toggleLabelTimestamp",
+})
+"""pi's ids that pi-tui accepts in keybindings.json without acting on them (one file serves both)."""
 
 _KEY_NAMES = {
     "esc": "escape", "return": "enter", "del": "delete", "pageup": "pageup", "pagedown": "pagedown",
@@ -207,6 +220,8 @@ def to_textual_key(key: str) -> str:
 def textual_keys(key: str) -> tuple[str, ...]:
     """Every Textual key name that means ``key`` (usually one)."""
     name = to_textual_key(key)
+    if len(name) == 7 and name.startswith("shift+") and name[-1].isalpha():
+        return (name, name[-1].upper())  # most terminals send shift+l as a plain "L"
     return (name, *_TERMINAL_EQUIVALENTS.get(name, ()))
 
 
@@ -338,9 +353,10 @@ class Keymap:
         return self._bindings("editor", priority=False)
 
     def screen_bindings_for(self, scope: Literal["picker", "tree"]) -> list[Binding]:
-        """The rebindable keys of the /resume picker (priority: its search field has the focus)
-        or the /tree navigator; each screen adds them to its fixed ones when it mounts."""
-        return self._bindings(scope, priority=scope == "picker")
+        """The rebindable keys of the /resume picker or the /tree navigator; each screen adds them
+        to its fixed ones when it mounts. Priority bindings: the picker's search field has the
+        focus, and the tree types printable keys into its search (shift+l labels)."""
+        return self._bindings(scope, priority=True)
 
     def describe(self) -> list[tuple[str, str, str]]:
         """(keys, action id, description) rows for /hotkeys, keys in pi's spelling."""
