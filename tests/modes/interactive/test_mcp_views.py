@@ -184,3 +184,32 @@ async def test_everything_prompts_are_commands_and_its_elicitation_is_a_dialog(m
         assert '"action": "accept"' in text and '"name": "Ada"' in text and '"check": true' in text
         assert '"integer": 42' in text  # a default, sent with its schema's type
         await session.mcp.close()
+
+
+async def test_a_url_elicitation_shows_the_link_and_escape_declines(make_app: Any, agent_dir: Path) -> None:
+    need(EVERYTHING)
+    write_servers(agent_dir / "mcp.json", {"ev": {"command": str(EVERYTHING), "args": ["stdio"]}})
+    call = {"id": "u1", "name": "mcp__ev__trigger-url-elicitation",
+            "arguments": {"url": "https://example.com/sign-in\x1b[2J"}}
+    turns = [{"tool_calls": [call]}, {"text": "ok"}, {"tool_calls": [{**call, "id": "u2"}]}, {"text": "ok"}]
+    app, session = make_app(turns)
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "open it")
+        await wait_for(pilot, lambda: isinstance(app.screen, ElicitScreen), seconds=60)
+        shown = " ".join(str(w.render()) for w in app.screen.query("Static"))
+        assert "Open: https://example.com/sign-in enter" in shown and "\x1b" not in shown  # the escape dropped
+        assert "enter accept (done) · esc decline" in shown
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: len([m for m in session.messages if m["role"] == "assistant"]) == 2, seconds=60)
+        await settle(app, pilot)
+        await submit(pilot, "again")
+        await wait_for(pilot, lambda: isinstance(app.screen, ElicitScreen), seconds=60)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: len([m for m in session.messages if m["role"] == "assistant"]) == 4, seconds=60)
+        await settle(app, pilot)
+        declined, accepted = [
+            "".join(b.get("text", "") for b in m["content"] if b.get("type") == "text")
+            for m in session.messages if m["role"] == "toolResult"]
+        assert '"action": "decline"' in declined
+        assert "User completed the URL elicitation flow" in accepted
+        await session.mcp.close()
