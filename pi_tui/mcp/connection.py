@@ -428,16 +428,18 @@ class Connection:
         import mcp_types
 
         assert self._elicit is not None
+        url = getattr(params, "url", None)  # URL mode: the person opens a link (a sign-in, a payment)
         schema = getattr(params, "requested_schema", None)
         dump = getattr(schema, "model_dump", None)
         schema_dict = dump(by_alias=True, exclude_none=True) if callable(dump) else dict(schema or {})
         try:
-            answer = await self._elicit(self.name, printable(params.message), schema_dict)
+            message = printable(params.message) + (f"\n\nOpen: {printable(str(url))}" if url else "")
+            answer = await self._elicit(self.name, message, schema_dict)
         except Exception:
             answer = None
         if answer is None:
             return mcp_types.ElicitResult(action="decline")
-        return mcp_types.ElicitResult(action="accept", content=answer)
+        return mcp_types.ElicitResult(action="accept", content=None if url else answer)
 
     def _set_status(self, status: Status) -> None:
         if status == self.status:
