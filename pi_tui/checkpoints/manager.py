@@ -158,7 +158,7 @@ class Checkpoints:
     def _filled(self, problem: str | None, ms: int) -> None:
         if problem is None:
             self.emit({"type": "checkpoint", "action": "filled", "ms": ms, "files": self.fill.left,
-                       "message": f"the project's first snapshot was finished in the background ({ms} ms)"})
+                       "message": "the project's first snapshot was finished in the background"})
         else:
             self.emit({"type": "checkpoint", "action": "failed", "reason": "background", "message":
                        f"the project's first snapshot could not be finished in the background: {problem}"})

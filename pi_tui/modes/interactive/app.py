@@ -64,6 +64,7 @@ class PiApp(App[int]):
         clock: Callable[[], datetime] = datetime.now,
         startup_notices: Sequence[str] = (),
         initial_messages: Sequence[str] = (),
+        initial_images: Sequence[Any] = (),
         warm_up: Callable[[], object] | None = None,
         theme: str | None = None,
         session_loader: Callable[[], LoadedSession] | None = None,
@@ -76,6 +77,8 @@ class PiApp(App[int]):
         self.clock = clock
         self.startup_notices = [*startup_notices, *self.keymap.diagnostics]
         self.initial_messages = list(initial_messages)
+        self.initial_images = list(initial_images)
+        """Images of the command line's ``@file`` arguments, sent with the initial messages."""
         self.warm_up = warm_up
         self.session_loader = session_loader
         self.started_at = time.perf_counter()
@@ -88,6 +91,8 @@ class PiApp(App[int]):
             self.theme = theme
 
     exiting = False
+    clipboard_reader: Any = None
+    """What Ctrl+V reads the clipboard with (``image_paste``); None: the system clipboard."""
     terminal_watch: Any = None
     signals: Any = None
     """``terminal_signals.TerminalSignals``: progress and notifications, once a session is attached."""

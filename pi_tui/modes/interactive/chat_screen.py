@@ -198,8 +198,8 @@ class ChatScreen(KeyActionsScreen):
         self.history_loaded.set()
         if self.pi.initial_messages:
             text = "\n\n".join(self.pi.initial_messages)
-            self.pi.initial_messages = []
-            await self.submit(text)
+            images, self.pi.initial_messages, self.pi.initial_images = self.pi.initial_images, [], []
+            await self.submit(text, images=images)
 
     async def show_diagnostics(self) -> None:
         """Every setup problem of the session (each names its file) as a warning notice and an

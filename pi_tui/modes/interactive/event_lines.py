@@ -79,6 +79,9 @@ def _checkpoint(event: dict[str, Any]) -> EventLine:
         return EventLine("files restored", " · ".join(p for p in (counts, took) if p), "success")
     if action == "skipped":
         return EventLine("files snapshot skipped", str(event.get("message", "")), "warning")
+    if action == "filled":  # a first snapshot that ran out of time, finished in the background
+        return EventLine("files snapshot ready", " · ".join(p for p in (str(event.get("message", "")), took) if p),
+                         "success")
     return EventLine("files snapshot failed", str(event.get("message", "")), "error")
 
 

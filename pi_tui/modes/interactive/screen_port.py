@@ -34,6 +34,7 @@ class AppPort(Protocol):
     clock: Callable[[], datetime]
     startup_notices: list[str]
     initial_messages: list[str]
+    initial_images: list[Any]
     first_frame_at: float | None
     bridge: SessionBridge | None
     exiting: bool

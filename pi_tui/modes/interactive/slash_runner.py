@@ -139,11 +139,14 @@ class SlashRunner:
         if screen is None:
             await self.notice("/tree is not available in this build.", "warning")
             return
+        from pi_tui.modes.interactive.checkpoint_flow import files_preview
+
         tree = screen(
             self.session.session_manager,
             skip_summary_prompt=bool(self._setting("branchSummary.skipPrompt", False)),
             initial_filter=str(self._setting("treeFilterMode", "default")),
             select_id=select_id,
+            files_preview=lambda target: files_preview(self.session, target),
         )
         await self.screen.app.push_screen(tree, self._tree_chosen)
 
@@ -152,9 +155,9 @@ class SlashRunner:
             self.screen.run_worker(self._navigate(choice), group="agent", exit_on_error=False)
 
     async def _navigate(self, choice: Any) -> None:
-        from pi_tui.modes.interactive.checkpoint_flow import ask_restore, restored_note
+        from pi_tui.modes.interactive.checkpoint_flow import restored_note
 
-        restore = await ask_restore(self.screen.app, self.session, choice.target_id)
+        restore = bool(getattr(choice, "restore_files", False))
         waiting = None
         if choice.summarize:
             dialogs = _screen_class("tree_dialogs", "SummarizingScreen")
@@ -199,9 +202,12 @@ class SlashRunner:
             self.screen.run_worker(self._fork(entry_id), group="agent", exit_on_error=False)
 
     async def _fork(self, entry_id: str) -> None:
-        from pi_tui.modes.interactive.checkpoint_flow import ask_restore, restored_note
+        from pi_tui.modes.interactive.checkpoint_flow import ask_fork, restored_note
 
-        restore = await ask_restore(self.screen.app, self.session, entry_id, "before")
+        restore = await ask_fork(self.screen.app, self.session, entry_id)
+        if restore is None:
+            await self.notice("Fork cancelled; the session is unchanged.", "warning")
+            return
         try:
             result = await (self.session.fork(entry_id, restore_files=True) if restore else self.session.fork(entry_id))
         except Exception as err:

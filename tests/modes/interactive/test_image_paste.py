@@ -224,3 +224,22 @@ async def test_a_message_with_an_image_sent_while_the_session_loads_goes_once_it
         await settle(app, pilot)
         content = sent_user_content(provider)
         assert content[0] == {"type": "text", "text": "early"} and content[1]["type"] == "image"
+
+
+def test_command_line_at_files_are_inlined_and_a_missing_one_is_an_error(tmp_path):
+    import argparse
+
+    import pytest
+
+    from pi_tui.core.errors import ConfigError
+    from pi_tui.modes.interactive import initial_input
+
+    (tmp_path / "shot.png").write_bytes(png(4, 4))
+    (tmp_path / "notes.txt").write_text("remember this")
+    args = argparse.Namespace(messages=[f"@{tmp_path / 'shot.png'}", f"@{tmp_path / 'notes.txt'}", "compare"])
+    messages, images = initial_input(args)
+    assert len(messages) == 1 and messages[0].endswith("compare") and "remember this" in messages[0]
+    assert [image["mimeType"] for image in images] == ["image/png"]
+    assert initial_input(argparse.Namespace(messages=["plain", "@"])) == (["plain", "@"], [])
+    with pytest.raises(ConfigError, match="Cannot read @"):
+        initial_input(argparse.Namespace(messages=[f"@{tmp_path / 'gone.png'}"]))

@@ -24,8 +24,8 @@ import pytest
 from pi_tui.testing.fake_server import FakeServer
 
 MISSING = [tool for tool in ("tmux", "Xvfb", "xclip") if shutil.which(tool) is None]
-pytestmark = [pytest.mark.tmux,
-              pytest.mark.skipif(bool(MISSING), reason=f"{', '.join(MISSING)} not installed (.ci/run installs them)")]
+pytestmark = [pytest.mark.tmux]
+needs_x11_clipboard = pytest.mark.skipif(bool(MISSING), reason=f"{', '.join(MISSING)} not installed (.ci/run installs them)")
 
 ANSWER = "A red rectangle, 120 by 80."
 WAIT_SECONDS = 20.0
@@ -43,6 +43,8 @@ def _png(path: Path) -> bytes:
 @pytest.fixture
 def x_display() -> Iterator[str]:
     """A private Xvfb server on a display it chose as free."""
+    if MISSING:
+        pytest.skip(f"{', '.join(MISSING)} not installed (.ci/run installs them)")
     read_end, write_end = os.pipe()
     server = subprocess.Popen(["Xvfb", "-displayfd", str(write_end), "-screen", "0", "640x480x24", "-nolisten", "tcp"],
                               pass_fds=(write_end,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -109,6 +111,7 @@ def _wait_for(socket: str, name: str, text: str) -> str:
     raise AssertionError(f"{text!r} did not appear on screen; last screen:\n{screen}")
 
 
+@needs_x11_clipboard
 def test_ctrl_v_pastes_the_x11_clipboard_png_and_the_provider_receives_it(
         tmp_path: Path, isolated_home: Path, agent_dir: Path, x_display: str, clipboard_png: bytes) -> None:
     project = tmp_path / "project"
@@ -146,3 +149,35 @@ def test_ctrl_v_pastes_the_x11_clipboard_png_and_the_provider_receives_it(
         assert {"type": "text", "text": "what is in the picture?"} in parts
         urls = [p["image_url"]["url"] for p in parts if p.get("type") == "image_url"]
         assert urls == ["data:image/png;base64," + base64.b64encode(clipboard_png).decode("ascii")]
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (.ci/run installs it)")
+def test_an_image_named_on_the_command_line_goes_with_the_first_message(
+        tmp_path: Path, isolated_home: Path, agent_dir: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    data = _png(project / "shot.png")
+    with FakeServer([{"text": ANSWER}]) as server:
+        (agent_dir / "models.json").write_text(json.dumps({"providers": {"fake": {
+            "baseUrl": server.base_url, "api": "openai-completions", "apiKey": "test-key",
+            "models": [{"id": "fake-model", "contextWindow": 8000, "input": ["text", "image"]}],
+        }}}))
+        socket, name = f"pi-tui-atfile-{uuid.uuid4().hex[:8]}", "atfile"
+        command = (
+            f"cd {project} && HOME={isolated_home} PI_CODING_AGENT_DIR={agent_dir} {sys.executable} -m pi_tui "
+            f"--model fake/fake-model @shot.png 'what is this?'; echo PI_TUI_EXITED $?; sleep 30"
+        )
+        _tmux(socket, "new-session", "-d", "-s", name, "-x", "120", "-y", "40", command)
+        try:
+            screen = _wait_for(socket, name, ANSWER)
+            assert "[1 image]" in screen
+            _tmux(socket, "send-keys", "-t", name, "C-c")
+            _tmux(socket, "send-keys", "-t", name, "C-c")
+            _wait_for(socket, name, "PI_TUI_EXITED 0")
+        finally:
+            _tmux(socket, "kill-server")
+        user = [m for m in server.requests[0]["messages"] if m["role"] == "user"][-1]
+        texts = [p["text"] for p in user["content"] if p.get("type") == "text"]
+        assert texts and texts[0].endswith("what is this?") and "shot.png" in texts[0]
+        urls = [p["image_url"]["url"] for p in user["content"] if p.get("type") == "image_url"]
+        assert urls == ["data:image/png;base64," + base64.b64encode(data).decode("ascii")]

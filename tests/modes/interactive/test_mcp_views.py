@@ -120,6 +120,15 @@ async def test_a_crashed_server_shows_its_reconnect_in_the_events_pane(make_app:
         await session.mcp.close()
 
 
+def test_hotkeys_lists_the_mcp_screens_keys() -> None:
+    from pi_tui.modes.interactive.screens.hotkeys import screen_hotkey_rows
+
+    rows = {(row.group, row.description): row.keys for row in screen_hotkey_rows()}
+    assert rows[("/mcp", "Reconnect the server")] == "r"
+    assert rows[("/mcp", "Enable or disable the server (this session)")] == "e"
+    assert rows[("/mcp", "Close")] == "esc, q"
+
+
 async def test_no_servers_means_no_footer_count_and_mcp_says_where_to_configure(make_app: Any) -> None:
     app, _session = make_app([])
     async with app.run_test(size=SIZE) as pilot:
@@ -183,4 +192,33 @@ async def test_everything_prompts_are_commands_and_its_elicitation_is_a_dialog(m
         text = "".join(b.get("text", "") for b in result["content"] if b.get("type") == "text")
         assert '"action": "accept"' in text and '"name": "Ada"' in text and '"check": true' in text
         assert '"integer": 42' in text  # a default, sent with its schema's type
+        await session.mcp.close()
+
+
+async def test_a_url_elicitation_shows_the_link_and_escape_declines(make_app: Any, agent_dir: Path) -> None:
+    need(EVERYTHING)
+    write_servers(agent_dir / "mcp.json", {"ev": {"command": str(EVERYTHING), "args": ["stdio"]}})
+    call = {"id": "u1", "name": "mcp__ev__trigger-url-elicitation",
+            "arguments": {"url": "https://example.com/sign-in\x1b[2J"}}
+    turns = [{"tool_calls": [call]}, {"text": "ok"}, {"tool_calls": [{**call, "id": "u2"}]}, {"text": "ok"}]
+    app, session = make_app(turns)
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "open it")
+        await wait_for(pilot, lambda: isinstance(app.screen, ElicitScreen), seconds=60)
+        shown = " ".join(str(w.render()) for w in app.screen.query("Static"))
+        assert "Open: https://example.com/sign-in enter" in shown and "\x1b" not in shown  # the escape dropped
+        assert "enter accept (done) · esc decline" in shown
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: len([m for m in session.messages if m["role"] == "assistant"]) == 2, seconds=60)
+        await settle(app, pilot)
+        await submit(pilot, "again")
+        await wait_for(pilot, lambda: isinstance(app.screen, ElicitScreen), seconds=60)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: len([m for m in session.messages if m["role"] == "assistant"]) == 4, seconds=60)
+        await settle(app, pilot)
+        declined, accepted = [
+            "".join(b.get("text", "") for b in m["content"] if b.get("type") == "text")
+            for m in session.messages if m["role"] == "toolResult"]
+        assert '"action": "decline"' in declined
+        assert "User completed the URL elicitation flow" in accepted
         await session.mcp.close()

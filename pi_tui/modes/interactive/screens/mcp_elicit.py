@@ -19,6 +19,7 @@ from pi_tui.core.terminal_text import printable
 from pi_tui.mcp.elicitation import answers, form_fields
 
 HELP = "enter next field / send · ctrl+s send · esc decline"
+HELP_NO_FIELDS = "enter accept (done) · esc decline"
 
 
 class ElicitScreen(ModalScreen[dict[str, Any] | None]):
@@ -26,6 +27,7 @@ class ElicitScreen(ModalScreen[dict[str, Any] | None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "decline", "Decline"),
         Binding("ctrl+s", "send", "Send the answers"),
+        Binding("enter", "send", "Accept (a request without fields: a link to open)", show=False),
     ]
 
     def __init__(self, server: str, message: str, schema: dict[str, Any]) -> None:
@@ -47,7 +49,7 @@ class ElicitScreen(ModalScreen[dict[str, Any] | None]):
                     yield Input(field_.initial_text(), placeholder=field_.hint(), id=f"elicit-{id(field_)}",
                                 classes="elicit-input")
                     yield Static("", id=f"elicit-problem-{id(field_)}", classes="elicit-problem")
-            yield Static(HELP, classes="elicit-help")
+            yield Static(HELP if self.fields else HELP_NO_FIELDS, classes="elicit-help")
 
     def on_mount(self) -> None:
         inputs = list(self.query(Input))

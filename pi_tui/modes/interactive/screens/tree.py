@@ -8,7 +8,7 @@ The screen reads the tree from a ``TreeSource`` (``SessionManager`` fits), draws
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -24,9 +24,9 @@ from textual.widgets import Static
 from pi_tui.modes.interactive.keymap import Keymap, install_screen_keys
 from pi_tui.modes.interactive.screens.row_list import RowList, row_navigation_bindings
 from pi_tui.modes.interactive.screens.tree_dialogs import (
+    MOVE_OPTIONS,
     CustomInstructionsScreen,
     LabelEditScreen,
-    SummarizeChoice,
     SummarizeChoiceScreen,
 )
 from pi_tui.modes.interactive.screens.tree_rows import (
@@ -83,6 +83,20 @@ class TreeChoice:
     target_id: str
     summarize: bool = False
     custom_instructions: str | None = None
+    restore_files: bool = False
+    """The files of that point come back too (the chooser's "restore files" switch)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FilesPreview:
+    """What the chooser shows about the files of a point: ``text`` (the preview, with a
+    switch) when restoring would change files, ``blocked`` when they cannot come back."""
+
+    text: str | None = None
+    blocked: str | None = None
+
+
+FilesPreviewer = Callable[[str], Awaitable[FilesPreview | None]]
 
 
 _KIND_STYLE = {
@@ -120,6 +134,7 @@ class TreeScreen(ModalScreen[TreeChoice | None]):
         set_label: Callable[[str, str | None], object] | None = None,
         select_id: str | None = None,
         keymap: Keymap | None = None,
+        files_preview: FilesPreviewer | None = None,
     ) -> None:
         """Args:
         source: the session's tree (re-read after a label change).
@@ -129,6 +144,8 @@ class TreeScreen(ModalScreen[TreeChoice | None]):
             ``append_label_change``.
         select_id: the entry to start on (reopening after a cancelled summary); default the leaf.
         keymap: where the fold keys come from (default: the app's).
+        files_preview: what restoring a point's files would change (docs/checkpoints.md);
+            None when files never come back. The chooser shows it beside the summary choice.
         """
         super().__init__()
         self._source = source
@@ -142,6 +159,8 @@ class TreeScreen(ModalScreen[TreeChoice | None]):
         self._search_pattern: re.Pattern[str] | None = None
         self._search_scheduled = False
         self._keymap = keymap
+        self._files_preview = files_preview
+        self._previews: dict[str, FilesPreview | None] = {}
 
     # ------------------------------------------------------------------ layout
 
@@ -358,29 +377,49 @@ class TreeScreen(ModalScreen[TreeChoice | None]):
             self.app.notify(ALREADY_HERE)
             self.dismiss(None)
             return
+        if self._files_preview is not None:
+            self.run_worker(self._preview_then_ask(row.entry_id), group="tree-files", exclusive=True)
+            return
         if self._skip_summary_prompt:
             self.dismiss(TreeChoice(target_id=row.entry_id))
             return
         self._ask_summary(row.entry_id)
 
+    async def _preview_then_ask(self, target: str) -> None:
+        if target not in self._previews:  # once per point: Esc and back does not snapshot again
+            assert self._files_preview is not None
+            self._previews[target] = await self._files_preview(target)
+        files = self._previews[target]
+        if self._skip_summary_prompt and (files is None or (files.text is None and files.blocked is None)):
+            self.dismiss(TreeChoice(target_id=target))
+            return
+        self._ask_summary(target)
+
     def _ask_summary(self, target: str) -> None:
-        def chosen(choice: SummarizeChoice | None) -> None:
+        files = self._previews.get(target)
+        text, blocked = (files.text, files.blocked) if files else (None, None)
+        if self._skip_summary_prompt:  # no summary question, only the files one
+            dialog = SummarizeChoiceScreen(files=text, files_blocked=blocked, title="Move here?", options=MOVE_OPTIONS)
+        else:
+            dialog = SummarizeChoiceScreen(files=text, files_blocked=blocked)
+
+        def chosen(choice: str | None) -> None:
             if choice is None:
                 return  # Esc in the chooser: back to the tree
             if choice == "custom":
-                self._ask_instructions(target)
+                self._ask_instructions(target, dialog.restore_files)
                 return
-            self.dismiss(TreeChoice(target_id=target, summarize=choice == "summarize"))
+            self.dismiss(TreeChoice(target_id=target, summarize=choice == "summarize",
+                                    restore_files=dialog.restore_files))
 
-        self.app.push_screen(SummarizeChoiceScreen(), chosen)
+        self.app.push_screen(dialog, chosen)
 
-    def _ask_instructions(self, target: str) -> None:
+    def _ask_instructions(self, target: str, restore_files: bool = False) -> None:
         def written(instructions: str | None) -> None:
             if instructions is None:
                 self._ask_summary(target)  # Esc in the editor: back to the chooser
                 return
-            self.dismiss(
-                TreeChoice(target_id=target, summarize=True, custom_instructions=instructions.strip() or None)
-            )
+            self.dismiss(TreeChoice(target_id=target, summarize=True,
+                                    custom_instructions=instructions.strip() or None, restore_files=restore_files))
 
         self.app.push_screen(CustomInstructionsScreen(), written)
