@@ -16,7 +16,7 @@ UV_VERSION := 0.13.8
 UV_COMPILE = $(BIN)/uv pip compile --quiet --generate-hashes --universal --python-version 3.11 \
 	--custom-compile-command "make lock" $(UV_FLAGS)
 
-.PHONY: run test test-shuffled bench demo lint typecheck check clean lock lock-upgrade reliability soak-compaction mcp-servers
+.PHONY: run test test-shuffled bench demo lint typecheck check clean lock lock-upgrade reliability soak-compaction mcp-servers pi-ref
 
 # The package itself goes in without build isolation: hatchling comes from the dev lock, so no
 # unhashed build dependency is fetched. pip check fails when pyproject.toml names a dependency
@@ -47,6 +47,15 @@ lock: $(BIN)/uv
 # server-everything and server-filesystem from the committed package-lock.json, and PyPI's
 # mcp-server-time in a venv of its own (it may pin another SDK than ours), by hash.
 MCP_SERVERS := .mcp-servers
+# pi 0.73.1, the agent pi-tui is measured against, from the npm registry into .pi-ref/ (ignored), by
+# the committed lock: the side-by-side tests (pi reads our sessions, pi's RpcClient drives us, the
+# wires byte for byte) run where it is installed and skip saying so where it is not.
+pi-ref:
+	@command -v npm >/dev/null 2>&1 || { echo "npm not found: the side-by-side tests with pi will skip" >&2; exit 1; }
+	mkdir -p .pi-ref
+	cp tests/pi_ref/package.json tests/pi_ref/package-lock.json .pi-ref/
+	cd .pi-ref && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error
+
 mcp-servers:
 	@command -v npm >/dev/null 2>&1 || { echo "npm not found: the real-MCP-server tests will skip" >&2; exit 1; }
 	mkdir -p $(MCP_SERVERS)/npm

@@ -34,11 +34,12 @@ REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 
 from pi_tui.testing.fake_anthropic_server import FakeAnthropicServer  # noqa: E402
+from pi_tui.testing.pi_reference import PI_BIN  # noqa: E402
 
 KEY = "sk-ant-api03-bench"
 MODEL = "anthropic/claude-sonnet-4-5"
 PRICES = {"input_tokens": 3.0, "output_tokens": 15.0, "cache_read_input_tokens": 0.3, "cache_creation_input_tokens": 3.75}
-DEFAULT_PI = Path("/work/pi-ref/node_modules/.bin/pi")
+DEFAULT_PI = PI_BIN
 ECHO_TURNS = [
     {"thinking": "The user wants me to run echo hi. I will call the bash tool.", "text": "Running it.",
      "tool_calls": [{"name": "bash", "arguments": {"command": "echo hi"}}]},

@@ -31,11 +31,12 @@ REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 
 from pi_tui.testing.gemini_fake import GeminiFakeServer  # noqa: E402
+from pi_tui.testing.pi_reference import PI_BIN  # noqa: E402
 from pi_tui.testing.responses_fake import ResponsesFakeServer  # noqa: E402
 
 TURN = {"text": "Hello! How can I help you today?", "usage": {"prompt_tokens": 1200, "completion_tokens": 9}}
 MODEL = "google/gemini-2.5-flash"
-PI = Path("/work/pi-ref/node_modules/.bin/pi")
+PI = PI_BIN
 
 
 def one_run(command: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float, int]:

@@ -7,7 +7,7 @@ Measured: wall time from spawn to exit, and peak RSS (``ru_maxrss`` of the child
 
     python bench/bench_resume.py [--rounds 5] [--entries 100000] [--no-pi]
 
-``PI_REF`` (default /work/pi-ref) is where pi 0.73.1 is installed; without it only pi-tui runs.
+pi 0.73.1 comes from ``make pi-ref`` (or ``PI_REF``); without it only pi-tui runs.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ import tempfile
 from pathlib import Path
 
 from pi_tui.testing.fake_server import FakeServer
+from pi_tui.testing.pi_reference import PI_CLI
 
 ROOT = Path(__file__).resolve().parents[1]
-PI_CLI = Path(os.environ.get("PI_REF", "/work/pi-ref")) / "node_modules/@mariozechner/pi-coding-agent/dist/cli.js"
 
 
 def _agent(folder: Path, base_url: str) -> Path:

@@ -41,7 +41,7 @@ from pi_tui.resources.locations import agent_dir as default_agent_dir
 from pi_tui.resources.locations import default_session_dir
 from pi_tui.session.agent_session import AgentSession
 from pi_tui.session.checkpoint_hooks import open_and_attach
-from pi_tui.session.permission_hooks import attach_permissions
+from pi_tui.session.permission_hooks import attach_permissions, child_tools_for, share_permissions
 from pi_tui.session.restore import restore_model_and_thinking
 from pi_tui.session.retry import Clock
 
@@ -144,7 +144,7 @@ def create_agent_session(
         if mcp is not None:
             from pi_tui.session.mcp_tools import attach_mcp
 
-            attach_mcp(agent_session, mcp)
+            attach_mcp(agent_session, mcp, None if active_tools is None else set(active_tools))
         _bind_delegation(agent_session, all_tools, _provider_factory(provider), agent, api_key)
         agent_session.fresh_start = _fresh_start(model, provider_name, provider, registry, settings, thinking_level)
         if runner is not None:
@@ -366,6 +366,7 @@ def _bind_delegation(session: AgentSession, tools: Sequence[Tool], provider: Cal
         if tool.name == "todo":
             session.todos = TodoTracker(session)
             session.subscribe(session.todos.observe)
+            session.hooks.pipeline_summarized.append(session.todos.after_pipeline_summary)
         if isinstance(tool, TaskTool):
             tool.attach(_spawner(session, provider, agent, api_key, tool.agents),
                         parent_tools=session.get_active_tools, forward=session.emit)
@@ -387,17 +388,19 @@ def _spawn_child(parent: AgentSession, spec: Any, provider: Callable[[ModelInfo]
     from pi_tui.subagents.setup import child_handle, child_model, child_session_manager, child_tools
 
     model, notes = child_model(parent.model, parent.model_registry, spec.agent)
-    manager = child_session_manager(parent.session_manager)
+    manager = child_session_manager(parent.session_manager, spec)
     child = create_agent_session(
         cwd=parent.cwd, agent_dir=agent, provider=provider, model=model,
         thinking_level=spec.agent.thinking or parent.thinking_level, api_key=api_key,
-        tools=child_tools(spec, parent.active_tools, agents, parent.settings), session_manager=manager,
+        tools=child_tools_for(parent, child_tools(spec, parent.active_tools, agents, parent.settings),
+                              read_only=spec.agent.read_only), session_manager=manager,
         settings=parent.settings, resources=child_system_resources(parent.resources, spec.agent),
         model_registry=parent.model_registry, load_extensions=False,
         trust_project=getattr(parent.project_trust, "trusted", None), clock=parent.clock,
     )
     child.file_access = parent.file_access  # ACP: the child reads the editor's buffers too
     child.before_tool_call = parent.before_tool_call  # ACP's permission question guards the child's calls too
+    share_permissions(parent, child, read_only=spec.agent.read_only)
     return child_handle(child, manager, model, notes)
 
 

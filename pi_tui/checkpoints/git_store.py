@@ -45,7 +45,10 @@ class CheckpointError(Exception):
 
 
 class SnapshotTimeout(CheckpointError):
-    pass
+    def __init__(self, message: str, *, left: int = 0) -> None:
+        super().__init__(message)
+        self.left = left
+        """New files not yet in the store's index when time ran out (the rest are kept)."""
 
 
 class GitMissing(CheckpointError):
@@ -163,7 +166,7 @@ class GitStore:
             "\tuntrackedCache = true", "\tautocrlf = false", "\tsafecrlf = false", "\tpreloadIndex = true",
             "\tsplitIndex = false", f"\texcludesFile = {_quoted(excludes)}", f"\tattributesFile = {os.devnull}",
             "[index]", "\tversion = 4", "[commit]", "\tgpgSign = false", "[tag]", "\tgpgSign = false",
-            "[gc]", "\tauto = 0", "[maintenance]", "\tauto = false",
+            "[gc]", "\tauto = 0", "\tpackRefs = false", "[maintenance]", "\tauto = false",
             "[advice]", "\taddEmbeddedRepo = false", "\tdetachedHead = false",
             "[user]", f"\tname = {AUTHOR[0]}", f"\temail = {AUTHOR[1]}", "",
         ])
@@ -171,25 +174,8 @@ class GitStore:
     @contextlib.contextmanager
     def locked(self, deadline: float) -> Iterator[list[str]]:
         """Hold the store's lock (other sessions of this project wait); yields a list of notes."""
-        self.store.mkdir(parents=True, exist_ok=True)
-        notes: list[str] = []
-        with open(self.store.parent / f"{self.store.name}.lock", "a+b") as handle:
-            while True:
-                try:
-                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if time.monotonic() >= deadline:
-                        raise SnapshotTimeout("another pi-tui session of this project held the store") from None
-                    time.sleep(0.01)
-            try:
-                stale = self.store / "index.lock"
-                if stale.exists():  # we hold the lock, so no git of ours is running: left by a killed one
-                    stale.unlink(missing_ok=True)
-                    notes.append("removed a stale index.lock left by an interrupted snapshot")
-                yield notes
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+        with store_lock(self.store, deadline) as notes:
+            yield notes
 
     # ------------------------------------------------------------------ snapshot
 
@@ -203,15 +189,26 @@ class GitStore:
             new = [p for p in listed.decode("utf-8", "surrogateescape").split("\0") if p]
             chosen, skipped = select_new_files(self.work_tree, new, self.limits)
             self.git("add", "-u", deadline=deadline)
-            if len(chosen) >= PACK_AT:  # in batches: a snapshot past its time keeps the packs done so far
-                for start in range(0, len(chosen), PACK_BATCH):
-                    self._pack_new_files(chosen[start:start + PACK_BATCH], deadline)
-            if chosen:
-                payload = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in chosen)
-                self.git("update-index", "--add", "-z", "--stdin", stdin=payload, deadline=deadline)
+            self._add_new_files(chosen, deadline)
             tree = self.git("write-tree", deadline=deadline).decode().strip()
         return TreeSnapshot(tree=tree, ms=int((time.monotonic() - started) * 1000), skipped=tuple(skipped),
                             notes=tuple(notes))
+
+    def _add_new_files(self, chosen: Sequence[str], deadline: float) -> None:
+        """Into the index in batches, each kept once done: a snapshot past its time (the first one
+        of a huge tree) leaves the files it reached in the index and the store, so the next
+        snapshot goes on from there instead of hashing everything again."""
+        done = 0
+        try:
+            for start in range(0, len(chosen), PACK_BATCH):
+                batch = chosen[start:start + PACK_BATCH]
+                if len(batch) >= PACK_AT:
+                    self._pack_new_files(batch, deadline)
+                payload = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in batch)
+                self.git("update-index", "--add", "-z", "--stdin", stdin=payload, deadline=deadline)
+                done += len(batch)
+        except SnapshotTimeout as err:
+            raise SnapshotTimeout(f"{err}; {done} of {len(chosen)} new files stored so far", left=len(chosen) - done) from err
 
     def _pack_new_files(self, paths: Sequence[str], deadline: float) -> None:
         """Write many new files' contents as one pack (``fast-import``) before ``update-index``,
@@ -269,6 +266,20 @@ class GitStore:
             scratch = path.with_name(path.name + ".lock")
             scratch.write_text(commit + "\n", encoding="ascii")
             os.replace(scratch, path)
+
+    def set_ref(self, ref: str, sha: str, deadline: float) -> None:
+        """Point ``ref`` at any object (a tree held back, not yet committed), so that a gc of the
+        store never drops it."""
+        with self.locked(deadline):
+            path = self.store / ref
+            path.parent.mkdir(parents=True, exist_ok=True)
+            scratch = path.with_name(path.name + ".lock")
+            scratch.write_text(sha + "\n", encoding="ascii")
+            os.replace(scratch, path)
+
+    def delete_ref(self, ref: str, deadline: float) -> None:
+        with self.locked(deadline):
+            (self.store / ref).unlink(missing_ok=True)
 
     def tree_exists(self, sha: str, deadline: float) -> bool:
         if not (self.store / "HEAD").is_file():
@@ -333,6 +344,33 @@ class GitStore:
                 except OSError:
                     break
                 current = current.parent
+
+
+@contextlib.contextmanager
+def store_lock(store: Path, deadline: float) -> Iterator[list[str]]:
+    """The lock every writer of ``store`` holds (``<store>.lock`` beside it): snapshots, restores
+    and a gc after a session was deleted. Past ``deadline`` without it: ``SnapshotTimeout``.
+    While it is held no git of ours runs in the store, so an ``index.lock`` is stale: removed
+    (the yielded notes say so)."""
+    store.mkdir(parents=True, exist_ok=True)
+    notes: list[str] = []
+    with open(store.parent / f"{store.name}.lock", "a+b") as handle:
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise SnapshotTimeout("another pi-tui session of this project held the store") from None
+                time.sleep(0.01)
+        try:
+            stale = store / "index.lock"
+            if stale.exists():  # we hold the lock, so no git of ours is running: left by a killed one
+                stale.unlink(missing_ok=True)
+                notes.append("removed a stale index.lock left by an interrupted snapshot")
+            yield notes
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _raw_records(raw: bytes) -> Iterator[tuple[str, str, str, str]]:

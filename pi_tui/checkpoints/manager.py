@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from pi_tui.checkpoints import binding as B
+from pi_tui.checkpoints.background_fill import DEFAULT_FIRST_TIMEOUT_MS, BackgroundFill
 from pi_tui.checkpoints.git_store import (
     Changes,
     CheckpointError,
@@ -31,11 +32,14 @@ from pi_tui.checkpoints.git_store import (
     SnapshotTimeout,
     TreeSnapshot,
 )
+from pi_tui.checkpoints.prune import DEFAULT_WARN_STORE_BYTES, PENDING_REFS, ref_safe, size_warning
 from pi_tui.core.cancellable_thread import run_in_thread
 from pi_tui.core.session.manager import SessionManager
 
 READ_ONLY_TOOLS = frozenset({"read", "grep", "find", "ls"})
 LIST_LIMIT = 50
+SIZE_CHECK_EVERY = 50
+"""The store's size is looked at on a session's first snapshot and then every this many."""
 Emit = Callable[[dict[str, Any]], None]
 
 
@@ -75,7 +79,12 @@ class Checkpoints:
     emit: Emit
     timeout_ms: int = 5000
     off_reason: str | None = None
+    first_timeout_ms: int = DEFAULT_FIRST_TIMEOUT_MS
+    warn_store_bytes: int = DEFAULT_WARN_STORE_BYTES
+    fill: BackgroundFill = field(default_factory=BackgroundFill)
     _pending: _Pending | None = None
+    _commits: int = 0
+    _told_size: bool = False
     _dirty: bool = False
     _told_off: bool = False
     redo_stack: list[str | None] = field(default_factory=list)
@@ -89,7 +98,7 @@ class Checkpoints:
     async def on_start(self) -> None:
         """Start and resume: a session that already has snapshots gets one now, so the user's
         edits between sessions are captured (a session without any waits for its first change)."""
-        self._pending = None
+        self._drop_pending()
         self._dirty = False
         self.redo_stack.clear()
         self._tell_off_once()
@@ -121,14 +130,18 @@ class Checkpoints:
     async def _tree(self, reason: str) -> TreeSnapshot | None:
         assert self.store is not None
         started = time.monotonic()
+        if self.fill.running:
+            self._skip(reason, 0, "the project's first snapshot is still being written in the background "
+                                  f"({self.fill.left} new files were left)")
+            return None
         try:
             snap = await run_in_thread(self.store.snapshot, self._deadline())
         except SnapshotTimeout as err:
-            ms = int((time.monotonic() - started) * 1000)
             why = f"took longer than checkpoints.timeoutMs ({self.timeout_ms} ms): {err}"
-            self.emit({"type": "checkpoint", "action": "skipped", "reason": reason, "ms": ms, "message": why})
-            sm = self.current()
-            sm.append_custom_entry(B.CUSTOM_TYPE, B.skipped_data(bound_to=self._node(sm), reason=reason, why=why, ms=ms))
+            if err.left and self.fill.start(self.store, self.first_timeout_ms, err.left, self._filled):
+                why += (f"; the rest goes on in the background (up to checkpoints.firstSnapshotTimeoutMs, "
+                        f"{self.first_timeout_ms} ms)")
+            self._skip(reason, int((time.monotonic() - started) * 1000), why)
             return None
         except CheckpointError as err:
             self.emit({"type": "checkpoint", "action": "failed", "reason": reason, "message": str(err)})
@@ -137,10 +150,38 @@ class Checkpoints:
             self.emit({"type": "notify", "message": f"Checkpoints: {note}", "level": "info"})
         return snap
 
+    def _skip(self, reason: str, ms: int, why: str) -> None:
+        self.emit({"type": "checkpoint", "action": "skipped", "reason": reason, "ms": ms, "message": why})
+        sm = self.current()
+        sm.append_custom_entry(B.CUSTOM_TYPE, B.skipped_data(bound_to=self._node(sm), reason=reason, why=why, ms=ms))
+
+    def _filled(self, problem: str | None, ms: int) -> None:
+        if problem is None:
+            self.emit({"type": "checkpoint", "action": "filled", "ms": ms, "files": self.fill.left,
+                       "message": "the project's first snapshot was finished in the background"})
+        else:
+            self.emit({"type": "checkpoint", "action": "failed", "reason": "background", "message":
+                       f"the project's first snapshot could not be finished in the background: {problem}"})
+
     async def _take_base(self) -> None:
         snap = await self._tree("base")
-        if snap is not None:  # committed only when written: most sessions never need it
-            self._pending = _Pending(self.current().session_id, snap)
+        if snap is None:
+            return
+        # Committed only when written (most sessions never need it); until then a ref to the tree
+        # keeps a gc of the store (another session deleted) from dropping it.
+        session_id = self.current().session_id
+        self._pending = _Pending(session_id, snap)
+        store = self.store
+        assert store is not None
+        try:
+            await run_in_thread(store.set_ref, f"{PENDING_REFS}/{ref_safe(session_id)}", snap.tree, self._deadline())
+        except (CheckpointError, OSError):
+            pass  # only the gc's grace protects it then
+
+    def _drop_pending(self) -> None:
+        pending, self._pending = self._pending, None
+        if pending is not None and self.store is not None:
+            (self.store.store / PENDING_REFS / ref_safe(pending.session_id)).unlink(missing_ok=True)
 
     async def _commit(self, tree: str, parent: str | None, reason: str) -> str | None:
         assert self.store is not None
@@ -196,6 +237,7 @@ class Checkpoints:
         self.emit({"type": "checkpoint", "action": "snapshot", "reason": reason, "ms": snap.ms,
                    "files": changes.count if changes is not None else None, "entryId": node,
                    "skipped": list(snap.skipped[:10])})
+        await self._check_size()
         return B.Binding(entry_id, node, commit, snap.tree, reason, data)
 
     async def _write_pending(self, sm: SessionManager) -> B.Binding | None:
@@ -204,7 +246,7 @@ class Checkpoints:
         commit = await self._commit(pending.snapshot.tree, None, "base")
         if commit is None:
             return None
-        self._pending = None
+        self._drop_pending()
         data = B.entry_data(commit=commit, tree=pending.snapshot.tree, bound_to=None, reason="base",
                             ms=pending.snapshot.ms, changes=None, counts=None, skipped=pending.snapshot.skipped)
         entry_id = sm.append_custom_entry(B.CUSTOM_TYPE, data)
@@ -218,6 +260,17 @@ class Checkpoints:
             return await run_in_thread(lambda: store.diff(old, new, self._deadline()))
         except CheckpointError:
             return None
+
+    async def _check_size(self) -> None:
+        """Once per session, a warning when the store is past ``checkpoints.warnStoreBytes``."""
+        self._commits += 1
+        if self._told_size or self.store is None or (self._commits - 1) % SIZE_CHECK_EVERY:
+            return
+        folder, limit = self.store.store, self.warn_store_bytes
+        line = await run_in_thread(size_warning, folder, limit)
+        if line is not None:
+            self._told_size = True
+            self.emit({"type": "notify", "message": line, "level": "warning"})
 
     # ------------------------------------------------------------------ restore
 
@@ -329,10 +382,6 @@ class Checkpoints:
 
 def _counts(changes: Changes) -> dict[str, int]:
     return {"changed": len(changes.changed), "created": len(changes.created), "deleted": len(changes.deleted)}
-
-
-def ref_safe(session_id: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_" else "_" for c in session_id) or "session"
 
 
 def refuse_reason(cwd: Path, home: Path | None = None) -> str | None:

@@ -102,6 +102,11 @@ class ServerLog:
                 os.close(self._read_fd)
             self._read_fd = None
 
+    def reopen(self) -> None:
+        """After ``close`` (a server stopped, then reconnected or enabled in ``/mcp``): append."""
+        if self._file.closed:
+            self._file = open(self.path, "a", encoding="utf-8", errors="replace")  # noqa: SIM115
+
     def close(self) -> None:
         self._stop_reading()
         if self.write_fd is not None:
@@ -148,6 +153,8 @@ class Connection:
         self.protocol_version = ""
         self.server_info = ""
         self.restarts = 0
+        self.http_refusal = 0
+        """An HTTP server's 401/403 while connecting (the SDK reports only "an error response")."""
         self.log = ServerLog(log_dir / f"{_file_safe(config.name)}.log")
         self.started_at: float | None = None
         self.connected_at: float | None = None
@@ -196,9 +203,19 @@ class Connection:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await asyncio.wait_for(asyncio.shield(task), 8)
         self.restarts = 0
+        self.log.reopen()
         self._settled.clear()
         self._stop.clear()
         self._task = asyncio.get_running_loop().create_task(self._serve(), name=f"mcp:{self.name}")
+
+    async def set_enabled(self, enabled: bool) -> None:
+        """``/mcp`` enable/disable, for this session only (the config file is not changed)."""
+        if enabled:
+            await self.reconnect()
+            return
+        await self.stop()
+        self.error = None
+        self._set_status("disabled")
 
     async def _serve(self) -> None:
         attempt = 0
@@ -211,7 +228,11 @@ class Connection:
             except asyncio.CancelledError:
                 raise
             except BaseException as error:  # the SDK raises groups, OSError, MCPError …
-                self.error = _describe(error, self.config)
+                if not (self.status == "connected" and self.error):  # keep "closed the connection":
+                    self.error = _describe(error, self.config)  # what the SDK raises on the way out is noise
+                    if self.http_refusal:
+                        self.error = (f"the server answered HTTP {self.http_refusal}: it wants a sign-in, and OAuth is "
+                                      "not supported yet (give a token in \"headers\", docs/mcp.md)")
             self._client = None
             self._ready.clear()
             if self._stop.is_set():
@@ -281,8 +302,13 @@ class Connection:
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
+        async def status(response: Any) -> None:  # the SDK's error does not say which status came back
+            if response.status_code in (401, 403) and self.status == "starting":
+                self.http_refusal = response.status_code
+
         http = await stack.enter_async_context(httpx2.AsyncClient(
-            headers=dict(config.headers), timeout=httpx2.Timeout(config.startup_timeout_s, read=300)))
+            headers=dict(config.headers), timeout=httpx2.Timeout(config.startup_timeout_s, read=300),
+            event_hooks={"response": [status]}))
         return streamable_http_client(config.url, http_client=http)
 
     def _track(self, target: Any, stack: contextlib.AsyncExitStack) -> None:
@@ -402,16 +428,18 @@ class Connection:
         import mcp_types
 
         assert self._elicit is not None
+        url = getattr(params, "url", None)  # URL mode: the person opens a link (a sign-in, a payment)
         schema = getattr(params, "requested_schema", None)
         dump = getattr(schema, "model_dump", None)
         schema_dict = dump(by_alias=True, exclude_none=True) if callable(dump) else dict(schema or {})
         try:
-            answer = await self._elicit(self.name, printable(params.message), schema_dict)
+            message = printable(params.message) + (f"\n\nOpen: {printable(str(url))}" if url else "")
+            answer = await self._elicit(self.name, message, schema_dict)
         except Exception:
             answer = None
         if answer is None:
             return mcp_types.ElicitResult(action="decline")
-        return mcp_types.ElicitResult(action="accept", content=answer)
+        return mcp_types.ElicitResult(action="accept", content=None if url else answer)
 
     def _set_status(self, status: Status) -> None:
         if status == self.status:

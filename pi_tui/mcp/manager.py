@@ -18,9 +18,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from pi_tui.core.terminal_text import printable
 from pi_tui.core.tool import Tool
 from pi_tui.mcp.config import ServerConfig
-from pi_tui.mcp.connection import Connection, Elicit, McpCallError, ToolSpec
+from pi_tui.mcp.connection import Connection, Elicit, McpCallError, PromptSpec, ToolSpec
 from pi_tui.mcp.names import tool_name
 from pi_tui.mcp.tools import ProxyTool, definition_tokens, make_tool
 
@@ -189,26 +190,50 @@ class McpManager:
                          "protocolVersion": None, "server": None})
         return rows
 
-    def prompt_commands(self) -> dict[str, tuple[Connection, str]]:
-        """``mcp__server__prompt`` → (connection, prompt name) for the connected servers."""
-        found: dict[str, tuple[Connection, str]] = {}
+    def tool_costs(self, name: str) -> list[tuple[str, int]]:
+        """One server's tools (exposed name, token cost of the definition), sorted (``/mcp``)."""
+        connection = self.connections[name]
+        return sorted((tool_name(name, s.name), definition_tokens(tool_name(name, s.name), s.description,
+                                                                  s.input_schema))
+                      for s in connection.tools if connection.config.allows_tool(s.name))
+
+    async def set_enabled(self, name: str, enabled: bool) -> None:
+        """``/mcp``: stop a server or start it again, for this session. Its direct tools stay in
+        the frozen list (a call says the server is disabled); the ``mcp`` tool skips it."""
+        await self.connections[name].set_enabled(enabled)
+
+    async def reconnect(self, name: str) -> None:
+        await self.connections[name].reconnect()
+
+    def prompt_commands(self) -> dict[str, tuple[Connection, PromptSpec]]:
+        """``mcp__server__prompt`` → (connection, prompt) for the connected servers."""
+        found: dict[str, tuple[Connection, PromptSpec]] = {}
         for connection in sorted(self.connections.values(), key=lambda c: c.name):
             if connection.status == "connected":
                 for prompt in connection.prompts:
-                    found.setdefault(tool_name(connection.name, prompt.name), (connection, prompt.name))
+                    found.setdefault(tool_name(connection.name, prompt.name), (connection, prompt))
         return found
 
-    async def run_prompt(self, command: str, arguments: dict[str, str]) -> str:
-        """The text of an MCP prompt (its messages' text joined), for ``/mcp__server__prompt``."""
+    async def run_prompt(self, command: str, text: str) -> str:
+        """The text of an MCP prompt (its messages' text joined), for ``/mcp__server__prompt ARGS``;
+        ``McpCallError`` (bad arguments, the server failed) says why not."""
+        from pi_tui.mcp.prompts import parse_arguments
+
         found = self.prompt_commands().get(command)
         if found is None:
-            raise McpCallError(f"No MCP prompt /{command}")
+            raise McpCallError(f"No MCP prompt /{command} (is its server connected? see /mcp)")
         connection, prompt = found
-        result = await connection.get_prompt(prompt, arguments)
+        try:
+            arguments = parse_arguments(prompt, text)
+        except ValueError as error:
+            raise McpCallError(str(error).replace(f"/{prompt.name}", f"/{command}")) from None
+        result = await connection.get_prompt(prompt.name, arguments)
         parts = []
         for message in result.messages:
             content = message.content
-            text = getattr(content, "text", None)
-            if text:
-                parts.append(text)
+            text_part = getattr(content, "text", None)
+            if text_part is None:  # an embedded resource: its text, when it has one
+                text_part = getattr(getattr(content, "resource", None), "text", None)
+            if text_part:
+                parts.append(printable(str(text_part)))
         return "\n\n".join(parts)

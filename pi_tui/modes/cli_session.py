@@ -58,7 +58,9 @@ def session_from_args(args: argparse.Namespace, *, cwd: Path | None = None, **ov
     options.update(overrides)
     session = create_agent_session(**options)
     _say_if_the_cwd_is_gone(session, cwd)
-    unknown = [name for name in active or [] if name not in session.get_all_tools()]
+    mcp_names = session.mcp is not None  # MCP tools are known only once their servers connect
+    unknown = [name for name in active or [] if name not in session.get_all_tools()
+               and not (mcp_names and (name == "mcp" or name.startswith("mcp__")))]
     if unknown:
         raise ConfigError(f"Unknown tool{'s' if len(unknown) > 1 else ''} in --tools: {', '.join(unknown)} "
                           f"(available: {', '.join(session.get_all_tools())})")

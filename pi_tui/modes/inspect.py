@@ -105,12 +105,18 @@ def _sessions(args: argparse.Namespace) -> list[str]:
         return [json_line([info.to_json() for info in infos], indent=2)]
     if not infos:
         return ["(no sessions)"]
-    return [_session_line(info, show_cwd=args.all) for info in infos]
+    titles = {str(info.path): info.name or info.first_message for info in infos}
+    return [_session_line(info, show_cwd=args.all, parents=titles) for info in infos]
 
 
-def _session_line(info: SessionInfo, *, show_cwd: bool) -> str:
+def _session_line(info: SessionInfo, *, show_cwd: bool, parents: dict[str, str] | None = None) -> str:
     when = info.modified.strftime("%Y-%m-%d %H:%M")
     title = info.name or info.first_message
+    if info.subagent is not None:  # a task child: whose, and which task (a fork has no such label)
+        parent = info.parent_session_path or ""
+        of = (parents or {}).get(parent) or Path(parent).name or "?"
+        label = short(info.subagent, 36)
+        title = f'↳ subagent {label} of "{short(of, max(8, 60 - len(label) - 17))}"'
     where = f"  {info.cwd}" if show_cwd else ""
     return f"{when}  {info.message_count:>5} msgs  {short(title, 60):<60}{where}  {info.path}"
 

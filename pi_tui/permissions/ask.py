@@ -66,13 +66,3 @@ def asker_through(ask_user: AskUser, *, timeout_s: float | None = None) -> Asker
         return answer_for(choice, request)
 
     return ask
-
-
-async def defer_to_client(request: PermissionRequest) -> PermissionAnswer:
-    """ACP: the editor is asked by ACP's own ``session/request_permission`` gate, which runs right
-    after this one for edit, write and bash; an escalation (out of the sandbox) is not offered
-    there yet, so it is denied with the reason."""
-    if request.escalation:
-        return PermissionAnswer("deny", note="(leaving the sandbox cannot be approved over ACP yet: "
-                                "run pi-tui in the terminal, or use --permission-mode bypassPermissions)")
-    return PermissionAnswer("once")

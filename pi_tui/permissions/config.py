@@ -23,12 +23,14 @@ DEFAULT_NETWORK: Network = "on"
 
 @dataclass(slots=True)
 class PermissionSettings:
+    """The run's permission and sandbox settings, the project's counted as its trust allows."""
+
     rules: RuleSet
     modes: list[tuple[str, str]]
     """``permissions.defaultMode`` values with their file, project first."""
     network: Network = DEFAULT_NETWORK
     domains: tuple[str, ...] = ()
-    """A domain list given for ``sandbox.network`` (the proxy is not built yet: network is off)."""
+    """A domain list given for ``sandbox.network``: network off but the domain proxy (``proxy.py``)."""
     allow_write: tuple[Path, ...] = ()
     deny_read: tuple[Path, ...] = ()
     allow_unsandboxed: bool = False

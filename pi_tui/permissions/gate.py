@@ -23,8 +23,8 @@ from pi_tui.permissions.config import PermissionSettings
 from pi_tui.permissions.modes import Mode
 from pi_tui.permissions.path_check import PathCheck, check_edit_path, hidden_reason
 from pi_tui.permissions.rules import EDIT_TOOLS, READ_TOOLS, RuleMatch, parse_rule
-from pi_tui.permissions.sandbox import SandboxRuntime
-from pi_tui.permissions.shell_parse import parse_command
+from pi_tui.permissions.sandbox import SandboxPolicy, SandboxRuntime
+from pi_tui.tools.paths import resolve_to_cwd
 
 AnswerKind = Literal["once", "always", "deny", "stop"]
 Scope = Literal["user", "project"]
@@ -51,6 +51,8 @@ class PermissionRequest:
 
 @dataclass(frozen=True, slots=True)
 class PermissionAnswer:
+    """The user's answer to a ``PermissionRequest``."""
+
     kind: AnswerKind
     scope: Scope = "user"
     note: str = ""
@@ -58,12 +60,26 @@ class PermissionAnswer:
 
 
 Asker = Callable[[PermissionRequest], Awaitable[PermissionAnswer]]
+
+
+@dataclass(frozen=True, slots=True)
+class PendingSandbox:
+    """The preflight a gate settles when first needed (``setup.build_gate`` fills it)."""
+
+    resolve: Callable[[], tuple[SandboxRuntime | None, str]]
+    """Runs or joins the preflight: the sandbox, or None and why not."""
+    mode_for: Callable[[bool], tuple[Mode, str]]
+    """The mode (and where it came from) given whether the sandbox works."""
+    notify: Callable[[str], None] | None = None
+    """Where "no sandbox: …" goes once known."""
 RuleWriter = Callable[[Scope, str], None]
 EventSink = Callable[[dict[str, Any]], None]
 
 
 @dataclass(frozen=True, slots=True)
 class Decision:
+    """What the gate makes of one call: run, ask or deny, and whether inside the sandbox."""
+
     kind: Literal["allow", "ask", "deny"]
     reason: str = ""
     sandboxed: bool = True
@@ -71,24 +87,33 @@ class Decision:
     rule: str | None = None
 
 
+PINNED_TOOLS = frozenset({"read", "edit", "write"})
+"""The tools that open the one file their check approved (``pinned``)."""
 USER_DENIED = "Denied by the user: do not retry it; ask the user what to do instead."
 
 
 class PermissionGate:
     """Decisions for one session. ``mode`` may change between calls (the TUI's mode key)."""
 
-    def __init__(self, *, mode: Mode, settings: PermissionSettings, cwd: Path, home: Path, trusted: bool,
+    def __init__(self, *, mode: Mode | None, settings: PermissionSettings, cwd: Path, home: Path, trusted: bool,
                  sandbox: SandboxRuntime | None, sandbox_problem: str = "", asker: Asker | None = None,
                  headless_reason: str = "nobody can answer here", write_rule: RuleWriter | None = None,
-                 on_event: EventSink | None = None, stop_turn: Callable[[], None] | None = None) -> None:
-        self.mode: Mode = mode
+                 on_event: EventSink | None = None, stop_turn: Callable[[], None] | None = None,
+                 pending: PendingSandbox | None = None, policy: SandboxPolicy | None = None,
+                 probe: Callable[[], tuple[SandboxRuntime | None, str]] | None = None) -> None:
+        self._mode: Mode | None = mode
+        """None until ``pending`` settles it (the default mode depends on whether the sandbox works)."""
         self.settings = settings
         self.cwd = cwd
         self.home = home
         self.trusted = trusted
-        self.sandbox = sandbox
-        self.sandbox_problem = sandbox_problem
-        """Why there is no sandbox (empty when there is one, or in bypass mode)."""
+        self._sandbox = sandbox
+        self._sandbox_problem = sandbox_problem
+        self._pending = pending
+        self._probe = probe if probe is not None else pending.resolve if pending is not None else None
+        """The run's preflight, for a read-only child of a gate that has none (bypass)."""
+        self.policy = policy if policy is not None else sandbox.policy if sandbox is not None else None
+        """The paths the file tools are checked against (the sandbox's, whether or not bwrap runs)."""
         self.asker = asker
         self.headless_reason = headless_reason
         self.write_rule = write_rule
@@ -98,8 +123,74 @@ class PermissionGate:
         """Where the mode came from (``--permission-mode``, a settings file, the default)."""
         self._outside: set[str] = set()
         """Tool calls approved to run outside the sandbox."""
+        self._pins: dict[str, tuple[Path, Path]] = {}
+        """Call id -> (the path as the tool resolves it, the real path the check approved)."""
         self._lock = asyncio.Lock()
         """One question at a time: parallel calls queue behind an open dialog."""
+
+    # ------------------------------------------------------------------ the lazy preflight
+
+    def _settle(self) -> None:
+        """Run (or join) the run's bwrap preflight the first time anything needs its answer: a
+        ``-p`` run that never calls bash never starts bwrap."""
+        pending, self._pending = self._pending, None
+        if pending is None:
+            return
+        self._sandbox, self._sandbox_problem = pending.resolve()
+        if self._mode is None:
+            self._mode, self.mode_source = pending.mode_for(self._sandbox is not None)
+        if self._sandbox is None and self._mode != "bypassPermissions" and pending.notify is not None:
+            pending.notify(f"no sandbox: {self._sandbox_problem}; bash asks every time"
+                           + ("" if self.asker is not None else " (here: is denied)"))
+
+    @property
+    def mode(self) -> Mode:
+        if self._mode is None:
+            self._settle()
+        assert self._mode is not None
+        return self._mode
+
+    @mode.setter
+    def mode(self, value: Mode) -> None:
+        self._mode = value
+
+    @property
+    def sandbox(self) -> SandboxRuntime | None:
+        self._settle()
+        return self._sandbox
+
+    @property
+    def sandbox_problem(self) -> str:
+        """Why there is no sandbox (empty when there is one, or in bypass mode)."""
+        self._settle()
+        return self._sandbox_problem
+
+    def for_child(self, *, read_only: bool) -> PermissionGate:
+        """A subagent's gate: this one (its mode, rules, sandbox and asker), or with ``read_only``
+        a gate held in ``plan`` whatever this one's mode — bash in the read-only sandbox, no
+        network, edits refused — with the same rules and asker. Under ``bypassPermissions`` the
+        read-only child still gets a sandbox (the run's preflight, when it first runs bash)."""
+        if not read_only:
+            return self
+        probe = self._probe
+
+        def resolve() -> tuple[SandboxRuntime | None, str]:
+            if self._mode == "bypassPermissions" and probe is not None:
+                return probe()
+            return self.sandbox, self.sandbox_problem
+
+        child = PermissionGate(mode="plan", settings=self.settings, cwd=self.cwd, home=self.home, trusted=self.trusted,
+                               sandbox=None, asker=self.asker, headless_reason=self.headless_reason,
+                               write_rule=self.write_rule, on_event=self.on_event, stop_turn=self.stop_turn,
+                               pending=PendingSandbox(resolve, lambda _ok: ("plan", "a read-only subagent")),
+                               policy=self.policy, probe=probe)
+        child.mode_source = "a read-only subagent"
+        return child
+
+    @property
+    def settled(self) -> bool:
+        """Whether the preflight's answer is in (reading ``sandbox`` or ``mode`` would not wait)."""
+        return self._pending is None
 
     # ------------------------------------------------------------------ the sandbox side
 
@@ -117,7 +208,9 @@ class PermissionGate:
 
     # ------------------------------------------------------------------ decisions
 
-    def decide(self, tool: str, args: dict[str, Any]) -> Decision:
+    def decide(self, tool: str, args: dict[str, Any], hints: dict[str, Any] | None = None) -> Decision:
+        """``hints``: an MCP tool's annotations (``readOnlyHint``, ``destructiveHint``): they shape
+        the question and refuse a destructive tool in plan mode; they never allow a call."""
         match = self.settings.rules.decide(tool, args, self.cwd)
         if match is not None and match.verdict == "deny":
             return Decision("deny", f"denied by the {_describe(match)}")
@@ -129,7 +222,7 @@ class PermissionGate:
             return self._edit(tool, args, match)
         if tool in READ_TOOLS:
             return self._read(tool, args, match)
-        return self._other(tool, match)
+        return self._other(tool, match, hints or {})
 
     def _bash(self, args: dict[str, Any], match: RuleMatch | None) -> Decision:
         command = str(args.get("command", ""))
@@ -175,20 +268,25 @@ class PermissionGate:
             return Decision("ask", hidden, escalation=True)
         return Decision("allow")
 
-    def _other(self, tool: str, match: RuleMatch | None) -> Decision:
+    def _other(self, tool: str, match: RuleMatch | None, hints: dict[str, Any]) -> Decision:
         if match is not None:
             return Decision("allow") if match.verdict == "allow" else Decision("ask", f"the {_describe(match)} asks")
+        read_only, destructive = hints.get("readOnlyHint") is True, hints.get("destructiveHint") is True
+        if self.mode == "plan" and destructive and not read_only:
+            return Decision("deny", f"plan mode is read-only: {tool}'s server marks it destructive")
         if self.mode in ("plan", "default"):
-            return Decision("ask", f"{tool} is not a built-in tool: pi-tui cannot tell what it changes",
+            note = (" (its server says it only reads: a claim, not a guarantee)" if read_only
+                    else " (its server marks it destructive)" if destructive else "")
+            return Decision("ask", f"{tool} is not a built-in tool: pi-tui cannot tell what it changes{note}",
                             rule=tool)
         return Decision("allow")
 
     def _hidden_paths(self) -> list[Path]:
-        return self.sandbox.policy.hidden_paths() if self.sandbox is not None else []
+        return self.policy.hidden_paths() if self.policy is not None else []
 
     def _path_check(self, raw: str) -> PathCheck:
-        roots = self.sandbox.policy.writable_roots() if self.sandbox is not None else [Path(os.path.realpath(self.cwd))]
-        protected = self.sandbox.policy.protected_paths() if self.sandbox is not None else []
+        roots = self.policy.writable_roots() if self.policy is not None else [Path(os.path.realpath(self.cwd))]
+        protected = self.policy.protected_paths() if self.policy is not None else []
         return check_edit_path(raw, self.cwd, roots, protected)
 
     def _path_rule(self, family: str, check: PathCheck) -> str | None:
@@ -202,12 +300,36 @@ class PermissionGate:
             return f"{family}(/{check.real.parent}/**)"
         return f"{family}({'' if rel == '.' else rel + '/'}**)"
 
+    # ------------------------------------------------------------------ pinned paths
+
+    def _real_path(self, tool: str, args: dict[str, Any]) -> tuple[Path, Path] | None:
+        raw = args.get("path")
+        if tool not in PINNED_TOOLS or self.mode == "bypassPermissions" or not isinstance(raw, str) or not raw:
+            return None
+        lexical = resolve_to_cwd(raw, self.cwd)
+        return lexical, Path(os.path.realpath(lexical))
+
+    def pinned(self, call_id: str, path: Path) -> Path | None:
+        """``PathPin``: the real path this call's check approved for ``path``, which the tool opens
+        following no link; None when no check pinned one (bypass, another path)."""
+        pin = self._pins.get(call_id)
+        return pin[1] if pin is not None and pin[0] == path else None
+
     # ------------------------------------------------------------------ the hook
 
     async def before_tool_call(self, info: ToolCallInfo) -> BeforeToolCallResult | None:
         call_id, tool = str(info.tool_call["id"]), str(info.tool_call["name"])
         args = dict(info.args)
-        decision = self.decide(tool, args)
+        found = next((t for t in info.context.tools if t.name == tool), None)
+        hints = getattr(found, "annotations", None)  # an MCP tool's (pi_tui/mcp/tools.py)
+        before = self._real_path(tool, args)
+        decision = self.decide(tool, args, hints if isinstance(hints, dict) else None)
+        if before is not None:
+            after = self._real_path(tool, args)
+            if after != before:  # a link swapped in while the check ran: which one was checked?
+                return self._deny(call_id, tool, args, f"the path changed while it was checked ({before[1]} -> "
+                                  f"{after[1] if after else '?'}); call the tool again")
+            self._pins[call_id] = before
         if decision.kind == "allow":
             if not decision.sandboxed:
                 self._outside.add(call_id)
@@ -268,6 +390,8 @@ def _summary(tool: str, args: dict[str, Any]) -> str:
 
 def _command_rule(command: str) -> str | None:
     """``Bash(<the command>)`` when a rule could allow it (one simple command, nothing unsafe)."""
+    from pi_tui.permissions.shell_parse import parse_command  # a bash call's first need
+
     parsed = parse_command(command)
     if parsed.unsafe or len(parsed.commands) != 1:
         return None

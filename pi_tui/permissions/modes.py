@@ -44,6 +44,8 @@ def parse_mode(value: str, where: str) -> Mode:
 
 @dataclass(frozen=True, slots=True)
 class ModeChoice:
+    """The run's mode and where it came from."""
+
     mode: Mode
     source: str
     """``--permission-mode``, ``PI_PERMISSION_MODE``, ``permissions.defaultMode in …``, ``default``."""

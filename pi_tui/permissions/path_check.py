@@ -19,6 +19,8 @@ from pi_tui.tools.paths import resolve_to_cwd
 
 @dataclass(frozen=True, slots=True)
 class PathCheck:
+    """Whether an edit's real path is inside the writable roots, and why not."""
+
     inside: bool
     reason: str = ""
     real: Path | None = None

@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pi_tui.core.gitignore import glob_to_regex
-from pi_tui.permissions.shell_parse import parse_command
 
 Verdict = Literal["allow", "ask", "deny"]
 VERDICTS: tuple[Verdict, ...] = ("deny", "ask", "allow")
@@ -42,6 +41,8 @@ class RuleError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Rule:
+    """One ``allow``/``ask``/``deny`` entry, parsed."""
+
     verdict: Verdict
     tool: str
     """As written: ``Bash``, ``Read`` …"""
@@ -69,6 +70,8 @@ def parse_rule(text: str, verdict: Verdict, source: str) -> Rule:
 
 @dataclass(frozen=True, slots=True)
 class RuleMatch:
+    """The rule that decided a call."""
+
     verdict: Verdict
     rule: Rule
     """The deciding rule (for an allow: the last one needed)."""
@@ -76,6 +79,8 @@ class RuleMatch:
 
 @dataclass(slots=True)
 class RuleSet:
+    """Every rule of the run, in the order the settings give them."""
+
     rules: list[Rule]
     home: Path
     project: Path
@@ -105,6 +110,8 @@ class RuleSet:
     def decide_command(self, command: str) -> RuleMatch | None:
         if not self._of("deny", ("bash",)) and not self._of("ask", ("bash",)) and not self._of("allow", ("bash",)):
             return None  # no bash rule: nothing to parse
+        from pi_tui.permissions.shell_parse import parse_command  # a bash call's first need
+
         parsed = parse_command(command)
         for verdict in ("deny", "ask"):
             for rule in self._of(verdict, ("bash",)):

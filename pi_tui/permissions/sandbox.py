@@ -24,6 +24,7 @@ import dataclasses
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterable, Sequence
@@ -31,8 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from pi_tui.permissions import seccomp
+from pi_tui.permissions.proxy import INSIDE_PORT, DomainProxy
 
+FORWARDER = Path(__file__).with_name("forwarder.py")
 Network = Literal["off", "on"]
 HIDDEN_HOME = (".ssh", ".aws", ".gnupg", ".config/gh", ".docker", ".kube", ".netrc", ".git-credentials",
                ".pypirc", ".npmrc", ".config/gcloud", ".azure", ".password-store", ".local/share/keyrings")
@@ -49,6 +51,8 @@ CONTAINER_SOCKETS = ("/var/run/docker.sock", "/run/docker.sock", "/run/container
 
 @dataclass(frozen=True, slots=True)
 class SandboxPolicy:
+    """What one session's sandbox lets a command see and change."""
+
     project: Path
     temp_dir: Path
     home: Path
@@ -56,6 +60,8 @@ class SandboxPolicy:
     allow_write: tuple[Path, ...] = ()
     deny_read: tuple[Path, ...] = ()
     network: Network = "off"
+    domains: tuple[str, ...] = ()
+    """``sandbox.network`` as a list: no network but the domain proxy's socket (``proxy.py``)."""
     read_only: bool = False
     """Plan mode: nothing writable but the temp dir."""
 
@@ -85,6 +91,8 @@ class SandboxPolicy:
 
 @dataclass(slots=True)
 class Bwrap:
+    """The bwrap found by the preflight and what it supports."""
+
     program: str
     disable_userns: bool
     seccomp_filter: bytes | None
@@ -99,7 +107,12 @@ def find_bwrap() -> str | None:
     return None
 
 
-def bwrap_arguments(policy: SandboxPolicy, cwd: Path, *, disable_userns: bool, seccomp_fd: int | None) -> list[str]:
+PROXY_INSIDE = "/run/pi-proxy"
+"""Where the domain proxy's folder (its Unix socket) is bound inside the sandbox."""
+
+
+def bwrap_arguments(policy: SandboxPolicy, cwd: Path, *, disable_userns: bool, seccomp_fd: int | None,
+                    proxy_folder: Path | None = None) -> list[str]:
     """bwrap's options for one command (the program and ``--`` not included)."""
     args = ["--die-with-parent", "--new-session", "--cap-drop", "ALL", "--unshare-user", "--unshare-pid", "--unshare-ipc",
             "--unshare-uts", "--unshare-cgroup-try", "--hostname", "pi-sandbox"]
@@ -111,6 +124,12 @@ def bwrap_arguments(policy: SandboxPolicy, cwd: Path, *, disable_userns: bool, s
     args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--bind", str(policy.temp_dir), "/tmp",
              "--tmpfs", "/dev/shm"]
     args += _empty_run()
+    if proxy_folder is not None:  # the only way out of the empty network namespace
+        url = f"http://127.0.0.1:{INSIDE_PORT}"
+        args += ["--ro-bind", str(proxy_folder), PROXY_INSIDE]
+        for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy"):
+            args += ["--setenv", name, url]
+        args += ["--setenv", "NO_PROXY", "localhost,127.0.0.1,::1", "--setenv", "no_proxy", "localhost,127.0.0.1,::1"]
     runtime = os.environ.get("XDG_RUNTIME_DIR")
     if runtime and os.path.isdir(runtime) and not runtime.startswith("/run/"):
         args += ["--tmpfs", runtime]
@@ -191,6 +210,8 @@ class SandboxRuntime:
     policy: SandboxPolicy
     preflight: Preflight
     _owned_temp: bool = field(default=False)
+    proxy_box: list[DomainProxy | None] = field(default_factory=lambda: [None])
+    """The session's domain proxy once started (a list: shared with ``with_read_only``'s copy)."""
 
     def command(self, argv: Sequence[str], cwd: Path) -> SandboxedCommand:
         """``argv`` wrapped in bwrap; the caller passes ``pass_fds`` and calls ``close`` after the start."""
@@ -203,22 +224,43 @@ class SandboxRuntime:
                 os.write(write_end, bwrap.seccomp_filter)  # ~300 bytes: far below a pipe's buffer
             finally:
                 os.close(write_end)
-        args = bwrap_arguments(self.policy, cwd, disable_userns=bwrap.disable_userns, seccomp_fd=fd)
+        proxy = self._proxy()
+        args = bwrap_arguments(self.policy, cwd, disable_userns=bwrap.disable_userns, seccomp_fd=fd,
+                               proxy_folder=proxy.folder if proxy is not None else None)
+        if proxy is not None:
+            argv = [sys.executable, "-I", "-S", str(FORWARDER), f"{PROXY_INSIDE}/proxy.sock", str(INSIDE_PORT),
+                    "--", *argv]
         return SandboxedCommand([bwrap.program, *args, "--", *argv], () if fd is None else (fd,))
+
+    def _proxy(self) -> DomainProxy | None:
+        """The domain proxy, started with the first command that needs it (shared by the
+        read-write and plan views; plan mode has no network at all)."""
+        if not self.policy.domains or self.policy.read_only:
+            return None
+        if self.proxy_box[0] is None:
+            self.proxy_box[0] = DomainProxy(self.policy.domains, Path(tempfile.mkdtemp(prefix="pi-proxy-"))).start()
+        return self.proxy_box[0]
 
     def with_read_only(self, read_only: bool) -> SandboxRuntime:
         """The same sandbox with nothing writable but the temp dir and no network (plan mode)."""
         if read_only == self.policy.read_only:
             return self
-        return SandboxRuntime(dataclasses.replace(self.policy, read_only=read_only), self.preflight)
+        return SandboxRuntime(dataclasses.replace(self.policy, read_only=read_only), self.preflight,
+                              proxy_box=self.proxy_box)
 
     def close(self) -> None:
+        proxy = self.proxy_box[0]
+        if proxy is not None:
+            proxy.close()
+            shutil.rmtree(proxy.folder, ignore_errors=True)
         if self._owned_temp:
             shutil.rmtree(self.policy.temp_dir, ignore_errors=True)
 
 
 @dataclass(slots=True)
 class SandboxedCommand:
+    """bwrap's argv for one command and the descriptors it must inherit."""
+
     argv: list[str]
     pass_fds: tuple[int, ...]
 
@@ -239,6 +281,8 @@ def run_preflight(policy: SandboxPolicy, *, timeout: float = 10.0) -> Preflight:
     if program is None:
         return Preflight(False, "bwrap is not installed (Debian/Ubuntu: apt install bubblewrap; "
                          "Fedora: dnf install bubblewrap)", time.perf_counter() - started)
+    from pi_tui.permissions import seccomp
+
     bwrap = Bwrap(program, _supports(program, "--disable-userns"), seccomp.filter_bytes())
     runtime = SandboxRuntime(policy, Preflight(True, "", 0.0, bwrap))
     true = shutil.which("true") or "/bin/true"

@@ -48,6 +48,8 @@ def offset_arg(index: int) -> int:
 
 @dataclass(frozen=True, slots=True)
 class Arch:
+    """One architecture's audit number and syscall numbers."""
+
     name: str
     audit: int
     denied: dict[str, int]

@@ -4,16 +4,16 @@ options (what ``sdk.create_agent_session(permissions=…)`` calls)."""
 from __future__ import annotations
 
 import atexit
-import os
 import shutil
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pi_tui.permissions.config import PermissionSettings, permission_settings
-from pi_tui.permissions.gate import Asker, PermissionGate, Scope
-from pi_tui.permissions.modes import ModeChoice, choose_mode
+from pi_tui.permissions.gate import Asker, PendingSandbox, PermissionGate, Scope
+from pi_tui.permissions.modes import Mode, ModeChoice, choose_mode
 from pi_tui.permissions.sandbox import (
     Preflight,
     SandboxPolicy,
@@ -24,6 +24,7 @@ from pi_tui.permissions.sandbox import (
 
 _PREFLIGHTS: dict[str, Preflight] = {}
 """One preflight per run (per process), whatever the number of sessions."""
+_PREFLIGHT_LOCK = threading.Lock()
 
 
 @dataclass(slots=True)
@@ -45,15 +46,21 @@ class PermissionOptions:
 
 
 def preflight_for(policy: SandboxPolicy) -> Preflight:
-    cached = _PREFLIGHTS.get("bwrap")
-    if cached is None:
-        cached = _PREFLIGHTS["bwrap"] = run_preflight(policy)
+    """The run's preflight, run by the first gate that needs it."""
+    with _PREFLIGHT_LOCK:
+        cached = _PREFLIGHTS.get("bwrap")
+        if cached is None:
+            cached = _PREFLIGHTS["bwrap"] = run_preflight(policy)
     return cached
 
 
 def build_gate(options: PermissionOptions, *, cwd: Path, agent_dir: Path, settings: Any, trusted: bool,
                on_event: Callable[[dict[str, Any]], None] | None = None,
-               stop_turn: Callable[[], None] | None = None) -> PermissionGate:
+               stop_turn: Callable[[], None] | None = None,
+               notify: Callable[[str], None] | None = None) -> PermissionGate:
+    """The session's gate. bwrap's preflight is not run here: the gate runs it when something
+    first needs its answer (print mode: the first bash or edit call; none at all for a run
+    without one). ``notify`` gets what is learnt then ("no sandbox: …")."""
     home = Path.home()
     files = getattr(settings, "file_settings", None)
     global_file = files("global") if callable(files) else {}
@@ -63,28 +70,36 @@ def build_gate(options: PermissionOptions, *, cwd: Path, agent_dir: Path, settin
     config = permission_settings(global_file, project_file, trusted=trusted, home=home, project=cwd,
                                  global_source=global_source, project_source=project_source)
     options.notices.extend(config.errors)
-    if config.domains:
-        options.notices.append("sandbox.network lists domains, but the domain proxy is not built yet: "
-                               "the network is off in the sandbox")
     temp = new_temp_dir()
     atexit.register(shutil.rmtree, temp, True)
     policy = SandboxPolicy(project=cwd, temp_dir=temp, home=home, agent_dir=agent_dir,
-                           allow_write=config.allow_write, deny_read=config.deny_read, network=config.network)
-    wants_bypass = (options.mode or os.environ.get("PI_PERMISSION_MODE") or "") == "bypassPermissions"
-    preflight = Preflight(False, "bypassPermissions: no sandbox") if wants_bypass else preflight_for(policy)
-    choice: ModeChoice = choose_mode(flag=options.mode, flag_name=options.mode_source, settings_modes=config.modes,
-                                     trusted=trusted, sandbox_ok=preflight.ok)
-    if choice.warning:
-        options.notices.append(choice.warning)
-    sandbox = SandboxRuntime(policy, preflight) if preflight.ok else None
-    if sandbox is None and choice.mode != "bypassPermissions":
-        options.notices.append(f"no sandbox: {preflight.message}; bash asks every time"
-                               + ("" if options.asker is not None else " (here: is denied)"))
-    gate = PermissionGate(mode=choice.mode, settings=config, cwd=cwd, home=home, trusted=trusted, sandbox=sandbox,
-                          sandbox_problem=preflight.message, asker=options.asker,
+                           allow_write=config.allow_write, deny_read=config.deny_read, network=config.network,
+                           domains=config.domains)
+
+    def choice_for(sandbox_ok: bool) -> ModeChoice:
+        return choose_mode(flag=options.mode, flag_name=options.mode_source, settings_modes=config.modes,
+                           trusted=trusted, sandbox_ok=sandbox_ok)
+
+    working, failing = choice_for(True), choice_for(False)
+    if working.warning:
+        options.notices.append(working.warning)
+    known = working.mode if working.mode == failing.mode else None
+
+    def resolve() -> tuple[SandboxRuntime | None, str]:
+        preflight = preflight_for(policy)
+        return (SandboxRuntime(policy, preflight) if preflight.ok else None), preflight.message
+
+    def mode_for(sandbox_ok: bool) -> tuple[Mode, str]:
+        choice = working if sandbox_ok else failing
+        return choice.mode, choice.source
+
+    bypass = known == "bypassPermissions"
+    gate = PermissionGate(mode=known, settings=config, cwd=cwd, home=home, trusted=trusted, sandbox=None,
+                          sandbox_problem="bypassPermissions: no sandbox" if bypass else "", asker=options.asker,
                           headless_reason=options.headless_reason, write_rule=_rule_writer(settings),
-                          on_event=on_event, stop_turn=stop_turn)
-    gate.mode_source = choice.source
+                          on_event=on_event, stop_turn=stop_turn, policy=policy,
+                          pending=None if bypass else PendingSandbox(resolve, mode_for, notify), probe=resolve)
+    gate.mode_source = working.source
     return gate
 
 

@@ -51,6 +51,8 @@ class SimpleCommand:
 
 @dataclass(frozen=True, slots=True)
 class ParsedCommand:
+    """A command line as rules see it."""
+
     commands: tuple[SimpleCommand, ...]
     unsafe: tuple[str, ...] = ()
     """Why no rule may allow this line (empty: rules may): ``command substitution $(…)`` …"""
@@ -58,6 +60,8 @@ class ParsedCommand:
 
 @dataclass(slots=True)
 class _Walk:
+    """What the walk over the syntax tree collects."""
+
     source: bytes
     commands: list[SimpleCommand] = field(default_factory=list)
     unsafe: list[str] = field(default_factory=list)

@@ -38,6 +38,7 @@ DEFAULT_SETTINGS: JsonDict = {
         "clearOnShrink": False,
         "imageWidthCells": 60,
         "showTerminalProgress": False,
+        "notifications": "auto",  # pi-tui's own key (modes/interactive/terminal_signals.py)
     },
     "images": {"autoResize": True, "blockImages": False},
     "doubleEscapeAction": "tree",
@@ -66,6 +67,7 @@ DEFAULT_SETTINGS: JsonDict = {
         },
     },
     "extensionHandlerTimeoutMs": 60_000,
+    "sessionTitles": {"enabled": False},
 }
 """Defaults of the known keys (pi's, plus ``context.*`` and ``extensionHandlerTimeoutMs``)."""
 
@@ -115,10 +117,17 @@ EXPECTED_TYPES: dict[str, str] = {
     "checkpoints.timeoutMs": _INT,
     "checkpoints.maxFileBytes": _INT,
     "checkpoints.maxFolderFiles": _INT,
+    "checkpoints.firstSnapshotTimeoutMs": _INT,
+    "checkpoints.warnStoreBytes": _INT,
     "subagents.enabled": _BOOL,
     "subagents.maxDepth": _INT,
     "subagents.maxConcurrent": _INT,
     "todo.enabled": _BOOL,
+    "terminal.showTerminalProgress": _BOOL,
+    "terminal.notifications": _STR,
+    "notifyCommand": _LIST,
+    "sessionTitles.enabled": _BOOL,
+    "sessionTitles.model": _STR,
     "thinkingBudgets.minimal": _INT,
     "thinkingBudgets.low": _INT,
     "thinkingBudgets.medium": _INT,
@@ -135,6 +144,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "followUpMode": ("all", "one-at-a-time"),
     "context.strategy": ("pi", "pipeline"),
     "context.pipeline.variant": ("exact", "cache-aware"),
+    "terminal.notifications": ("auto", "osc777", "osc9", "osc99", "bell", "off"),
 }
 
 

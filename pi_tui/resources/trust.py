@@ -59,9 +59,10 @@ conversations are written)."""
 PROJECT_PATH_KEYS = ("skills", "prompts")
 """Project keys listing paths: the entries outside the project are ignored until it is trusted."""
 
-GLOBAL_ONLY_KEYS = (TRUSTED_PROJECTS_SETTING, "shellEnvPassthrough")
-"""Keys a project file may not set, trusted or not: trust itself, and which secret environment
-variables reach shell commands (``tools/shell.py``)."""
+GLOBAL_ONLY_KEYS = (TRUSTED_PROJECTS_SETTING, "shellEnvPassthrough", "notifyCommand")
+"""Keys a project file may not set, trusted or not: trust itself, which secret environment
+variables reach shell commands (``tools/shell.py``), and the program run for a desktop
+notification (``notifyCommand``: it would run whenever a run ends while you look elsewhere)."""
 
 CodeKind = Literal["extension", "settings extension", "shellPath", "shellCommandPrefix", "sessionDir", "outside path",
                    "outside link", "mcp server"]

@@ -156,8 +156,9 @@ class AgentSession:
         self.agent = agent = Agent(context, self._loop_config, steering_mode=steering, follow_up_mode=follow_up)
         self._control = control = SessionControl(state, agent, emit=events.emit, rebuild_system_prompt=prompt.rebuild,
                                                  tell_extensions=background.tell_extensions)
-        port = CompactionPort(state, agent, models, extensions=extensions, emit=events.emit,
-                              subscribe=events.subscribe, replace_messages=control.replace_messages)
+        port = CompactionPort(state, agent, models, extensions=extensions, emit=events.emit, subscribe=events.subscribe,
+                              replace_messages=control.replace_messages,
+                              pipeline_summarized=self.hooks.pipeline_summarized)
         self.compaction_runner = runner = CompactionRunner(port)
         extension_hooks = None
         if extensions is not None:  # imported only when there are extensions (start-up time)

@@ -8,7 +8,7 @@ the session's lock and events, the agent's history and the one way to replace it
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from pi_tui.agent.agent import Agent
@@ -27,6 +27,7 @@ class CompactionPort:
         self, state: LiveState, agent: Agent, models: ModelAccess, *, extensions: ExtensionRunner | None,
         emit: Callable[[dict[str, Any]], None], subscribe: Callable[[Callable[[dict[str, Any]], None]], object],
         replace_messages: Callable[[list[AgentMessage]], None],
+        pipeline_summarized: list[Callable[[str], Awaitable[None]]] | None = None,
     ) -> None:
         self._state = state
         self._models = models
@@ -35,6 +36,8 @@ class CompactionPort:
         self.emit = emit
         self.subscribe = subscribe
         self.replace_messages = replace_messages
+        self.pipeline_summarized = pipeline_summarized if pipeline_summarized is not None else []
+        """``SessionHooks.pipeline_summarized`` (the session's list itself, so later appends count)."""
 
     @property
     def session_manager(self) -> SessionManager:

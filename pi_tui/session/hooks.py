@@ -13,6 +13,10 @@ itself with one ``append`` instead of a line in ``AgentSession``:
   which tools ran (a checkpoint after a turn in which a file-changing tool ran);
 * ``before_leaf_change(target_id)`` — ``navigate_tree`` or ``fork`` is about to move the leaf
   (a snapshot before a restore);
+* ``pipeline_summarized(entry_id)`` — the pipeline strategy's JSON summary was just recorded as
+  a compaction entry, inside a run, before the request it shrank is rebuilt from the file: an
+  entry appended here (the todo list's reminder) is in that request. The other compactions
+  happen between runs and announce themselves with ``compaction_end``;
 * ``tool_gates`` — awaited before each tool call, before the extensions' ``tool_call`` and the
   SDK's ``before_tool_call``; the first that blocks wins (permissions; ask the user with
   ``AgentSession.ask_user``). A gate that raises blocks the call: a broken permission check must
@@ -70,6 +74,7 @@ class SessionHooks:
     before_prompt: list[Callable[[str], Awaitable[None]]] = field(default_factory=list)
     turn_ended: list[Callable[[TurnEnded], Awaitable[None]]] = field(default_factory=list)
     before_leaf_change: list[Callable[[str], Awaitable[None]]] = field(default_factory=list)
+    pipeline_summarized: list[Callable[[str], Awaitable[None]]] = field(default_factory=list)
     tool_gates: list[ToolGate] = field(default_factory=list)
 
 

@@ -2,14 +2,20 @@
 lists (``hooks.py``): the servers start with the session (``session_started``, in the
 background), and before the first prompt their tools are added once (``add_tools``) — after the
 servers had at most their start-up timeout — and never changed again, so every request of the
-session carries the same tool list."""
+session carries the same tool list.
+
+``allow`` is the session's explicit tool selection (``--tools a,b``; ``--no-tools`` is an empty
+one): the MCP tools are registered but only those it names are active (``mcp`` for the small
+tool, ``mcp__server__tool`` for one) — ``--no-tools`` means no tool at all, MCP's included. The
+servers still start (their prompts and ``/mcp`` work)."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 
-def attach_mcp(session: Any, manager: Any) -> None:
+def attach_mcp(session: Any, manager: Any, allow: Collection[str] | None = None) -> None:
     session.mcp = manager
 
     async def started(reason: str) -> None:
@@ -19,13 +25,13 @@ def attach_mcp(session: Any, manager: Any) -> None:
 
     async def before_prompt(_text: str) -> None:
         if manager.frozen is None:
-            await freeze_mcp_tools(session, manager)
+            await freeze_mcp_tools(session, manager, allow)
 
     session.hooks.session_started.append(started)
     session.hooks.before_prompt.append(before_prompt)
 
 
-async def freeze_mcp_tools(session: Any, manager: Any) -> None:
+async def freeze_mcp_tools(session: Any, manager: Any, allow: Collection[str] | None = None) -> None:
     missing = await manager.wait_started()
     for name in missing:
         connection = manager.connections[name]
@@ -41,7 +47,9 @@ async def freeze_mcp_tools(session: Any, manager: Any) -> None:
     for message in manager.diagnostics[before:]:
         session.notify(message, "warning")
     if tools:
-        session.add_tools(tools)
+        # An explicit selection already holds the names it gives, in its order: those become
+        # active as they arrive; the others stay registered, inactive.
+        session.add_tools(tools, active=allow is None)
 
 
 async def close_mcp(session: Any) -> None:

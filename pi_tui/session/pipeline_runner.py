@@ -46,6 +46,7 @@ from pi_tui.core.context.summary_fit import dropped_notice, fit_summary_request
 from pi_tui.core.messages import AgentMessage, user_message
 from pi_tui.core.provider import CompletionRequest
 from pi_tui.session.compaction_ops import CompactionOps
+from pi_tui.session.hooks import run_hooks
 from pi_tui.session.summarizer import SummaryCancelled, call_summarizer
 
 SUMMARY_MAX_TOKENS = 4096
@@ -110,6 +111,11 @@ async def prepare_request_messages(
     with runner.operation():
         summarized = await _summarize(runner, prepared, config)
     if summarized:
+        hooks = getattr(host, "pipeline_summarized", None)
+        if hooks and host.session_manager.leaf_id is not None:
+            await run_hooks(hooks, host.session_manager.leaf_id,
+                            lambda message, level: host.emit({"type": "notify", "level": level, "message": message}),
+                            "A pipeline-summary hook")
         fresh = list(host.session_manager.build_session_context().messages)
         runner._replace_messages()
         if transform is not None:

@@ -4,40 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from pi_tui.core.messages import AgentMessage, LlmMessage
+from pi_tui.core.messages import LlmMessage
 from pi_tui.core.provider import ModelInfo, ToolSpec
+from pi_tui.core.usage import UsageTotals, usage_totals
 
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class UsageTotals:
-    input: int = 0
-    output: int = 0
-    cache_read: int = 0
-    cache_write: int = 0
-    cost: float = 0.0
-
-    @property
-    def total_tokens(self) -> int:
-        return self.input + self.output + self.cache_read + self.cache_write
-
-
-def usage_totals(messages: list[AgentMessage]) -> UsageTotals:
-    """Sums over every assistant message (errors and aborts included: they were paid for)."""
-    inp = out = read = write = 0
-    cost = 0.0
-    for raw in messages:
-        message: dict[str, Any] = dict(raw)
-        if message.get("role") != "assistant":
-            continue
-        usage: dict[str, Any] = message.get("usage") or {}
-        inp += int(usage.get("input", 0))
-        out += int(usage.get("output", 0))
-        read += int(usage.get("cacheRead", 0))
-        write += int(usage.get("cacheWrite", 0))
-        cost += float((usage.get("cost") or {}).get("total", 0.0))
-    return UsageTotals(input=inp, output=out, cache_read=read, cache_write=write, cost=cost)
+__all__ = ["ContextUsage", "RequestPreview", "SessionState", "UsageTotals", "usage_totals"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from pi_tui.core.messages import AgentMessage
+from pi_tui.core.usage import UsageTotals, usage_totals
 from pi_tui.subagents.definitions import AgentDefinition
 
 Listener = Callable[[dict[str, Any]], None]
@@ -48,67 +49,21 @@ class ChildHandle:
 SpawnChild = Callable[[ChildSpec], ChildHandle]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ChildUsage:
-    turns: int = 0
-    input: int = 0
-    output: int = 0
-    cache_read: int = 0
-    cache_write: int = 0
-    cost: float = 0.0
-
-    @property
-    def total_tokens(self) -> int:
-        return self.input + self.output + self.cache_read + self.cache_write
-
-    def to_json(self) -> dict[str, Any]:
-        return {"turns": self.turns, "input": self.input, "output": self.output, "cacheRead": self.cache_read,
-                "cacheWrite": self.cache_write, "totalTokens": self.total_tokens, "cost": self.cost}
-
-    def plus(self, other: ChildUsage) -> ChildUsage:
-        return ChildUsage(turns=self.turns + other.turns, input=self.input + other.input,
-                          output=self.output + other.output, cache_read=self.cache_read + other.cache_read,
-                          cache_write=self.cache_write + other.cache_write, cost=self.cost + other.cost)
-
-    @classmethod
-    def from_json(cls, value: Any) -> ChildUsage:
-        if not isinstance(value, dict):
-            return cls()
-
-        def number(key: str) -> int:
-            raw = value.get(key, 0)
-            return int(raw) if isinstance(raw, (int, float)) and not isinstance(raw, bool) else 0
-
-        cost = value.get("cost", 0.0)
-        return cls(turns=number("turns"), input=number("input"), output=number("output"),
-                   cache_read=number("cacheRead"), cache_write=number("cacheWrite"),
-                   cost=float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else 0.0)
-
-
-def usage_of(messages: Sequence[AgentMessage]) -> ChildUsage:
+def usage_of(messages: Sequence[AgentMessage]) -> UsageTotals:
     """The child's own model calls plus those of its own subagents (their task results)."""
-    own = ChildUsage()
-    for raw in messages:
-        message: dict[str, Any] = dict(raw)
-        if message.get("role") == "assistant":
-            usage = message.get("usage") or {}
-            own = own.plus(ChildUsage(
-                turns=1, input=int(usage.get("input", 0)), output=int(usage.get("output", 0)),
-                cache_read=int(usage.get("cacheRead", 0)), cache_write=int(usage.get("cacheWrite", 0)),
-                cost=float((usage.get("cost") or {}).get("total", 0.0))))
-    return own.plus(subagent_usage(messages))
+    return usage_totals(messages).plus(subagent_usage(messages))
 
 
-def subagent_usage(messages: Sequence[AgentMessage]) -> ChildUsage:
+def subagent_usage(messages: Sequence[AgentMessage]) -> UsageTotals:
     """What a session's ``task`` calls cost (their results' ``details.usage``): the footer and
     ``/session`` show it beside the session's own usage."""
-    total = ChildUsage()
+    total = UsageTotals()
     for raw in messages:
         message: dict[str, Any] = dict(raw)
         if message.get("role") == "toolResult" and message.get("toolName") == "task":
             details = message.get("details")
             if isinstance(details, dict):
-                total = total.plus(ChildUsage.from_json(details.get("usage")))
+                total = total.plus(UsageTotals.from_json(details.get("usage")))
     return total
 
 

@@ -57,6 +57,9 @@ class AgentDefinition:
     """The file; None for a built-in."""
     ignored_tools: tuple[str, ...] = ()
     """Names in ``tools`` pi-tui has no tool for (Claude Code's WebFetch …)."""
+    read_only: bool = False
+    """The child's permission mode is ``plan`` whatever the parent's: bash in the read-only
+    sandbox without network, edits refused (without a permission gate it gets no bash)."""
 
 
 GENERAL = AgentDefinition(
@@ -72,12 +75,15 @@ EXPLORE = AgentDefinition(
                 "codebase; cannot change anything. Say how thorough to be.",
     system_prompt=(
         "You are an exploration agent working for another agent. Find and read what is needed to answer the "
-        "question you are given, using read, grep, find and ls. You cannot modify files or run commands.\n"
+        "question you are given, using read, grep, find and ls, and bash for read-only commands (git log, "
+        "git grep, listing, running a script that prints). You cannot modify anything: bash runs in a "
+        "read-only sandbox without network.\n"
         "Be efficient: search before reading, read only the parts that matter.\n"
         "Your final message is the only thing the other agent receives: answer completely and concisely, "
         "citing file paths (and line numbers where useful)."
     ),
-    tools=READ_ONLY_TOOLS,
+    tools=(*READ_ONLY_TOOLS, "bash"),
+    read_only=True,
 )
 BUILTIN_AGENTS: tuple[AgentDefinition, ...] = (GENERAL, EXPLORE)
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from pi_tui.core.errors import ConfigError, ProviderSetupError
 from pi_tui.core.provider import ModelInfo
+from pi_tui.core.session.listing import SUBAGENT_ENTRY_TYPE
 from pi_tui.core.session.manager import SessionManager
 from pi_tui.core.tool import Tool
 from pi_tui.subagents.child import ChildHandle, ChildSpec
@@ -79,12 +80,16 @@ def child_model(parent_model: ModelInfo | None, registry: Any, agent: AgentDefin
     return model, notes
 
 
-def child_session_manager(parent: SessionManager) -> SessionManager:
+def child_session_manager(parent: SessionManager, spec: ChildSpec | None = None) -> SessionManager:
     """A new session beside the parent's file (in memory for an in-memory parent) whose header's
-    ``parentSession`` is the parent's file."""
+    ``parentSession`` is the parent's file; its first entry says whose subagent it is
+    (``SUBAGENT_ENTRY_TYPE``: ``pi-tui sessions`` and ``/resume`` label it, a fork has none)."""
     manager = (SessionManager.create(parent.cwd, parent.session_dir) if parent.session_dir is not None
                else SessionManager.in_memory(parent.cwd))
     manager.new_session(parent_session=str(parent.session_file) if parent.session_file is not None else None)
+    if spec is not None:
+        manager.append_custom_entry(SUBAGENT_ENTRY_TYPE, {"agent": spec.agent.name, "description": spec.description,
+                                                          "depth": spec.depth})
     return manager
 
 

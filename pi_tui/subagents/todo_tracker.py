@@ -9,7 +9,8 @@ the list back to the model after a compaction.
 * Every change is a ``todo_update`` session event (``{type, todos}``): JSON mode prints it, the
   TUI panel redraws from it, RPC ``get_state`` carries ``current()``.
 * After a compaction that replaced the history, the list is appended once as a ``custom``
-  message (``pi-tui:todo-reminder``, not displayed) after the compaction entry — at the end of
+  message (``pi-tui:todo-reminder``, not displayed) after the compaction entry (the pipeline
+  strategy's JSON summary, made inside a run, through ``SessionHooks.pipeline_summarized``) — at the end of
   the context, never inside the summary: the prefix the provider caches (system prompt, summary,
   kept messages) stays byte-identical whatever the list says, and the reminder is written once
   into the file, so every later request repeats the same bytes. A list edited inside the summary
@@ -81,6 +82,15 @@ class TodoTracker:
             "customType": REMINDER_TYPE, "content": reminder_text(items), "display": False,
             "details": {"todos": [dict(i) for i in items]},
         })
+
+    async def after_pipeline_summary(self, _entry_id: str) -> None:
+        """``SessionHooks.pipeline_summarized``: the same reminder, written straight after the
+        compaction entry — the run is streaming (``send_message`` would steer it into a later
+        turn), and the request being prepared is rebuilt from the file right after this."""
+        items = self.current()
+        if items:
+            self._host.session_manager.append_custom_message_entry(
+                REMINDER_TYPE, reminder_text(items), False, {"todos": [dict(i) for i in items]})
 
     def announce(self) -> None:
         """Tell the listeners the list of the (new) current leaf: after resume, ``/tree``, a switch."""

@@ -119,3 +119,131 @@ async def test_two_sessions_of_one_project_at_once(make_session, project: Path) 
     assert not (project / "one.txt").exists()
     await one.navigate_tree(leaf, restore_files=True)  # whatever the restore took away comes back
     assert (project / "one.txt").read_text() == "1\n" and (project / "two.txt").read_text() == "2\n"
+
+
+def _slow_git(folder: Path, real_git: str, slow_calls: int, seconds: float) -> Path:
+    """A ``git`` in front of the real one whose first ``slow_calls`` ``update-index`` calls take
+    ``seconds`` longer: a tree too big for ``checkpoints.timeoutMs`` without building one."""
+    folder.mkdir()
+    counter = folder / "count"
+    counter.write_text("0")
+    script = folder / "git"
+    script.write_text(
+        "#!/bin/sh\n"
+        'if [ "$1" = update-index ]; then\n'
+        f'  n=$(cat "{counter}"); echo $((n + 1)) > "{counter}"\n'
+        f'  if [ "$n" -lt {slow_calls} ]; then sleep {seconds} </dev/null >/dev/null 2>&1; fi\n'
+        "fi\n"
+        f'exec "{real_git}" "$@"\n')
+    script.chmod(0o755)
+    return folder
+
+
+async def test_a_first_snapshot_too_slow_for_the_limit_is_finished_in_the_background(
+        make_session, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for i in range(30):
+        (project / f"old{i}.txt").write_text(f"there before the session {i}\n")
+    real = shutil.which("git")
+    assert real is not None
+    fake = _slow_git(tmp_path / "slow-bin", real, slow_calls=2, seconds=1.5)
+    monkeypatch.setenv("PATH", f"{fake}{os.pathsep}{os.environ['PATH']}")
+    session, _, events = make_session(
+        [write("a.txt", "1"), {"text": "1"}, write("b.txt", "2"), {"text": "2"}],
+        settings={"checkpoints": {"timeoutMs": 500, "firstSnapshotTimeoutMs": 20000}})
+    started = asyncio.get_running_loop().time()
+    await session.prompt("one")
+    assert asyncio.get_running_loop().time() - started < 5  # the turn did not wait for the snapshot
+    assert session.messages[-1]["content"][0]["text"] == "1"
+    skipped = [e for e in events if e["type"] == "checkpoint" and e["action"] == "skipped"]
+    assert "took longer than checkpoints.timeoutMs (500 ms)" in skipped[0]["message"]
+    assert "0 of 30 new files stored so far" in skipped[0]["message"]
+    assert "the rest goes on in the background" in skipped[0]["message"]
+    recorded = [e["data"] for e in cp_entries(session)]
+    assert recorded and all(d["commit"] is None for d in recorded)  # each recorded as skipped, with why
+    checkpoints = session.checkpoints
+    assert checkpoints is not None
+    assert await asyncio.to_thread(checkpoints.fill.wait, 20)
+    await asyncio.sleep(0.05)  # the fill's end is reported on the loop
+    assert [e["action"] for e in events if e["type"] == "checkpoint"][-1] == "filled"
+    await session.prompt("two")  # from now on snapshots are a stat pass
+    assert [d["reason"] for d in (e["data"] for e in cp_entries(session)) if d["commit"]] == ["base", "turn"]
+    await session.navigate_tree(_user_ids(session)[1], restore_files=True)
+    assert not (project / "b.txt").exists() and (project / "a.txt").read_text() == "1"
+    assert all((project / f"old{i}.txt").exists() for i in range(30))
+
+
+def _user_ids(session) -> list[str]:
+    return [e["id"] for e in session.session_manager.get_branch()
+            if e.get("type") == "message" and e["message"]["role"] == "user"]
+
+
+async def test_an_aborted_turn_that_changed_files_still_gets_its_snapshot(make_session, project: Path) -> None:
+    session, _, _ = make_session([bash("echo made > made.txt; sleep 30"), {"text": "never"}])
+    task = asyncio.create_task(session.prompt("go"))
+    for _ in range(500):
+        if (project / "made.txt").exists():
+            break
+        await asyncio.sleep(0.02)
+    assert (project / "made.txt").exists()
+    await session.abort()
+    await asyncio.wait_for(task, 10)
+    snaps = [e["data"] for e in cp_entries(session) if e["data"]["commit"]]
+    assert [d["reason"] for d in snaps] == ["base", "turn"]
+    assert snaps[-1]["files"]["created"] == ["made.txt"]
+    await session.navigate_tree(_user_ids(session)[0], restore_files=True)
+    assert not (project / "made.txt").exists()
+
+
+async def test_a_non_git_folder_is_snapshotted_with_the_default_excludes(make_session, project: Path) -> None:
+    assert not (project / ".git").exists()
+    (project / "node_modules").mkdir()
+    (project / "node_modules" / "dep.js").write_text("dependency")
+    session, _, _ = make_session([bash("echo new > app.js; echo changed > node_modules/dep.js"), {"text": "done"}])
+    await session.prompt("go")
+    await session.navigate_tree(_user_ids(session)[0], restore_files=True)
+    assert not (project / "app.js").exists()
+    assert (project / "node_modules" / "dep.js").read_text() == "changed\n"  # excluded: never touched
+    assert not (project / ".git").exists()  # and no repository was made in the project
+
+
+async def test_a_stale_lock_in_the_store_is_removed_and_said_and_the_snapshot_taken(
+        make_session, project: Path, agent_dir: Path) -> None:
+    session, _, events = make_session([write("a.txt", "1"), {"text": "1"}, write("a.txt", "2"), {"text": "2"}])
+    await session.prompt("one")
+    (store_dir_for(agent_dir, project) / "index.lock").write_text("left by a killed git")
+    await session.prompt("two")
+    assert "Checkpoints: removed a stale index.lock left by an interrupted snapshot" in _notes(events)
+    assert not [e for e in events if e["type"] == "checkpoint" and e["action"] in ("failed", "skipped")]
+    await session.navigate_tree(_user_ids(session)[1], restore_files=True)
+    assert (project / "a.txt").read_text() == "1"
+
+
+async def test_cwd_is_the_root_turns_it_off(make_session) -> None:
+    session, _, events = make_session([{"text": "hi"}], cwd=Path("/"))
+    await session.prompt("hello")
+    assert [n for n in _notes(events) if "Checkpoints are off" in n] == [
+        "Checkpoints are off: the working folder is the file system root (/); nothing is snapshotted there"]
+
+
+async def test_a_submodule_is_left_alone_and_the_users_repository_unchanged(make_session, project: Path,
+                                                                           tmp_path: Path) -> None:
+    upstream = tmp_path / "upstream"
+    upstream.mkdir()
+    user_git(upstream, "init", "-q")
+    (upstream / "lib.c").write_text("v1\n")
+    user_git(upstream, "add", "lib.c")
+    user_git(upstream, "commit", "-qm", "lib")
+    user_git(project, "init", "-q")
+    (project / "main.c").write_text("main\n")
+    user_git(project, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(upstream), "sub")
+    user_git(project, "add", "main.c")
+    user_git(project, "commit", "-qm", "with a submodule")
+    before = tree_hashes(project / ".git")
+    session, _, events = make_session([bash("echo v2 > sub/lib.c; echo changed > main.c"), {"text": "done"}])
+    await session.prompt("go")
+    await session.navigate_tree(_user_ids(session)[0], restore_files=True)
+    assert (project / "main.c").read_text() == "main\n"
+    assert (project / "sub" / "lib.c").read_text() == "v2\n"  # the submodule's files are its own repository's
+    assert tree_hashes(project / ".git") == before  # modules/ included
+    skipped = [e for e in events if e["type"] == "checkpoint" and e.get("skipped")]
+    assert skipped and skipped[0]["skipped"] == ["sub/ (a nested git repository)"]

@@ -1,11 +1,10 @@
 """pi 0.73.1 reads a session file with checkpoint entries exactly as the same file without them:
 its projection (the messages its model would get) and its leaf are unchanged. Runs pi's own
-``SessionManager`` from /work/pi-ref (``PI_REF``); skips loudly where pi is not installed."""
+``SessionManager`` from pi's install (``make pi-ref``, or ``PI_REF``); skips loudly where pi is not installed."""
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -13,10 +12,9 @@ from typing import Any
 
 import pytest
 
+from pi_tui.testing.pi_reference import PI_INDEX
 from tests.checkpoints.conftest import bash, cp_entries, needs_git, write
 
-PI_REF = Path(os.environ.get("PI_REF", "/work/pi-ref"))
-PI_INDEX = PI_REF / "node_modules/@mariozechner/pi-coding-agent/dist/index.js"
 pytestmark = [
     needs_git,
     pytest.mark.skipif(shutil.which("node") is None or not PI_INDEX.is_file(),

@@ -11,7 +11,16 @@ import pytest
 
 from pi_tui.core.errors import PiError
 from pi_tui.session.checkpoint_hooks import redo, undo
-from tests.checkpoints.conftest import bash, cp_entries, edit, needs_git, picture, write
+from tests.checkpoints.conftest import (
+    bash,
+    cp_entries,
+    edit,
+    needs_git,
+    picture,
+    tree_hashes,
+    user_git,
+    write,
+)
 
 pytestmark = needs_git
 
@@ -153,3 +162,35 @@ async def test_user_bash_is_a_file_change(make_session, project: Path) -> None:
     assert not (project / "user.txt").exists()
     await session.navigate_tree(command, restore_files=True)
     assert (project / "user.txt").read_text() == "mine\n"
+
+
+async def test_a_whole_session_never_writes_the_users_repository(make_session, project: Path) -> None:
+    user_git(project, "init", "-q")
+    (project / "tracked.txt").write_text("v1\n")
+    (project / "staged.txt").write_text("s1\n")
+    user_git(project, "add", "tracked.txt", "staged.txt")
+    user_git(project, "commit", "-qm", "first")
+    (project / "staged.txt").write_text("s2 staged\n")
+    user_git(project, "add", "staged.txt")
+    (project / "staged.txt").write_text("s3 unstaged on top\n")
+    (project / "untracked.txt").write_text("u\n")
+    before = tree_hashes(project / ".git")  # HEAD, refs, index bytes, every object, config
+    split = user_git(project, "--no-optional-locks", "status", "--porcelain")
+    session, _, _ = make_session([
+        write("tracked.txt", "agent 1\n"), {"text": "1"},
+        bash("echo agent > staged.txt; rm untracked.txt; echo n > new.txt"), {"text": "2"},
+        edit("tracked.txt", "agent 1", "agent 2"), {"text": "3"},
+    ])
+    await session.prompt("one")
+    await session.prompt("two")
+    first, second = _user_ids(session)
+    await session.navigate_tree(first, restore_files=True)
+    await session.prompt("three")
+    await undo(session)
+    await redo(session)
+    await session.fork(second, restore_files=True)
+    await session.navigate_tree(_user_ids(session)[0], restore_files=True)
+    assert (project / "staged.txt").read_text() == "s3 unstaged on top\n"
+    assert (project / "untracked.txt").read_text() == "u\n"
+    assert tree_hashes(project / ".git") == before
+    assert user_git(project, "--no-optional-locks", "status", "--porcelain") == split

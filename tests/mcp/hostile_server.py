@@ -21,12 +21,14 @@ MODE = sys.argv[1] if len(sys.argv) > 1 else "normal"
 N = int(sys.argv[2]) if len(sys.argv) > 2 else 1
 TOOLS = [
     {"name": "echo", "description": "Echo the text back", "inputSchema": {
-        "type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}},
+        "type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+     "annotations": {"readOnlyHint": True}},
     {"name": "env", "description": "The server's environment", "inputSchema": {"type": "object", "properties": {}}},
     {"name": "big", "description": "A large result", "inputSchema": {
         "type": "object", "properties": {"mb": {"type": "number"}}}},
     {"name": "hang", "description": "Never answers", "inputSchema": {"type": "object", "properties": {}}},
-    {"name": "fail", "description": "Reports an error", "inputSchema": {"type": "object", "properties": {}}},
+    {"name": "fail", "description": "Reports an error", "inputSchema": {"type": "object", "properties": {}},
+     "annotations": {"readOnlyHint": False, "destructiveHint": True}},
 ]
 calls = 0
 
@@ -86,6 +88,8 @@ def answer(request: dict[str, object]) -> None:
 
 
 def main() -> None:
+    sys.stderr.write(f"hostile server ({MODE}) started\n")
+    sys.stderr.flush()
     if MODE == "flood":
         chunk = ("flood " * 1000 + "\n").encode()
         for _ in range(N * 1024 * 1024 // len(chunk)):

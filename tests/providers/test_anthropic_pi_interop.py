@@ -6,7 +6,7 @@ against a fresh fake. The fake checks every replayed thinking signature (HMAC ov
 text, the same key in every instance), so B's request is accepted only if A stored the signature
 as received and B replays it as pi does.
 
-Skipped when pi is not installed (``PI_REF_BIN`` or ``/work/pi-ref/node_modules/.bin/pi``).
+Skipped when pi is not installed (``make pi-ref`` installs it; ``PI_REF`` names another install).
 """
 
 from __future__ import annotations
@@ -24,8 +24,9 @@ import pytest
 from pi_tui.testing.fake_anthropic_rules import sign_thinking
 from pi_tui.testing.fake_anthropic_server import FakeAnthropicServer
 from pi_tui.testing.fake_server import FakeServer
+from pi_tui.testing.pi_reference import PI_BIN
 
-PI = Path(os.environ.get("PI_REF_BIN", "/work/pi-ref/node_modules/.bin/pi"))
+PI = PI_BIN
 KEY = "sk-ant-api03-interop-key"
 THOUGHT = "I will run echo hi."
 FIRST = [{"thinking": THOUGHT, "text": "Running.", "tool_calls": [{"name": "bash", "arguments": {"command": "echo hi"}}]},

@@ -6,7 +6,7 @@ pi-tui each resume a copy of A's session file with ``--session FILE -p thanks`` 
 fake, which refuses any signature it did not issue. Both requests must carry A's signatures on
 the parts they came with, and their ``contents`` must be identical: pi-tui's replay is pi's.
 
-Skipped when pi is not installed (``PI_REF_BIN`` or ``/work/pi-ref/node_modules/.bin/pi``).
+Skipped when pi is not installed (``make pi-ref`` installs it; ``PI_REF`` names another install).
 """
 
 from __future__ import annotations
@@ -22,8 +22,9 @@ from typing import Any
 import pytest
 
 from pi_tui.testing.gemini_fake import GeminiFakeServer
+from pi_tui.testing.pi_reference import PI_BIN
 
-PI = Path(os.environ.get("PI_REF_BIN", "/work/pi-ref/node_modules/.bin/pi"))
+PI = PI_BIN
 MODEL = "gemini-3-pro-preview"
 FIRST = [{"thinking": "I will run echo hi.", "text": "Running.", "thought_signature": True,
           "tool_calls": [{"name": "bash", "arguments": {"command": "echo hi"}}]},

@@ -24,9 +24,10 @@ from pi_tui.providers.models import ModelRegistry
 from pi_tui.sdk import create_agent_session
 from pi_tui.session.restore import clamp_thinking_level
 from pi_tui.testing.gemini_fake import GeminiFakeServer
+from pi_tui.testing.pi_reference import PI_BIN
 from pi_tui.testing.responses_fake import ResponsesFakeServer
 
-PI = Path(os.environ.get("PI_REF_BIN", "/work/pi-ref/node_modules/.bin/pi"))
+PI = PI_BIN
 
 
 @pytest.mark.parametrize(("ref", "levels"), [

@@ -6,7 +6,7 @@ Against the strict Responses fake (``store: false``: a reasoning item must come 
 content verifies on any instance, as OpenAI's does, so a session written against one fake resumes
 against another.
 
-Skipped when pi is not installed (``PI_REF_BIN`` or ``/work/pi-ref/node_modules/.bin/pi``).
+Skipped when pi is not installed (``make pi-ref`` installs it; ``PI_REF`` names another install).
 """
 
 from __future__ import annotations
@@ -20,9 +20,10 @@ from typing import Any
 
 import pytest
 
+from pi_tui.testing.pi_reference import PI_BIN
 from pi_tui.testing.responses_fake import ResponsesFakeServer
 
-PI = Path(os.environ.get("PI_REF_BIN", "/work/pi-ref/node_modules/.bin/pi"))
+PI = PI_BIN
 MODEL = "openai/gpt-5-mini"
 KEY = "sk-responses-interop"
 FIRST = [{"thinking": "I will run two commands.", "text": "Running both — café ☃.",

@@ -2,7 +2,7 @@
 ``parentSession``) and the parent's file with its todo ``custom`` entries and the compaction
 reminder's ``custom_message``.
 
-Skipped when pi is not installed (``PI_REF_BIN`` or ``/work/pi-ref/node_modules/.bin/pi``).
+Skipped when pi is not installed (``make pi-ref`` installs it; ``PI_REF`` names another install).
 """
 
 from __future__ import annotations
@@ -17,10 +17,11 @@ import pytest
 
 from pi_tui.providers.openai_http import OpenAIHttpProvider
 from pi_tui.testing.fake_server import FakeServer
+from pi_tui.testing.pi_reference import PI_BIN
 from tests.session.conftest import MODEL
 from tests.subagents.conftest import read_jsonl
 
-PI = Path(os.environ.get("PI_REF_BIN", "/work/pi-ref/node_modules/.bin/pi"))
+PI = PI_BIN
 pytestmark = pytest.mark.skipif(not PI.exists(), reason="pi 0.73.1 is not installed: cannot check it opens the files")
 
 

@@ -12,6 +12,11 @@ from pi_tui.core.session.entries import Entry, ms_from_iso, session_name_of
 from pi_tui.core.session.jsonl import read_header, read_session_file
 from pi_tui.core.session.loading import checked_session
 
+SUBAGENT_ENTRY_TYPE = "pi-tui:subagent"
+"""``customType`` of the entry a ``task`` child's file starts with (``data``: ``agent``,
+``description``), so listings can tell a subagent's session from a fork (both have a
+``parentSession``); pi 0.73.1 skips ``custom`` entries."""
+
 
 @dataclass(frozen=True, slots=True)
 class SessionInfo:
@@ -29,10 +34,12 @@ class SessionInfo:
     """Breaks ties between sessions whose last message has the same millisecond: the file
     written last is the newer one (best effort: many filesystems' mtimes tick only every few
     milliseconds or coarser, so such ties can remain)."""
+    subagent: str | None = None
+    """``agent: description`` when the file is a ``task`` child's (``SUBAGENT_ENTRY_TYPE``), else None."""
 
     def to_json(self) -> dict[str, Any]:
-        """pi's SessionInfo field names, dates as ISO strings."""
-        return {
+        """pi's SessionInfo field names, dates as ISO strings (plus ``subagent`` for a child's)."""
+        shape = {
             "path": str(self.path),
             "id": self.id,
             "cwd": self.cwd,
@@ -43,6 +50,9 @@ class SessionInfo:
             "messageCount": self.message_count,
             "firstMessage": self.first_message,
         }
+        if self.subagent is not None:
+            shape["subagent"] = self.subagent
+        return shape
 
 
 def _iso(moment: datetime) -> str:
@@ -95,10 +105,13 @@ def session_info(path: Path) -> SessionInfo | None:
     count = 0
     first: str | None = None
     texts: list[str] = []
+    subagent: str | None = None
     for entry in entries:
         kind = entry.get("type")
         if kind == "session_info":
             name = session_name_of(entry)
+        elif kind == "custom" and entry.get("customType") == SUBAGENT_ENTRY_TYPE and subagent is None:
+            subagent = _subagent_label(entry.get("data"))
         elif kind == "message":
             count += 1
             message = entry.get("message")
@@ -130,7 +143,15 @@ def session_info(path: Path) -> SessionInfo | None:
         first_message=first if first is not None else "(no messages)",
         all_messages_text=" ".join(texts),
         file_mtime_ns=stat.st_mtime_ns,
+        subagent=subagent,
     )
+
+
+def _subagent_label(data: Any) -> str:
+    values = data if isinstance(data, dict) else {}
+    agent, description = values.get("agent"), values.get("description")
+    label = f"{agent if isinstance(agent, str) and agent else 'general'}"
+    return f"{label}: {' '.join(description.split())}" if isinstance(description, str) and description.strip() else label
 
 
 def _newest_first(info: SessionInfo) -> tuple[datetime, int]:

@@ -188,10 +188,15 @@ class AcpAgent:
     async def _open(self, cwd: Path, path: Path | None, mcp_servers: list[Any]) -> AcpSession:
         from pi_tui.core.session.manager import SessionManager
         from pi_tui.modes.cli_session import permission_options, session_from_args
-        from pi_tui.permissions.ask import defer_to_client
+        from pi_tui.permissions.gate import PermissionAnswer
 
         permissions = permission_options(self.args, headless_reason="ACP")
-        permissions.asker = defer_to_client
+        editor: list[Any] = []  # the AcpSession's question, once it exists
+
+        async def ask_editor(request: Any) -> Any:
+            return await editor[0](request) if editor else PermissionAnswer("deny", note="(no editor session yet)")
+
+        permissions.asker = ask_editor
         overrides: dict[str, Any] = {"session": None, "continue_session": False, "mcp_servers": mcp_servers,
                                      "permissions": permissions}
         try:
@@ -212,6 +217,7 @@ class AcpAgent:
         except PiError as err:
             session.add_diagnostic("session", f"start-up failed: {err}")
         acp_session = AcpSession(self.peer, session, self.client)
+        editor.append(acp_session.gate.ask_for_room)
         self.sessions[acp_session.id] = acp_session
         return acp_session
 

@@ -69,6 +69,11 @@ class PermissionGate:
         self.always: dict[str, bool] = {}
         """Tool name → True (always allow) / False (always reject), for this session."""
         self._waiting: set[asyncio.Future[Any]] = set()
+        self.answered: set[str] = set()
+        """Calls the permission room's gate already asked the editor about (not asked twice)."""
+        self.gate_always: dict[str, bool] = {}
+        """The room's questions answered "always" without a rule to write (an escalation): by
+        what was asked, for this session."""
 
     def cancel_pending(self) -> None:
         """``session/cancel``: stop waiting for the client (open questions, preview reads). The
@@ -101,7 +106,7 @@ class PermissionGate:
             state.diffs = diffs
         if self.cancelled():
             return BeforeToolCallResult(block=True, reason=CANCELLED.format(tool=name))
-        if asks_permission(name) and self.ask():
+        if asks_permission(name) and self.ask() and call_id not in self.answered:
             allowed = self.always.get(name)
             if allowed is None:
                 answer = await self._question(call_id, name, args, diffs)
@@ -123,14 +128,56 @@ class PermissionGate:
     def _redacted(self, diff: dict[str, Any]) -> dict[str, Any]:
         return {**diff, **{key: self.redact(diff[key]) for key in ("oldText", "newText") if isinstance(diff.get(key), str)}}
 
-    async def _question(self, call_id: str, name: str, args: dict[str, Any], diffs: list[dict[str, Any]] | None) -> str:
+    async def ask_for_room(self, request: Any) -> Any:
+        """The permission room's question (``permissions.gate.PermissionRequest``: a call leaving
+        the sandbox, a path outside the writable roots, an ``ask`` rule, a mode that asks) as
+        ``session/request_permission`` with the four options. "Always" writes the offered rule
+        (the room's ``Bash(…)``/``Edit(…)``), or without one (an escalation) holds for the same
+        question in this session. Cancelled, an error or an option not offered: a denial. The
+        editor is not asked again for the call by ``__call__``."""
+        from pi_tui.permissions.ask import question
+        from pi_tui.permissions.gate import PermissionAnswer
+
+        key = request.rule or f"{request.tool}: {request.summary}"
+        remembered = self.gate_always.get(key)
+        if remembered is not None:
+            if remembered:
+                self.answered.add(request.call_id)
+                return PermissionAnswer("once")
+            return PermissionAnswer("deny", note="(rejected always)")
+        if self.cancelled():
+            return PermissionAnswer("deny", note="(the turn was cancelled)")
+        always = f"Always allow {request.rule}" if request.rule else "Always allow this (this session)"
+        options = [{"optionId": "allow_once", "name": "Allow once", "kind": "allow_once"},
+                   {"optionId": "allow_always", "name": always, "kind": "allow_always"},
+                   {"optionId": "reject_once", "name": "Reject", "kind": "reject_once"},
+                   {"optionId": "reject_always", "name": "Always reject this", "kind": "reject_always"}]
+        content = [{"type": "content", "content": {"type": "text", "text": self.redact(question(request))}}]
+        title = f"{tool_title(request.tool, request.args)} — {request.reason}"
+        answer = await self._question(request.call_id, request.tool, request.args, content, options=options,
+                                      title=title)
+        if answer == "cancelled" or self.cancelled():
+            return PermissionAnswer("deny", note="(the question was cancelled)")
+        allowed = answer.startswith("allow")
+        if allowed:
+            self.answered.add(request.call_id)
+        if answer.endswith("always"):
+            if allowed and request.rule:
+                return PermissionAnswer("always", "user")
+            self.gate_always[key] = allowed
+        return PermissionAnswer("once") if allowed else PermissionAnswer("deny")
+
+    async def _question(self, call_id: str, name: str, args: dict[str, Any], diffs: list[dict[str, Any]] | None,
+                        *, options: list[dict[str, str]] | None = None, title: str | None = None) -> str:
         """The option the user chose (``allow_once`` …) or ``cancelled``."""
-        tool_call: dict[str, Any] = {"toolCallId": call_id, "title": tool_title(name, args), "kind": tool_kind(name),
-                                     "status": "pending", "locations": tool_locations(name, args, self.cwd),
-                                     "rawInput": args}
+        tool_call: dict[str, Any] = {"toolCallId": call_id, "title": title or tool_title(name, args),
+                                     "kind": tool_kind(name), "status": "pending",
+                                     "locations": tool_locations(name, args, self.cwd), "rawInput": args}
         if diffs:
             tool_call["content"] = diffs
-        options = [{"optionId": option, "name": label.format(tool=name), "kind": option} for option, label in OPTIONS]
+        if options is None:
+            options = [{"optionId": option, "name": label.format(tool=name), "kind": option}
+                       for option, label in OPTIONS]
         asking = asyncio.ensure_future(self.peer.request("session/request_permission", {
             "sessionId": self.session_id, "toolCall": tool_call, "options": options}))
         if not await self._wait_or_abandon(asking):
@@ -144,7 +191,7 @@ class PermissionGate:
         if isinstance(outcome, dict) and outcome.get("outcome") == "cancelled":
             return "cancelled"
         chosen = outcome.get("optionId") if isinstance(outcome, dict) and outcome.get("outcome") == "selected" else None
-        if chosen not in {option for option, _ in OPTIONS}:
+        if chosen not in {option["optionId"] for option in options}:
             print(f"pi-tui: permission answer {answer!r} is not one of the options; treated as rejected", file=sys.stderr)
             return "reject_once"
         return str(chosen)

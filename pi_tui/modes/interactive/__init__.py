@@ -38,6 +38,7 @@ def _session_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         "no_session": bool(getattr(args, "no_session", False)),
         "load_extensions": not getattr(args, "no_extensions", False),
         "extension_paths": list(getattr(args, "extensions", []) or []),
+        "mcp_config": tuple(getattr(args, "mcp_config", None) or ()),
         "trust_project": True if getattr(args, "trust_project", False) else None,
         "permissions": _permission_options(args),
     }
@@ -141,6 +142,18 @@ def load_session(args: argparse.Namespace, cwd: Path, agent: Path,
 CWD_REFUSED = "The session's working directory does not exist; not continued."
 
 
+def initial_input(args: argparse.Namespace) -> tuple[list[str], list[Any]]:
+    """The command line's messages. ``@file`` arguments are inlined into the first one as in
+    print mode (text as ``<file name=…>``, an image as an image block sent with it); without
+    any, nothing of the engine is imported (the first frame)."""
+    messages = list(getattr(args, "messages", None) or [])
+    if not any(m.startswith("@") and len(m) > 1 for m in messages):
+        return messages, []
+    from pi_tui.modes.cli_session import initial_prompts
+
+    return initial_prompts(args, stdin_text=None)
+
+
 def run_interactive(args: argparse.Namespace) -> int:
     # 30 frames/s instead of Textual's 60: streaming repaints half as often and the loop keeps
     # time for the stream itself (read by textual.constants at import, so set it first).
@@ -154,7 +167,14 @@ def run_interactive(args: argparse.Namespace) -> int:
 
     cwd = Path.cwd()
     agent = default_agent_dir()
-    app = PiApp(None, cwd=cwd, agent_dir=agent, initial_messages=list(args.messages or []),
+    from pi_tui.core.errors import PiError
+
+    try:
+        messages, images = initial_input(args)
+    except PiError as err:  # an @file that cannot be read: said before the screen opens
+        print(f"pi-tui: {err}", file=sys.stderr)
+        return 1
+    app = PiApp(None, cwd=cwd, agent_dir=agent, initial_messages=messages, initial_images=images,
                 session_loader=lambda: load_session(args, cwd, agent, ask_trust=app.ask_project_trust,
                                                     ask_continue=app.ask_to_continue_here))
     try:

@@ -64,6 +64,7 @@ class PiApp(App[int]):
         clock: Callable[[], datetime] = datetime.now,
         startup_notices: Sequence[str] = (),
         initial_messages: Sequence[str] = (),
+        initial_images: Sequence[Any] = (),
         warm_up: Callable[[], object] | None = None,
         theme: str | None = None,
         session_loader: Callable[[], LoadedSession] | None = None,
@@ -76,6 +77,8 @@ class PiApp(App[int]):
         self.clock = clock
         self.startup_notices = [*startup_notices, *self.keymap.diagnostics]
         self.initial_messages = list(initial_messages)
+        self.initial_images = list(initial_images)
+        """Images of the command line's ``@file`` arguments, sent with the initial messages."""
         self.warm_up = warm_up
         self.session_loader = session_loader
         self.started_at = time.perf_counter()
@@ -88,7 +91,13 @@ class PiApp(App[int]):
             self.theme = theme
 
     exiting = False
+    clipboard_reader: Any = None
+    """What Ctrl+V reads the clipboard with (``image_paste``); None: the system clipboard."""
     terminal_watch: Any = None
+    signals: Any = None
+    """``terminal_signals.TerminalSignals``: progress and notifications, once a session is attached."""
+    titler: Any = None
+    """``session.titles.SessionTitler`` (``sessionTitles.enabled``), once a session is attached."""
     """Set once the app starts closing: session events still arriving are no longer shown."""
 
     _control_filter: Any = None
@@ -194,6 +203,7 @@ class PiApp(App[int]):
             on_answer(bool(trusted))
 
         self.push_screen(ProjectTrustScreen(trust, trust_file=where), answered)
+        self._terminal_signals().dialog_waiting("Trust this project?")
 
     def attach_session(self, loaded: LoadedSession) -> None:
         """Install the session (from the loader thread, or at once when given) and fill the chat."""
@@ -203,6 +213,7 @@ class PiApp(App[int]):
         self.startup_notices.extend(loaded.notices)
         if self.session is not None and self.bridge is not None:
             self.bridge.attach(self.session)
+            self._attach_signals()
             self._attach_extension_ui()
             settings: Any = getattr(self.session, "settings", None)
             theme = settings.get("theme", None) if hasattr(settings, "get") else None
@@ -215,6 +226,34 @@ class PiApp(App[int]):
             self.chat.startup_error = loaded.error
             self.chat.call_later(self.chat.fill_conversation)
 
+    def _attach_signals(self) -> None:
+        """Terminal progress and desktop notifications follow the session's events
+        (``terminal_signals``); the session object stays the same across /new, /resume, /fork."""
+        subscribe = getattr(self.session, "subscribe", None)
+        if callable(subscribe):
+            subscribe(self._terminal_signals().on_event)
+            if self.titler is None:  # sessionTitles.*: a name after the first answer, in the background
+                from pi_tui.session.titles import titler_for
+
+                self.titler = titler_for(self.session)
+                subscribe(self.titler.on_event)
+
+    def _terminal_signals(self) -> Any:
+        if self.signals is None:
+            from pi_tui.modes.interactive.terminal_signals import TerminalSignals
+
+            self.signals = TerminalSignals(self.write_to_terminal, focused=lambda: bool(self.app_focus),
+                                           settings=lambda: getattr(self.session, "settings", None),
+                                           is_idle=lambda: bool(self.session is None or self.session.is_idle()))
+        return self.signals
+
+    def write_to_terminal(self, data: str) -> None:
+        """Bytes for the terminal itself, between frames (progress, notifications). Once the
+        driver has left application mode it refuses (the caller drops the bytes)."""
+        driver = self._driver
+        if driver is not None:
+            driver.write(data)
+
     def _attach_extension_ui(self) -> None:
         """Extensions' ``ctx.ui`` dialogs become modal screens here; statuses go to the footer."""
         from pi_tui.modes.interactive.screens.extension_ui import TuiExtensionUI
@@ -222,9 +261,19 @@ class PiApp(App[int]):
         set_ui = getattr(self.session, "set_extension_ui", None)
         if callable(set_ui):
             chat = self.chat
-            set_ui(TuiExtensionUI(self, on_status=chat.refresh_footer if chat is not None else None))
+            ui = TuiExtensionUI(self, on_status=chat.refresh_footer if chat is not None else None,
+                                on_dialog=self._terminal_signals().dialog_waiting)
+            set_ui(ui)
+            if getattr(self.session, "mcp", None) is not None:
+                from pi_tui.modes.interactive.mcp_flow import attach_elicitation
+
+                attach_elicitation(self.session, ui)
 
     async def on_unmount(self) -> None:
+        if self.signals is not None:
+            self.signals.close()  # clears the progress indicator while the terminal is still ours
+        if self.titler is not None:
+            self.titler.close()
         if self.bridge is not None:
             self.bridge.detach()
         await self._emit_shutdown()

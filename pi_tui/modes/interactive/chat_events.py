@@ -27,7 +27,7 @@ COMPACTING = {
 RETRYING = "Retrying ({attempt}/{max}) in {{s}}s... (esc to cancel)"
 FOOTER_EVENTS = frozenset({
     "message_end", "agent_end", "compaction_end", "model_changed", "thinking_level_changed",
-    "session_info_changed", "context_reduced", "turn_end",
+    "session_info_changed", "context_reduced", "turn_end", "mcp_server",
 })
 
 

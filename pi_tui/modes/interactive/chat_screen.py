@@ -22,6 +22,7 @@ from pi_tui.modes.interactive.key_actions import KeyActionsScreen
 from pi_tui.modes.interactive.messages import (
     AgentEventReceived,
     AgentEventsBatched,
+    ChildSessionRequested,
     SessionReplaced,
 )
 from pi_tui.modes.interactive.session_view import footer_data, history_messages
@@ -41,6 +42,8 @@ if TYPE_CHECKING:
     from pi_tui.modes.interactive.widgets.status import WorkingStatus
 
 NARROW_WIDTH = 100
+STARTUP_WAIT_SECONDS = 300.0
+"""How long a message with images, sent while the session loads, waits for it."""
 
 
 def _first_run_notice(agent_dir: Any) -> Widget:
@@ -195,8 +198,8 @@ class ChatScreen(KeyActionsScreen):
         self.history_loaded.set()
         if self.pi.initial_messages:
             text = "\n\n".join(self.pi.initial_messages)
-            self.pi.initial_messages = []
-            await self.submit(text)
+            images, self.pi.initial_messages, self.pi.initial_images = self.pi.initial_images, [], []
+            await self.submit(text, images=images)
 
     async def show_diagnostics(self) -> None:
         """Every setup problem of the session (each names its file) as a warning notice and an
@@ -298,21 +301,46 @@ class ChatScreen(KeyActionsScreen):
             self.editor.set_text(message.editor_text)
         self.refresh_footer()
 
+    @on(ChildSessionRequested)
+    async def _open_child_session(self, message: ChildSessionRequested) -> None:
+        message.stop()
+        from pi_tui.modes.interactive.screens.child_session import ChildSessionScreen
+
+        await self.app.push_screen(ChildSessionScreen(message.path, description=message.description))
+
     # ------------------------------------------------------------------ submitting
 
     @on(PromptEditor.Submitted)
     async def _submitted(self, message: PromptEditor.Submitted) -> None:
         message.stop()
         text = message.text.strip()
-        if not text:
+        attached = bool(self.editor.attachments) and not text.startswith(("/", "!"))
+        if not text and not attached:
             return
+        if attached and self._busy():
+            # Steering and follow-ups are text only: the images wait, with the text, in the editor.
+            await self.conversation.add_notice("Images go with a new prompt: send it when the agent is idle.",
+                                               severity="warning")
+            return
+        images = [a.block for a in self.editor.take_attachments()] if attached else []
         self.editor.remember(message.text)
         self.editor.clear()
         if self.editor.menu is not None:
             self.editor.menu.hide()
-        await self.submit(text, follow_up=message.follow_up)
+        if images and not self.history_loaded.is_set():  # sent once the session is there
+            self.run_worker(self._submit_when_loaded(text, images), group="startup", exit_on_error=False)
+            return
+        await self.submit(text, follow_up=message.follow_up, images=images)
 
-    async def submit(self, text: str, *, follow_up: bool = False) -> None:
+    async def _submit_when_loaded(self, text: str, images: list[Any]) -> None:
+        try:
+            await asyncio.wait_for(self.history_loaded.wait(), timeout=STARTUP_WAIT_SECONDS)
+        except TimeoutError:
+            await self.conversation.add_notice("The session did not load; the message was not sent.", severity="error")
+            return
+        await self.submit(text, images=images)
+
+    async def submit(self, text: str, *, follow_up: bool = False, images: list[Any] | None = None) -> None:
         if not self.history_loaded.is_set():
             # Typed before the session finished loading: sent once it is there (never awaited
             # here, which would block this screen's queue and the loading itself).
@@ -347,7 +375,7 @@ class ChatScreen(KeyActionsScreen):
             else:
                 session.steer(text)
             return
-        self.run_prompt(text)
+        self.run_prompt(text, images or [])
 
     def _flush_held(self) -> None:
         held, self.held = self.held, []
@@ -358,9 +386,9 @@ class ChatScreen(KeyActionsScreen):
             self.session.follow_up(text)
 
     @work(group="agent", exit_on_error=False)
-    async def run_prompt(self, text: str) -> None:
+    async def run_prompt(self, text: str, images: list[Any] | None = None) -> None:
         try:
-            await self.session.prompt(text)
+            await (self.session.prompt(text, images=images) if images else self.session.prompt(text))
         except Exception as err:  # the session reports model failures as events; this is the rest
             await self.conversation.add(_error_block(f"Error: {err}", advice="Nothing was lost: press ↑ to "
                                                    "recall the message."))

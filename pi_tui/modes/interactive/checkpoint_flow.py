@@ -1,16 +1,17 @@
-"""The TUI's side of files that follow the tree (docs/checkpoints.md): the "restore files?"
-question with its preview after a /tree or /fork choice, and /undo, /redo.
+"""The TUI's side of files that follow the tree (docs/checkpoints.md): the restore preview the
+/tree and /fork chooser shows beside its summary choice ("restore files"), and /undo, /redo.
 
-The question comes after the summary choice and only when the session has file snapshots and
-the move would change files (or the user changed some since the last snapshot); y restores,
-n moves the conversation only.
+The chooser shows the preview only when the session has file snapshots and the move would
+change files; it says why when they cannot come back (a snapshot missing). Nothing is written
+before the choice: the preview only snapshots the current files (what a restore does first).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-RESTORE_QUESTION = "Restore files too?"
+from pi_tui.modes.interactive.screens.tree import FilesPreview
+
 NAME_LIMIT = 8
 
 
@@ -37,26 +38,43 @@ def preview_text(preview: dict[str, Any]) -> str:
     return printable("\n".join(lines))
 
 
-async def ask_restore(app: Any, session: Any, target_id: str, position: str = "tree") -> bool:
-    """Whether to restore files for a move to ``target_id``; False without asking when there is
-    nothing to restore. Runs in a worker (it waits for the dialog)."""
+async def files_preview(session: Any, target_id: str, position: str = "tree") -> FilesPreview | None:
+    """What the chooser shows about the files of a move to ``target_id``: None when nothing
+    would change (or the session has no snapshots)."""
     checkpoints = getattr(session, "checkpoints", None)
     if checkpoints is None or not checkpoints.enabled or not checkpoints.has_snapshots():
-        return False
-    from pi_tui.modes.interactive.screens.confirm import ConfirmScreen
+        return None
+    from pi_tui.core.terminal_text import printable
     from pi_tui.session.checkpoint_hooks import preview_restore
 
     try:
         preview = await preview_restore(session, target_id, position)
-    except Exception:
-        return False
+    except Exception as err:
+        return FilesPreview(blocked=printable(f"Files cannot come back: {err}"))
     if preview.get("problem"):
+        return FilesPreview(blocked=printable(f"Files cannot come back: {preview['problem']}"))
+    if not any(preview.get(k) for k in ("changed", "created", "deleted")):
+        return None
+    return FilesPreview(text=preview_text(preview))
+
+
+async def ask_fork(app: Any, session: Any, entry_id: str) -> bool | None:
+    """The /fork chooser when files could come back: True restore, False conversation only,
+    None cancelled (Esc). Without a preview the fork goes on at once (False). In a worker."""
+    from pi_tui.modes.interactive.screens.tree_dialogs import (
+        FORK_OPTIONS,
+        FORK_TITLE,
+        SummarizeChoiceScreen,
+    )
+
+    files = await files_preview(session, entry_id, "before")
+    if files is None:
         return False
-    moved = any(preview.get(k) for k in ("changed", "created", "deleted"))
-    if not moved:
-        return False
-    answer: bool = bool(await app.push_screen_wait(ConfirmScreen(RESTORE_QUESTION, detail=preview_text(preview))))
-    return answer
+    dialog = SummarizeChoiceScreen(files=files.text, files_blocked=files.blocked, title=FORK_TITLE,
+                                   options=FORK_OPTIONS)
+    if await app.push_screen_wait(dialog) is None:
+        return None
+    return dialog.restore_files
 
 
 def restored_note(files: dict[str, Any] | None) -> str | None:

@@ -1,7 +1,8 @@
 """Slash commands: the built-ins (pi-behaviour.md §8.1) and the completion sources.
 
-Completion lists built-in commands, prompt templates (with description and argument hint), skills
-(``/skill:name``) and extension commands, in that order. Templates, skills and extension commands
+Completion lists built-in commands, extension commands, prompt templates (with description and
+argument hint), skills (``/skill:name``) and the MCP servers' prompts (``/mcp__server__prompt``,
+run by ``mcp_flow``), in that order. Templates, skills and extension commands
 are *not* run here: the session expands them in ``prompt()`` (§6.1), so typing them is the same as
 sending them from print or RPC mode.
 """
@@ -12,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-CommandSource = Literal["builtin", "template", "skill", "extension"]
+CommandSource = Literal["builtin", "template", "skill", "extension", "mcp"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +41,9 @@ BUILTIN_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("hotkeys", "List the keyboard shortcuts"),
     SlashCommand("reload", "Reload settings, prompt templates, skills and context files"),
     SlashCommand("template", "Pick a prompt template, or run one: /template NAME args", "[name] [args]"),
+    SlashCommand("mcp", "MCP servers: state, tools and their token cost, errors, log; reconnect, enable/disable"),
     SlashCommand("trust", "Review this project's code (extensions, shell settings) and whether it may run"),
+    SlashCommand("subagent", "Open a subagent's session read-only (the last task's, or the Nth)", "[N]"),
     SlashCommand("undo", "Go back to before the last prompt, files included"),
     SlashCommand("redo", "Return to where the last /undo left, files included"),
     SlashCommand("quit", "Quit pi-tui"),
@@ -102,6 +105,18 @@ def extension_commands(commands: Iterable[Any]) -> list[SlashCommand]:
     return out
 
 
+def mcp_prompt_commands(session: Any) -> list[SlashCommand]:
+    """The connected MCP servers' prompts as ``/mcp__server__prompt`` (run by ``mcp_flow``)."""
+    manager = getattr(session, "mcp", None)
+    if manager is None:
+        return []
+    from pi_tui.mcp.prompts import argument_hint
+
+    return [SlashCommand(name, _one_line(prompt.description) or f"MCP prompt of {connection.name}",
+                         argument_hint(prompt), "mcp")
+            for name, (connection, prompt) in manager.prompt_commands().items()]
+
+
 def collect_commands(session: Any) -> list[SlashCommand]:
     """Every command the editor can complete for this session (built-ins first, no duplicates).
 
@@ -120,7 +135,7 @@ def collect_commands(session: Any) -> list[SlashCommand]:
     seen: set[str] = set()
     out: list[SlashCommand] = []
     for command in [*BUILTIN_COMMANDS, *extension_commands(ext or ()), *template_commands(templates),
-                    *skill_commands(skills)]:
+                    *skill_commands(skills), *mcp_prompt_commands(session)]:
         if command.name not in seen:
             seen.add(command.name)
             out.append(command)

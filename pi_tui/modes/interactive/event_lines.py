@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from pi_tui.core.terminal_text import printable
 from pi_tui.modes.interactive.formatting import format_bytes, format_duration, format_thousands
 
 Severity = Literal["info", "success", "warning", "error"]
@@ -78,6 +79,9 @@ def _checkpoint(event: dict[str, Any]) -> EventLine:
         return EventLine("files restored", " · ".join(p for p in (counts, took) if p), "success")
     if action == "skipped":
         return EventLine("files snapshot skipped", str(event.get("message", "")), "warning")
+    if action == "filled":  # a first snapshot that ran out of time, finished in the background
+        return EventLine("files snapshot ready", " · ".join(p for p in (str(event.get("message", "")), took) if p),
+                         "success")
     return EventLine("files snapshot failed", str(event.get("message", "")), "error")
 
 
@@ -92,6 +96,23 @@ def _subagent_end(event: dict[str, Any]) -> EventLine:
     severity: Severity = {"completed": "success", "aborted": "warning"}.get(status, "error")  # type: ignore[assignment]
     mark = {"completed": "✓", "aborted": "⊘"}.get(status, "✗")
     return EventLine(f"subagent {mark}", " · ".join(parts), severity)
+
+
+def _mcp_server(event: dict[str, Any]) -> EventLine | None:
+    """An MCP server's state change (``pi_tui/mcp``): connects, failures, restarts, /mcp toggles.
+    ``starting`` and ``stopped`` (every start, the app closing) are left out."""
+    server, status = event.get("server"), event.get("status")
+    error = printable(str(event.get("error") or ""))
+    if status == "connected":
+        tools = event.get("tools")
+        return EventLine(f"MCP {server} connected", f"{tools} tool{'s' if tools != 1 else ''}", "success")
+    if status == "failed":
+        return EventLine(f"MCP {server} failed", error, "error")
+    if status == "restarting":
+        return EventLine(f"MCP {server} reconnecting", error, "warning")
+    if status == "disabled":
+        return EventLine(f"MCP {server} disabled", "for this session")
+    return None
 
 
 def describe_event(event: dict[str, Any]) -> EventLine | None:
@@ -144,6 +165,12 @@ def describe_event(event: dict[str, Any]) -> EventLine | None:
         return EventLine(f"session named “{event.get('name') or ''}”")
     if kind == "checkpoint":
         return _checkpoint(event)
+    if kind == "mcp_server":
+        return _mcp_server(event)
+    if kind == "mcp_tools_changed":
+        detail = f"{event.get('tools')} tools" + (" · new ones through the mcp tool (the list is frozen)"
+                                                  if event.get("frozen") else "")
+        return EventLine(f"MCP {event.get('server')} tools changed", detail)
     if kind == "notify":
         level = event.get("level", "info")
         severity = level if level in ("info", "warning", "error") else "info"

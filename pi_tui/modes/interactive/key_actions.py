@@ -54,6 +54,11 @@ class KeyActionsScreen(Screen[None]):
         return bool((renderer is not None and renderer.running) or (state is not None and (
             state.is_streaming or state.is_compacting or getattr(state, "is_retrying", False))))
 
+    def action_paste_image(self) -> None:
+        from pi_tui.modes.interactive.image_paste import paste_image
+
+        self.run_worker(paste_image(self), group="paste-image", exclusive=True, exit_on_error=False)
+
     async def action_interrupt(self) -> None:
         if self.editor.cancel_jump():
             return
@@ -88,6 +93,29 @@ class KeyActionsScreen(Screen[None]):
 
     def action_dequeue(self) -> None:
         self._restore_queues()
+
+    def action_copy_selection(self) -> None:
+        """``tui.input.copy`` (ctrl+c, as pi): the editor's selection to the clipboard. Without a
+        selection the key goes on to ``app.clear`` (the next binding of ctrl+c)."""
+        text = self.editor.selected_text
+        if not text:
+            raise SkipAction()
+        self.run_worker(self.copy_to_clipboard(text, "the selection"), group="clipboard", exit_on_error=False)
+
+    async def copy_to_clipboard(self, text: str, what: str) -> None:
+        """``text`` to the clipboard as pi does (``clipboard.copy_text``), then a notice."""
+        import os
+
+        from pi_tui.modes.interactive.clipboard import copy_text
+
+        used = await copy_text(text, self.pi.write_to_terminal, os.environ)
+        if not used:
+            await self.conversation.add_notice(
+                f"Could not copy {what}: no clipboard tool (wl-copy, xclip, xsel, pbcopy) worked and it is too "
+                "long for the terminal's OSC 52", severity="warning")
+            return
+        how = "the terminal (OSC 52)" if used == ["osc52"] else used[0]
+        await self.conversation.add_notice(f"Copied {what} to the clipboard ({how})", severity="success")
 
     def action_clear(self) -> None:
         now = time.monotonic()

@@ -58,6 +58,9 @@ def _input(id_: str, description: str, defaults: tuple[str, ...], *aliases: str)
 ACTIONS: tuple[KeyAction, ...] = (
     _app("app.interrupt", "Abort the run (queued messages return to the editor); twice: /tree",
          ("escape",), "interrupt", "interrupt"),
+    # Before app.clear: with a selection ctrl+c copies it (pi's tui.input.copy), else it clears.
+    _app("tui.input.copy", "Copy the editor's selection to the clipboard (no selection: app.clear)",
+         ("ctrl+c",), "copy_selection", "copy"),
     _app("app.clear", "Clear the editor; twice quits", ("ctrl+c",), "clear", "clear"),
     _app("app.exit", "Quit when the editor is empty", ("ctrl+d",), "exit_if_empty", "exit"),
     _app("app.suspend", "Suspend pi-tui to the background (fg resumes it)", ("ctrl+z",), "suspend",
@@ -79,6 +82,8 @@ ACTIONS: tuple[KeyAction, ...] = (
          "toggleThinking"),
     _app("app.editor.external", "Edit the message in $VISUAL / $EDITOR", ("ctrl+g",),
          "external_editor", "externalEditor"),
+    _app("app.clipboard.pasteImage", "Paste an image from the clipboard (sent with the message)", ("ctrl+v",),
+         "paste_image", "pasteImage"),
     # Alt+Enter is read by the editor (it submits), so it is an input action with an app id.
     _input("app.message.followUp", "Queue a follow-up while the agent runs (else submit)",
            ("alt+enter",), "followUp"),
@@ -159,13 +164,24 @@ ACTIONS: tuple[KeyAction, ...] = (
         ("ctrl+left", "alt+left"), "fold_or_up", "treeFoldOrUp"),
     _in("tree", "app.tree.unfoldOrDown", "Unfold the branch, or jump to the next segment start or the branch end",
         ("ctrl+right", "alt+right"), "unfold_or_down", "treeUnfoldOrDown"),
+    _in("tree", "app.tree.editLabel", "Set or clear the label of the selected entry", ("shift+l",), "edit_label"),
+    _in("tree", "app.tree.filter.default", "Filter: the default view", ("ctrl+d",), "set_filter('default')"),
+    _in("tree", "app.tree.filter.noTools", "Filter: hide tool results (again: default)", ("ctrl+t",),
+        "toggle_filter('no-tools')"),
+    _in("tree", "app.tree.filter.userOnly", "Filter: user messages only (again: default)", ("ctrl+u",),
+        "toggle_filter('user-only')"),
+    _in("tree", "app.tree.filter.labeledOnly", "Filter: labeled entries only (again: default)", ("ctrl+l",),
+        "toggle_filter('labeled-only')"),
+    _in("tree", "app.tree.filter.all", "Filter: every entry (again: default)", ("ctrl+a",), "toggle_filter('all')"),
+    _in("tree", "app.tree.filter.cycleForward", "Next filter", ("ctrl+o",), "cycle_filter(1)"),
+    _in("tree", "app.tree.filter.cycleBackward", "Previous filter", ("shift+ctrl+o",), "cycle_filter(-1)"),
 )
 
 ACTIONS_BY_ID = {a.id: a for a in ACTIONS}
 
 PI_ONLY_IDS = frozenset({
-    # Not implemented: reading an image from the clipboard, and copying an editor selection.
-    "app.clipboard.pasteImage", "pasteImage", "tui.input.copy", "copy",
+    # Later pi's: its tree can show when a label was set; pi-tui's tree shows no label times.
+    "app.tree.toggleLabelTimestamp",
 })
 """pi's ids that pi-tui accepts in keybindings.json without acting on them (one file serves both)."""
 
@@ -204,6 +220,8 @@ def to_textual_key(key: str) -> str:
 def textual_keys(key: str) -> tuple[str, ...]:
     """Every Textual key name that means ``key`` (usually one)."""
     name = to_textual_key(key)
+    if len(name) == 7 and name.startswith("shift+") and name[-1].isalpha():
+        return (name, name[-1].upper())  # most terminals send shift+l as a plain "L"
     return (name, *_TERMINAL_EQUIVALENTS.get(name, ()))
 
 
@@ -335,9 +353,10 @@ class Keymap:
         return self._bindings("editor", priority=False)
 
     def screen_bindings_for(self, scope: Literal["picker", "tree"]) -> list[Binding]:
-        """The rebindable keys of the /resume picker (priority: its search field has the focus)
-        or the /tree navigator; each screen adds them to its fixed ones when it mounts."""
-        return self._bindings(scope, priority=scope == "picker")
+        """The rebindable keys of the /resume picker or the /tree navigator; each screen adds them
+        to its fixed ones when it mounts. Priority bindings: the picker's search field has the
+        focus, and the tree types printable keys into its search (shift+l labels)."""
+        return self._bindings(scope, priority=True)
 
     def describe(self) -> list[tuple[str, str, str]]:
         """(keys, action id, description) rows for /hotkeys, keys in pi's spelling."""

@@ -7,6 +7,7 @@ is accepted too); only the chat screen's handlers turn them into widget changes.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from textual.message import Message
@@ -36,3 +37,11 @@ class SessionReplaced(Message):
 
     notice: str = ""
     editor_text: str | None = None
+
+
+@dataclass
+class ChildSessionRequested(Message):
+    """A ``task`` panel was clicked: open the subagent's session file read-only."""
+
+    path: Path
+    description: str = ""

@@ -54,6 +54,10 @@ def footer_data(session: Any, cwd: Path, *, context_unknown: bool = False, start
     gate = getattr(session, "permissions", None)
     if gate is not None and gate.mode != "bypassPermissions":
         data.permissions = f"mode {gate.mode}" + ("" if gate.sandbox is not None else " · no sandbox")
+    mcp = getattr(session, "mcp", None)
+    if mcp is not None and mcp.connections:
+        up, failed = mcp.counts()
+        data.mcp = (up, failed, len(mcp.connections))
     state = session.state
     model = state.model
     data.model = model_label(model)

@@ -54,6 +54,10 @@ class SlashRunner:
         await self.screen.conversation.add_notice(text, severity=severity)
 
     async def run(self, name: str, args: str) -> bool:
+        if name.startswith("mcp__") and getattr(self.session, "mcp", None) is not None:
+            from pi_tui.modes.interactive.mcp_flow import run_mcp_prompt
+
+            return await run_mcp_prompt(self.screen, name, args)
         if name not in BUILTIN_NAMES:
             return False
         if name == "template" and (args or self._has_template_named("template")):
@@ -135,11 +139,14 @@ class SlashRunner:
         if screen is None:
             await self.notice("/tree is not available in this build.", "warning")
             return
+        from pi_tui.modes.interactive.checkpoint_flow import files_preview
+
         tree = screen(
             self.session.session_manager,
             skip_summary_prompt=bool(self._setting("branchSummary.skipPrompt", False)),
             initial_filter=str(self._setting("treeFilterMode", "default")),
             select_id=select_id,
+            files_preview=lambda target: files_preview(self.session, target),
         )
         await self.screen.app.push_screen(tree, self._tree_chosen)
 
@@ -148,9 +155,9 @@ class SlashRunner:
             self.screen.run_worker(self._navigate(choice), group="agent", exit_on_error=False)
 
     async def _navigate(self, choice: Any) -> None:
-        from pi_tui.modes.interactive.checkpoint_flow import ask_restore, restored_note
+        from pi_tui.modes.interactive.checkpoint_flow import restored_note
 
-        restore = await ask_restore(self.screen.app, self.session, choice.target_id)
+        restore = bool(getattr(choice, "restore_files", False))
         waiting = None
         if choice.summarize:
             dialogs = _screen_class("tree_dialogs", "SummarizingScreen")
@@ -195,9 +202,12 @@ class SlashRunner:
             self.screen.run_worker(self._fork(entry_id), group="agent", exit_on_error=False)
 
     async def _fork(self, entry_id: str) -> None:
-        from pi_tui.modes.interactive.checkpoint_flow import ask_restore, restored_note
+        from pi_tui.modes.interactive.checkpoint_flow import ask_fork, restored_note
 
-        restore = await ask_restore(self.screen.app, self.session, entry_id, "before")
+        restore = await ask_fork(self.screen.app, self.session, entry_id)
+        if restore is None:
+            await self.notice("Fork cancelled; the session is unchanged.", "warning")
+            return
         try:
             result = await (self.session.fork(entry_id, restore_files=True) if restore else self.session.fork(entry_id))
         except Exception as err:
@@ -206,6 +216,15 @@ class SlashRunner:
         note = restored_note(self.session.last_restore) if restore else None
         self.screen.post_message(SessionReplaced("Branched to new session" + (f" · {note}" if note else ""),
                                                  _editor_text_of(result)))
+
+    async def _cmd_subagent(self, args: str) -> None:
+        from pi_tui.modes.interactive.screens.child_session import ChildSessionScreen, pick_child
+
+        picked = pick_child(self.session.messages, args)
+        if isinstance(picked, str):
+            await self.notice(picked, "warning")
+            return
+        await self.screen.app.push_screen(ChildSessionScreen(picked[0], description=picked[1]))
 
     async def _cmd_undo(self, args: str) -> None:
         await self._undo_redo("undo")
@@ -374,8 +393,7 @@ class SlashRunner:
         for entry in reversed(self.session.session_manager.get_branch()):
             message = entry.get("message") if entry.get("type") == "message" else None
             if message and message.get("role") == "assistant" and assistant_text(message).strip():
-                self.screen.app.copy_to_clipboard(assistant_text(message))
-                await self.notice("Copied the last answer to the clipboard", "success")
+                await self.screen.copy_to_clipboard(assistant_text(message), "the last answer")
                 return
         await self.notice("Nothing to copy yet.", "warning")
 
@@ -398,6 +416,11 @@ class SlashRunner:
     def _export_to(self, exporter: Any, where: str) -> Path:
         cwd = self.screen.pi.cwd
         return Path(exporter(self.session.session_manager, cwd / Path(where).expanduser() if where else cwd))
+
+    async def _cmd_mcp(self, args: str) -> None:
+        from pi_tui.modes.interactive.mcp_flow import open_mcp_screen
+
+        await open_mcp_screen(self.screen)
 
     async def _cmd_trust(self, args: str) -> None:
         """Show what this project's code is and whether it runs, and ask again (remembered)."""

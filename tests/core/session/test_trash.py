@@ -76,18 +76,25 @@ def test_a_failing_trash_command_falls_back_to_the_home_trash(tmp_path: Path):
     assert not path.exists() and (trash / "files" / path.name).exists()
 
 
-def test_the_pickers_delete_uses_the_home_trash_and_keeps_snapshots(tmp_path: Path, monkeypatch):
+def test_the_pickers_delete_uses_the_home_trash_and_keeps_snapshots(tmp_path: Path, agent_dir: Path, monkeypatch):
+    from pi_tui.checkpoints.git_store import store_dir_for
     from pi_tui.modes.interactive.screens import session_picker
 
     monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))  # no `trash` command
-    forgotten: list[object] = []
-    monkeypatch.setattr("pi_tui.checkpoints.prune.forget_session", lambda *args: forgotten.append(args))
-    path = _session(tmp_path)
-    assert session_picker.delete_session_file(path) == "deleted"  # no trash folder yet: deleted
-    assert not path.exists() and len(forgotten) == 1  # and its snapshots forgotten
+
+    def with_snapshots(name: str) -> tuple[Path, Path]:
+        """A session file and its snapshot refs in the project's checkpoint store."""
+        path = _session(tmp_path, name)
+        refs = store_dir_for(agent_dir, tmp_path) / "refs" / "pi-tui" / "sessions" / f"s-{name[:4]}"
+        refs.mkdir(parents=True)
+        return path, refs
+
+    path, refs = with_snapshots("gone.jsonl")
+    assert session_picker.delete_session_file(path) == "deleted"  # no trash folder: deleted
+    assert not path.exists() and not refs.exists()  # and its snapshots forgotten
     trash = home_trash()
     trash.mkdir(parents=True)
-    path = _session(tmp_path)
+    path, refs = with_snapshots("kept.jsonl")
     assert session_picker.delete_session_file(path) == "trash"
     assert not path.exists() and (trash / "files" / path.name).exists()
-    assert len(forgotten) == 1  # a trashed session keeps its snapshots: it may come back
+    assert refs.is_dir()  # a trashed session keeps its snapshots: it may come back

@@ -18,3 +18,10 @@ def test_snapshot_restore_skip_and_failure_lines() -> None:
     assert skipped == EventLine("files snapshot skipped", "took longer than …", "warning")
     failed = describe_event({"type": "checkpoint", "action": "failed", "message": "git add failed: x"})
     assert failed == EventLine("files snapshot failed", "git add failed: x", "error")
+
+
+def test_a_first_snapshot_finished_in_the_background_is_a_success_line() -> None:
+    line = describe_event({"type": "checkpoint", "action": "filled", "ms": 4100, "files": 90000,
+                           "message": "the project's first snapshot was finished in the background"})
+    assert line == EventLine("files snapshot ready",
+                             "the project's first snapshot was finished in the background · 4100 ms", "success")

@@ -25,34 +25,37 @@ class TuiExtensionUI:
     enforces_timeout = True
     """The timeout starts when the dialog is shown, not while it waits for an earlier one."""
 
-    def __init__(self, app: Any, *, on_status: Callable[[], None] | None = None) -> None:
+    def __init__(self, app: Any, *, on_status: Callable[[], None] | None = None,
+                 on_dialog: Callable[[str], None] | None = None) -> None:
         self._app = app
         self._on_status = on_status
+        self._on_dialog = on_dialog
+        """Told each dialog's title when it is shown (a desktop notification if the user is away)."""
         self._one_at_a_time = asyncio.Lock()
         self.statuses: dict[str, str] = {}
 
     async def select(self, title: str, options: Sequence[str], *, timeout_s: float | None) -> str | None:
         from pi_tui.modes.interactive.screens.extension_dialogs import ExtensionSelectScreen
 
-        answer = await self._show(lambda: ExtensionSelectScreen(title, options, timeout_s=timeout_s), timeout_s)
+        answer = await self._show(lambda: ExtensionSelectScreen(title, options, timeout_s=timeout_s), timeout_s, title)
         return answer if isinstance(answer, str) else None
 
     async def confirm(self, title: str, message: str, *, timeout_s: float | None) -> bool | None:
         from pi_tui.modes.interactive.screens.extension_dialogs import ExtensionConfirmScreen
 
-        answer = await self._show(lambda: ExtensionConfirmScreen(title, message, timeout_s=timeout_s), timeout_s)
+        answer = await self._show(lambda: ExtensionConfirmScreen(title, message, timeout_s=timeout_s), timeout_s, title)
         return answer if isinstance(answer, bool) else None
 
     async def input(self, title: str, placeholder: str | None, *, timeout_s: float | None) -> str | None:
         from pi_tui.modes.interactive.screens.extension_dialogs import ExtensionInputScreen
 
-        answer = await self._show(lambda: ExtensionInputScreen(title, placeholder, timeout_s=timeout_s), timeout_s)
+        answer = await self._show(lambda: ExtensionInputScreen(title, placeholder, timeout_s=timeout_s), timeout_s, title)
         return answer if isinstance(answer, str) else None
 
     async def editor(self, title: str, prefill: str, *, timeout_s: float | None) -> str | None:
         from pi_tui.modes.interactive.screens.extension_dialogs import ExtensionEditorScreen
 
-        answer = await self._show(lambda: ExtensionEditorScreen(title, prefill, timeout_s=timeout_s), timeout_s)
+        answer = await self._show(lambda: ExtensionEditorScreen(title, prefill, timeout_s=timeout_s), timeout_s, title)
         return answer if isinstance(answer, str) else None
 
     def set_status(self, key: str, text: str | None) -> None:
@@ -67,7 +70,11 @@ class TuiExtensionUI:
         if self._on_status is not None:
             self._on_status()
 
-    async def _show(self, make_screen: Callable[[], Any], timeout_s: float | None) -> Any:
+    async def show_screen(self, make_screen: Callable[[], Any], title: str = "") -> Any:
+        """Another modal dialog (an MCP elicitation), in turn with these; its dismiss value."""
+        return await self._show(make_screen, None, title)
+
+    async def _show(self, make_screen: Callable[[], Any], timeout_s: float | None, title: str = "") -> Any:
         async with self._one_at_a_time:
             screen = make_screen()
             answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
@@ -77,6 +84,11 @@ class TuiExtensionUI:
                     answer.set_result(value)
 
             self._app.push_screen(screen, callback=answered)
+            if self._on_dialog is not None:
+                try:
+                    self._on_dialog(title)
+                except Exception:  # a notification must never keep the question from being asked
+                    pass
             try:
                 async with asyncio.timeout(None) as time_left:
                     if timeout_s is not None:

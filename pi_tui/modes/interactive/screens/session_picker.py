@@ -49,13 +49,13 @@ def delete_session_file(path: Path) -> str:
 
     if move_to_trash(path) is not None:
         return "trash"
-    from pi_tui.checkpoints.prune import forget_session, session_header
+    from pi_tui.checkpoints.prune import prune_deleted_session, session_header
     from pi_tui.resources.locations import agent_dir
 
     header = session_header(path)
     path.unlink()
     if header is not None:
-        forget_session(agent_dir(), header[1], header[0])
+        prune_deleted_session(agent_dir(), header[1], header[0])  # refs gone, gc in the background
     return "deleted"
 
 
@@ -214,6 +214,8 @@ class SessionPickerScreen(ModalScreen[Path | None]):
         first = " ".join(info.first_message.split())
         # A named session shows its name, then its first message dimmed.
         title, after = (info.name, first) if info.name else (first, "")
+        if info.subagent is not None and not info.name:  # a task child, told apart from a fork
+            title, after = f"subagent · {info.subagent}", first
         title = clip_line(title, room)
         rest = "  " + clip_line(after, room - len(title) - 2) if after and room - len(title) > 6 else ""
         return Content.assemble(

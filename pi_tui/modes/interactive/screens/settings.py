@@ -24,6 +24,7 @@ from pi_tui.core.messages import THINKING_LEVELS
 ContextStrategy = Literal["pi", "pipeline"]
 TREE_FILTER_MODES = ("default", "no-tools", "user-only", "labeled-only", "all")
 DOUBLE_ESCAPE_ACTIONS = ("tree", "fork", "none")
+NOTIFICATION_KINDS = ("auto", "osc777", "osc9", "osc99", "bell", "off")
 
 SETTING_PATHS = {
     "theme": "theme",
@@ -33,6 +34,9 @@ SETTING_PATHS = {
     "hide_thinking": "hideThinkingBlock",
     "tree_filter": "treeFilterMode",
     "double_escape_action": "doubleEscapeAction",
+    "terminal_progress": "terminal.showTerminalProgress",
+    "notifications": "terminal.notifications",
+    "session_titles": "sessionTitles.enabled",
 }
 """Field → settings.json path. ``thinking_level`` is the session's, not a file setting."""
 
@@ -55,6 +59,9 @@ class SettingsValues:
     hide_thinking: bool = False
     tree_filter: str = "default"
     double_escape_action: str = "tree"
+    terminal_progress: bool = False
+    notifications: str = "auto"
+    session_titles: bool = False
 
     @classmethod
     def from_settings(cls, settings: SettingsReader, *, thinking_level: str) -> SettingsValues:
@@ -68,6 +75,9 @@ class SettingsValues:
             hide_thinking=bool(settings.get("hideThinkingBlock", False)),
             tree_filter=str(settings.get("treeFilterMode", "default") or "default"),
             double_escape_action=str(settings.get("doubleEscapeAction", "tree") or "tree"),
+            terminal_progress=settings.get("terminal.showTerminalProgress", False) is True,
+            notifications=str(settings.get("terminal.notifications", "auto") or "auto"),
+            session_titles=settings.get("sessionTitles.enabled", False) is True,
         )
 
 
@@ -89,6 +99,9 @@ _ROWS: tuple[tuple[str, str, str], ...] = (
     ("hide_thinking", "Hide thinking blocks", "show thinking as a collapsed line"),
     ("tree_filter", "Tree filter", "the filter /tree opens with"),
     ("double_escape_action", "Double Esc", "what Esc twice on an empty editor opens"),
+    ("terminal_progress", "Terminal progress", "the tab's progress indicator (OSC 9;4) while the agent works"),
+    ("notifications", "Notifications", "when a run ends or a question waits and the terminal is not focused"),
+    ("session_titles", "Session titles", "a model names the session after the first answer (sessionTitles.model)"),
 )
 
 
@@ -131,6 +144,7 @@ class SettingsScreen(ModalScreen[SettingsValues | None]):
             "context_strategy": ["pi", "pipeline"],
             "tree_filter": list(TREE_FILTER_MODES),
             "double_escape_action": list(DOUBLE_ESCAPE_ACTIONS),
+            "notifications": list(NOTIFICATION_KINDS),
         }[name]
         current = str(getattr(self._values, name))
         return options if current in options else [current, *options]

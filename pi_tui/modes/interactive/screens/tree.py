@@ -8,7 +8,7 @@ The screen reads the tree from a ``TreeSource`` (``SessionManager`` fits), draws
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -24,9 +24,9 @@ from textual.widgets import Static
 from pi_tui.modes.interactive.keymap import Keymap, install_screen_keys
 from pi_tui.modes.interactive.screens.row_list import RowList, row_navigation_bindings
 from pi_tui.modes.interactive.screens.tree_dialogs import (
+    MOVE_OPTIONS,
     CustomInstructionsScreen,
     LabelEditScreen,
-    SummarizeChoice,
     SummarizeChoiceScreen,
 )
 from pi_tui.modes.interactive.screens.tree_rows import (
@@ -43,6 +43,26 @@ HELP_TEXT = (
     "↑/↓ move  ←/→ page  ctrl+←/→ fold  enter choose  shift+l label  "
     "ctrl+d/t/u/l/a/o filters  type to search  esc close"
 )
+
+
+_FILTER_IDS = ("default", "noTools", "userOnly", "labeledOnly", "all", "cycleForward")
+
+
+def tree_help(keymap: Keymap) -> str:
+    """``HELP_TEXT`` with the keys in effect (the same text with the default keys)."""
+    def key(action_id: str) -> str:
+        return next(iter(keymap.spelled.get(action_id, ())), "(unbound)")
+
+    defaults = Keymap.defaults()
+    text = HELP_TEXT
+    fold, unfold = key("app.tree.foldOrUp"), key("app.tree.unfoldOrDown")
+    if (fold, unfold) != ("ctrl+left", "ctrl+right"):
+        text = text.replace("ctrl+←/→", f"{fold}/{unfold}")
+    text = text.replace("shift+l label", f"{key('app.tree.editLabel')} label")
+    filters = [f"app.tree.filter.{name}" for name in _FILTER_IDS]
+    if any(keymap.spelled.get(i) != defaults.spelled.get(i) for i in filters):
+        text = text.replace("ctrl+d/t/u/l/a/o filters", "/".join(key(i) for i in filters) + " filters")
+    return text
 
 
 class TreeSource(Protocol):
@@ -63,6 +83,20 @@ class TreeChoice:
     target_id: str
     summarize: bool = False
     custom_instructions: str | None = None
+    restore_files: bool = False
+    """The files of that point come back too (the chooser's "restore files" switch)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FilesPreview:
+    """What the chooser shows about the files of a point: ``text`` (the preview, with a
+    switch) when restoring would change files, ``blocked`` when they cannot come back."""
+
+    text: str | None = None
+    blocked: str | None = None
+
+
+FilesPreviewer = Callable[[str], Awaitable[FilesPreview | None]]
 
 
 _KIND_STYLE = {
@@ -88,15 +122,7 @@ class TreeScreen(ModalScreen[TreeChoice | None]):
         Binding("enter", "choose", "Choose", id="tree.choose"),
         Binding("escape", "clear_search_or_close", "Close", id="tree.cancel"),
         Binding("backspace", "search_backspace", "Delete search char", show=False, id="tree.search_backspace"),
-        # priority: shift+l is printable and would otherwise be typed into the search.
-        Binding("L,shift+l", "edit_label", "Label", priority=True, id="tree.edit_label"),
-        Binding("ctrl+d", "set_filter('default')", "Default filter", show=False, id="tree.filter.default"),
-        Binding("ctrl+t", "toggle_filter('no-tools')", "No tools", show=False, id="tree.filter.no_tools"),
-        Binding("ctrl+u", "toggle_filter('user-only')", "User only", show=False, id="tree.filter.user_only"),
-        Binding("ctrl+l", "toggle_filter('labeled-only')", "Labeled", show=False, id="tree.filter.labeled_only"),
-        Binding("ctrl+a", "toggle_filter('all')", "All", show=False, id="tree.filter.all"),
-        Binding("ctrl+o", "cycle_filter(1)", "Cycle filter", show=False, id="tree.filter.cycle"),
-        Binding("ctrl+shift+o", "cycle_filter(-1)", "Cycle back", show=False, id="tree.filter.cycle_back"),
+        # The fold, label and filter keys are pi's ids (app.tree.*), from the keymap (on_mount).
     ]
 
     def __init__(
@@ -108,6 +134,7 @@ class TreeScreen(ModalScreen[TreeChoice | None]):
         set_label: Callable[[str, str | None], object] | None = None,
         select_id: str | None = None,
         keymap: Keymap | None = None,
+        files_preview: FilesPreviewer | None = None,
     ) -> None:
         """Args:
         source: the session's tree (re-read after a label change).
@@ -117,6 +144,8 @@ class TreeScreen(ModalScreen[TreeChoice | None]):
             ``append_label_change``.
         select_id: the entry to start on (reopening after a cancelled summary); default the leaf.
         keymap: where the fold keys come from (default: the app's).
+        files_preview: what restoring a point's files would change (docs/checkpoints.md);
+            None when files never come back. The chooser shows it beside the summary choice.
         """
         super().__init__()
         self._source = source
@@ -130,6 +159,8 @@ class TreeScreen(ModalScreen[TreeChoice | None]):
         self._search_pattern: re.Pattern[str] | None = None
         self._search_scheduled = False
         self._keymap = keymap
+        self._files_preview = files_preview
+        self._previews: dict[str, FilesPreview | None] = {}
 
     # ------------------------------------------------------------------ layout
 
@@ -144,10 +175,7 @@ class TreeScreen(ModalScreen[TreeChoice | None]):
     def on_mount(self) -> None:
         install_screen_keys(self, "tree", self._keymap)
         keymap = self._keymap or getattr(self.app, "keymap", None) or Keymap.defaults()
-        fold, unfold = (keymap.spelled.get(f"app.tree.{name}", ()) for name in ("foldOrUp", "unfoldOrDown"))
-        if (fold[:1], unfold[:1]) != (("ctrl+left",), ("ctrl+right",)):
-            help_text = HELP_TEXT.replace("ctrl+←/→", f"{(fold or ('(unbound)',))[0]}/{(unfold or ('(unbound)',))[0]}")
-            self.query_one("#tree-help", Static).update(help_text)
+        self.query_one("#tree-help", Static).update(tree_help(keymap))
         self._rebuild(keep=self._initial_selection or self._source.leaf_id)
 
     @property
@@ -349,29 +377,49 @@ class TreeScreen(ModalScreen[TreeChoice | None]):
             self.app.notify(ALREADY_HERE)
             self.dismiss(None)
             return
+        if self._files_preview is not None:
+            self.run_worker(self._preview_then_ask(row.entry_id), group="tree-files", exclusive=True)
+            return
         if self._skip_summary_prompt:
             self.dismiss(TreeChoice(target_id=row.entry_id))
             return
         self._ask_summary(row.entry_id)
 
+    async def _preview_then_ask(self, target: str) -> None:
+        if target not in self._previews:  # once per point: Esc and back does not snapshot again
+            assert self._files_preview is not None
+            self._previews[target] = await self._files_preview(target)
+        files = self._previews[target]
+        if self._skip_summary_prompt and (files is None or (files.text is None and files.blocked is None)):
+            self.dismiss(TreeChoice(target_id=target))
+            return
+        self._ask_summary(target)
+
     def _ask_summary(self, target: str) -> None:
-        def chosen(choice: SummarizeChoice | None) -> None:
+        files = self._previews.get(target)
+        text, blocked = (files.text, files.blocked) if files else (None, None)
+        if self._skip_summary_prompt:  # no summary question, only the files one
+            dialog = SummarizeChoiceScreen(files=text, files_blocked=blocked, title="Move here?", options=MOVE_OPTIONS)
+        else:
+            dialog = SummarizeChoiceScreen(files=text, files_blocked=blocked)
+
+        def chosen(choice: str | None) -> None:
             if choice is None:
                 return  # Esc in the chooser: back to the tree
             if choice == "custom":
-                self._ask_instructions(target)
+                self._ask_instructions(target, dialog.restore_files)
                 return
-            self.dismiss(TreeChoice(target_id=target, summarize=choice == "summarize"))
+            self.dismiss(TreeChoice(target_id=target, summarize=choice == "summarize",
+                                    restore_files=dialog.restore_files))
 
-        self.app.push_screen(SummarizeChoiceScreen(), chosen)
+        self.app.push_screen(dialog, chosen)
 
-    def _ask_instructions(self, target: str) -> None:
+    def _ask_instructions(self, target: str, restore_files: bool = False) -> None:
         def written(instructions: str | None) -> None:
             if instructions is None:
                 self._ask_summary(target)  # Esc in the editor: back to the chooser
                 return
-            self.dismiss(
-                TreeChoice(target_id=target, summarize=True, custom_instructions=instructions.strip() or None)
-            )
+            self.dismiss(TreeChoice(target_id=target, summarize=True,
+                                    custom_instructions=instructions.strip() or None, restore_files=restore_files))
 
         self.app.push_screen(CustomInstructionsScreen(), written)

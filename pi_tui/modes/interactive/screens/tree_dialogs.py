@@ -6,7 +6,7 @@ Esc always steps back one level (editor → chooser → tree).
 
 from __future__ import annotations
 
-from typing import Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from textual import on
 from textual.app import ComposeResult
@@ -30,19 +30,49 @@ CUSTOM_INSTRUCTIONS_TITLE = "Custom summarization instructions"
 SUMMARIZING_TEXT = "Summarizing branch... (Esc to cancel)"
 
 
-class SummarizeChoiceScreen(ModalScreen[SummarizeChoice | None]):
-    """``No summary`` / ``Summarize`` / ``Summarize with custom prompt``; Esc goes back (None)."""
+RESTORE_ON = "[x] Restore files too  (r to switch)"
+RESTORE_OFF = "[ ] Restore files too  (r to switch)"
+FORK_TITLE = "Fork from this message?"
+FORK_OPTIONS: tuple[tuple[str, str], ...] = (("fork", "Fork"),)
+MOVE_OPTIONS: tuple[tuple[str, str], ...] = (("none", "Move here"),)
+"""The chooser when ``branchSummary.skipPrompt`` is on but files could come back."""
+
+
+class SummarizeChoiceScreen(ModalScreen[str | None]):
+    """``No summary`` / ``Summarize`` / ``Summarize with custom prompt``; Esc goes back (None).
+
+    With ``files`` (a restore preview, ``checkpoint_flow.preview_text``) the chooser also shows
+    what restoring the files of that point would change and a "restore files" switch beside the
+    summary choice (on by default; ``r`` flips it, and so does a click): read ``restore_files``
+    after it closes. ``files_blocked`` shows why files cannot come back, without a switch. The
+    same chooser serves ``/fork`` (``options=FORK_OPTIONS``)."""
 
     CSS_PATH = "tree_dialogs.tcss"
     BINDINGS = [  # noqa: RUF012
         Binding("escape,ctrl+c", "dismiss_none", "Back", id="tree.summary.cancel"),
+        Binding("r", "toggle_restore", "Restore files", show=False, id="tree.summary.restore_files"),
     ]
 
+    def __init__(self, *, files: str | None = None, files_blocked: str | None = None,
+                 title: str = SUMMARIZE_TITLE, options: tuple[tuple[str, str], ...] = SUMMARIZE_OPTIONS) -> None:
+        super().__init__()
+        self._files = files
+        self._blocked = files_blocked
+        self._title = title
+        self._options = options
+        self.restore_files = files is not None
+
     def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog"):
-            yield Static(SUMMARIZE_TITLE, classes="dialog-title")
-            yield OptionList(*(Option(text, id=key) for key, text in SUMMARIZE_OPTIONS), id="summary-choices")
-            yield Static("↑↓ navigate  enter select  esc back", classes="dialog-help")
+        with Vertical(classes="dialog" + (" with-files" if self._files or self._blocked else "")):
+            yield Static(self._title, classes="dialog-title")
+            yield OptionList(*(Option(text, id=key) for key, text in self._options), id="summary-choices")
+            if self._files is not None:
+                yield Static(RESTORE_ON, id="restore-toggle", markup=False)
+                yield Static(self._files, id="files-preview", markup=False)
+            elif self._blocked is not None:
+                yield Static(self._blocked, id="files-preview", markup=False)
+            keys = "↑↓ navigate  enter select  " + ("r restore files on/off  " if self._files is not None else "")
+            yield Static(keys + "esc back", classes="dialog-help")
 
     def on_mount(self) -> None:
         choices = self.query_one("#summary-choices", OptionList)
@@ -52,8 +82,19 @@ class SummarizeChoiceScreen(ModalScreen[SummarizeChoice | None]):
     @on(OptionList.OptionSelected, "#summary-choices")
     def _chosen(self, event: OptionList.OptionSelected) -> None:
         event.stop()
-        chosen = next(key for key, _ in SUMMARIZE_OPTIONS if key == event.option.id)
+        chosen = next(key for key, _ in self._options if key == event.option.id)
         self.dismiss(chosen)
+
+    def action_toggle_restore(self) -> None:
+        if self._files is None:
+            return
+        self.restore_files = not self.restore_files
+        self.query_one("#restore-toggle", Static).update(RESTORE_ON if self.restore_files else RESTORE_OFF)
+
+    def on_click(self, event: Any) -> None:
+        widget = getattr(event, "widget", None)
+        if widget is not None and widget.id == "restore-toggle":
+            self.action_toggle_restore()
 
     def action_dismiss_none(self) -> None:
         self.dismiss(None)

@@ -2,8 +2,9 @@
 
 A task panel streams the child's progress from the call's ``details`` (``subagents/progress``):
 collapsed, the last few tool calls of the child and a status line (turns, tokens, cost);
-expanded (ctrl+o), every tool call and the child's answer, and the child's session file — the
-way to open it read-only (``pi-tui --export FILE`` or ``/resume``). A todo panel is the list.
+expanded (ctrl+o), every tool call and the child's answer, and the child's session file; a click
+on the panel (or ``/subagent``) opens that file read-only (``screens/child_session.py``). A todo
+panel is the list.
 """
 
 from __future__ import annotations

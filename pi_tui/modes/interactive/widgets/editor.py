@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual import events
 from textual.binding import BindingsMap
@@ -63,7 +63,37 @@ class PromptEditor(EditorActions):
         self.completer = completer
         self.menu: CompletionMenu | None = None
         self._completion_start = 0
+        self.attachments: list[Any] = []
+        """Images pasted for the next message (``image_paste.ImageAttachment``), in order."""
         self._init_editor_actions()
+
+    # ------------------------------------------------------------------ attachments
+
+    def attach(self, attachment: Any) -> None:
+        self.attachments.append(attachment)
+        self._show_attachments()
+
+    def take_attachments(self) -> list[Any]:
+        """The attachments, to send with the message; the editor has none afterwards."""
+        taken, self.attachments = self.attachments, []
+        self._show_attachments()
+        return taken
+
+    def _show_attachments(self) -> None:
+        from textual.content import Content
+
+        chips = "  ".join(f"[{a.label}]" for a in self.attachments)
+        self.border_title = Content(chips) if chips else None
+        self.border_subtitle = Content("backspace at the start removes an image") if chips else None
+
+    def action_delete_left(self) -> None:
+        """Backspace at the very start of the message (nothing selected) removes the last
+        attachment; anywhere else it deletes as usual."""
+        if self.attachments and self.cursor_location == (0, 0) and self.selection.is_empty:
+            self.attachments.pop()
+            self._show_attachments()
+            return
+        super().action_delete_left()
 
     # ------------------------------------------------------------------ keys
 

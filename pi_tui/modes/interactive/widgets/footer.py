@@ -1,6 +1,7 @@
 """The two-line footer: where you are and what the context costs (pi-behaviour.md §8.3).
 
-Line 1: cwd (``~``), git branch, session name … model and thinking level on the right.
+Line 1: cwd (``~``), git branch, session name, permission mode, MCP servers up/configured (and
+how many failed) … model and thinking level on the right.
 Line 2: cumulative ↑input ↓output Rcache-read Wcache-write $cost … context bar, tokens/window,
 percent ("?" right after a compaction), coloured warning above 70% and error above 90%.
 Line 3, only when extensions set statuses (``ctx.ui.set_status``): those texts, sorted by key.
@@ -18,7 +19,7 @@ class FooterData:
     """What the footer shows. (A plain class: a dataclass costs ~1.5 ms of the first frame.)"""
 
     __slots__ = ("auto_compaction", "branch", "context_percent", "context_tokens", "context_window", "cwd",
-                 "model", "permissions", "session_name", "statuses", "thinking", "totals")
+                 "mcp", "model", "permissions", "session_name", "statuses", "thinking", "totals")
 
     def __init__(self, cwd: str = "", branch: str | None = None) -> None:
         self.cwd = cwd
@@ -34,6 +35,8 @@ class FooterData:
         self.context_percent: float | None = None
         self.auto_compaction = True
         self.totals: dict[str, float] = {}
+        self.mcp: tuple[int, int, int] | None = None
+        """MCP servers (up, failed, configured); None when none is configured."""
         self.statuses: dict[str, str] = {}
         """Extension status texts (``ctx.ui.set_status``) by key; a third line when there are any."""
 
@@ -55,6 +58,11 @@ def footer_lines(data: FooterData, width: int) -> Content:
     if data.permissions:
         where = where.append_text(" • ").append_text(data.permissions, "$warning" if "no sandbox" in data.permissions
                                                      or data.permissions.startswith("plan") else "$text-muted")
+    if data.mcp is not None:
+        up, failed, total = data.mcp
+        where = where.append_text(" • ").append_text(f"MCP {up}/{total}", "$success" if up == total else "$text-muted")
+        if failed:
+            where = where.append_text(f" ({failed} failed)", "$error")
     model_style = {"no model": "$error", "starting…": "$text-muted"}.get(data.model, "$accent")
     model = Content.styled(data.model, model_style)
     if data.thinking is not None:

@@ -8,6 +8,7 @@ output while the tool runs, and settles on ``finish``. What goes *inside* comes 
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 from textual.content import Content
@@ -77,6 +78,15 @@ class ToolCallPanel(Static):
     def set_expanded(self, expanded: bool) -> None:
         self.expanded = expanded
         self.repaint()
+
+    def on_click(self) -> None:
+        """A task panel opens the child's session read-only (``screens/child_session.py``)."""
+        details = self.state.details
+        if self.state.name == "task" and isinstance(details, dict) and isinstance(details.get("childSession"), str):
+            from pi_tui.modes.interactive.messages import ChildSessionRequested
+
+            label = f"{details.get('agent') or 'general'}: {details.get('description') or ''}".rstrip(": ")
+            self.post_message(ChildSessionRequested(Path(details["childSession"]), label))
 
     # ------------------------------------------------------------------ painting
 

@@ -192,3 +192,24 @@ def test_the_ids_act_so_they_are_no_longer_accepted_silently():
                   "app.session.rename", "app.session.delete", "app.session.deleteNoninvasive",
                   "app.tree.foldOrUp", "app.tree.unfoldOrDown"):
         assert pi_id in ACTIONS_BY_ID and pi_id not in PI_ONLY_IDS
+
+
+async def test_tree_filter_and_label_keys_are_pi_ids_too(branched: BranchedSession):
+    km = keymap({"app.tree.filter.userOnly": "f3", "app.tree.editLabel": "f4", "app.tree.toggleLabelTimestamp": "T"})
+    app = KeymapHost(TreeScreen(branched.manager), km)
+    async with app.run_test(size=SIZE) as pilot:
+        text = screen_text(app)
+        assert "f4 label" in text and "ctrl+d/ctrl+t/f3/ctrl+l/ctrl+a/ctrl+o filters" in text
+        assert "assistant: answer on new branch" in text
+        await pilot.press("ctrl+u")  # no longer the user-only filter
+        assert "assistant: answer on new branch" in screen_text(app)
+        await pilot.press("f3")
+        text = screen_text(app)
+        assert "assistant: answer on new branch" not in text and "user: second prompt" in text
+        await pilot.press("L")  # typed into the search now, not the label key
+        assert "Type to search: L" in screen_text(app)
+        await pilot.press("escape", "f4")
+        assert "label" in screen_text(app).lower()
+        from pi_tui.modes.interactive.screens.tree_dialogs import LabelEditScreen
+
+        assert isinstance(app.screen, LabelEditScreen)

@@ -56,3 +56,20 @@ async def test_theme_previews_live_and_revert_restores():
         await pilot.pause()
         await pilot.press("escape")
     assert app.results == [None]
+
+
+async def test_progress_notifications_and_titles_are_settings_too(tmp_path: Path, agent_dir: Path):
+    (agent_dir / "settings.json").write_text('{"terminal": {"notifications": "bell"}}', encoding="utf-8")
+    original = SettingsValues.from_settings(load_settings(tmp_path, agent_dir), thinking_level="off")
+    assert (original.terminal_progress, original.notifications, original.session_titles) == (False, "bell", False)
+    screen = SettingsScreen(original, themes=("textual-dark",))
+    app = ScreenHost(screen)
+    async with app.run_test(size=(120, 50)) as pilot:
+        screen.query_one("#setting-terminal_progress", Switch).value = True
+        screen.query_one("#setting-session_titles", Switch).value = True
+        screen.query_one("#setting-notifications", Select).value = "off"
+        await pilot.pause()
+        await pilot.press("escape")
+    [result] = app.results
+    assert settings_changes(original, result) == {
+        "terminal.showTerminalProgress": True, "terminal.notifications": "off", "sessionTitles.enabled": True}

@@ -277,3 +277,58 @@ async def test_a_long_row_keeps_its_label_and_active_marker(tmp_path: Path):
         assert len(active) == 1, lines
         assert "[keep-me]" in active[0] and "…" in active[0]
         assert active[0].rstrip().endswith("← active")
+
+
+async def test_the_files_switch_travels_with_every_summary_choice(branched: BranchedSession):
+    from pi_tui.modes.interactive.screens.tree import FilesPreview
+
+    asked: list[str] = []
+
+    async def preview(target: str) -> FilesPreview | None:
+        asked.append(target)
+        return FilesPreview(text="1 deleted: g.txt")
+
+    screen = TreeScreen(branched.manager, files_preview=preview)
+    app = ScreenHost(screen)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("up")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, SummarizeChoiceScreen)
+        assert str(app.screen.query_one("#files-preview").render()) == "1 deleted: g.txt"
+        await pilot.press("escape")  # back to the tree, and again: the preview is not made twice
+        await pilot.press("enter")
+        await pilot.pause()
+        assert asked == [branched.new_user]
+        await pilot.press("r", "r", "r", "down", "down", "enter")  # switched off; custom prompt
+        app.screen.query_one(TextArea).insert("focus")
+        await pilot.press("ctrl+s")
+        assert app.results == [TreeChoice(target_id=branched.new_user, summarize=True,
+                                          custom_instructions="focus", restore_files=False)]
+
+
+async def test_with_skip_prompt_only_the_files_are_asked_and_only_when_they_would_change(branched: BranchedSession):
+    from pi_tui.modes.interactive.screens.tree import FilesPreview
+
+    async def nothing(_target: str) -> FilesPreview | None:
+        return None
+
+    screen = TreeScreen(branched.manager, skip_summary_prompt=True, files_preview=nothing)
+    app = ScreenHost(screen)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("up", "enter")
+        await pilot.pause()
+        assert app.results == [TreeChoice(target_id=branched.new_user)]
+
+    async def some(_target: str) -> FilesPreview | None:
+        return FilesPreview(text="2 changed: a, b")
+
+    screen = TreeScreen(branched.manager, skip_summary_prompt=True, files_preview=some)
+    app = ScreenHost(screen)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("up", "enter")
+        await pilot.pause()
+        options = app.screen.query_one(OptionList)
+        assert [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)] == ["Move here"]
+        await pilot.press("enter")
+        assert app.results == [TreeChoice(target_id=branched.new_user, restore_files=True)]

@@ -4,12 +4,13 @@
 //
 //   node drive.mjs <cliPath> <scenario> [--model provider/id]
 //
-// PI_REF (default /work/pi-ref) is where pi's package is installed.
+// PI_REF is where pi's package is installed (the harness always sets it: .pi-ref/ from `make pi-ref`).
 import fs from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 
-const piRef = process.env.PI_REF || "/work/pi-ref";
+const piRef = process.env.PI_REF;
+if (!piRef) throw new Error("PI_REF is not set: run through tests/modes/rpc/pi_parity/harness.py");
 const clientModule = path.join(piRef, "node_modules/@mariozechner/pi-coding-agent/dist/modes/rpc/rpc-client.js");
 const { RpcClient } = await import(pathToFileURL(clientModule).href);
 

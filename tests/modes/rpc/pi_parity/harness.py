@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -19,10 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from pi_tui.testing.fake_server import FakeServer
+from pi_tui.testing.pi_reference import PI_CLI, PI_REF, pi_missing_reason
 
 HERE = Path(__file__).parent
-PI_REF = Path(os.environ.get("PI_REF", "/work/pi-ref"))
-PI_CLI = PI_REF / "node_modules/@mariozechner/pi-coding-agent/dist/cli.js"
 RUN_SECONDS = 120
 
 LONG_TEXT = "Once upon a time there was a very long story that streams slowly. " * 20
@@ -56,11 +54,7 @@ SCRIPTS: dict[str, list[dict[str, Any]]] = {
 
 def pi_available() -> str | None:
     """Why the side-by-side cannot run here (None when it can)."""
-    if shutil.which("node") is None:
-        return "node is not installed"
-    if not PI_CLI.is_file():
-        return f"pi 0.73.1 is not installed at {PI_REF} (set PI_REF)"
-    return None
+    return pi_missing_reason()
 
 
 @dataclass

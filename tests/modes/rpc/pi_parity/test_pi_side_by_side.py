@@ -1,8 +1,8 @@
 """pi 0.73.1's own ``RpcClient`` drives pi and ``pi-tui --mode rpc`` through the same scenario on
 the same scripted fake server; what each sends back must be the same (issue 14).
 
-Runs only where node and pi are installed (``/work/pi-ref`` or ``PI_REF``); CI has no pi, so
-there it is skipped with the reason. ``tests/modes/rpc/test_pi_client.py`` covers the same
+Runs only where node and pi are installed (``make pi-ref``, which ``.ci/run`` runs, or
+``PI_REF``); elsewhere it is skipped with the reason. ``tests/modes/rpc/test_pi_client.py`` covers the same
 items without pi, always.
 
 Transcripts are compared after ``normalize``: times, ids, ports and the scratch root differ by

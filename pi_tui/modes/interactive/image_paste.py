@@ -1,0 +1,72 @@
+"""Ctrl+V (``app.clipboard.pasteImage``): the clipboard's image becomes an attachment of the
+message being written, and goes with it as an image block when it is sent.
+
+The clipboard is read in a thread (``clipboard_image``; every tool call has a timeout) and the
+image is fitted as the ``read`` tool fits images (``tools/images.fit_image``: within 2000×2000 and
+4.5 MiB of base64, re-encoded when needed). The editor shows each attachment on its top border
+and Backspace at the very start of the message removes the last one. No image, no tool, a
+timeout: a one-line notice, nothing attached.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pi_tui.modes.interactive.clipboard_image import ClipboardImage, ClipboardRead
+
+PASTE_TIMEOUT_SECONDS = 10.0
+"""The whole read (listing plus reading, each with its own timeout) never takes longer."""
+
+
+@dataclass(frozen=True, slots=True)
+class ImageAttachment:
+    """An image ready to send (``block`` is the message's image content) and its chip text."""
+
+    block: dict[str, str]
+    label: str
+
+
+def attachment_from(image: ClipboardImage, number: int) -> ImageAttachment | str:
+    """The image fitted for the model, or why it cannot be sent."""
+    from pi_tui.tools.images import fit_image
+
+    fitted = fit_image(image.data, image.mime_type)
+    if fitted is None:
+        return "The clipboard image could not be decoded or made small enough to send"
+    kind = fitted.mime_type.removeprefix("image/")
+    size = f"{fitted.width}×{fitted.height}" if fitted.width else "?×?"
+    kilobytes = max(1, round(len(fitted.data) / 1024))
+    resized = (f", from {fitted.original_width}×{fitted.original_height}"
+               if fitted.was_resized and (fitted.original_width, fitted.original_height) != (fitted.width, fitted.height)
+               else "")
+    label = f"image {number}: {kind} {size}{resized}, {kilobytes} KB"
+    return ImageAttachment({"type": "image", "data": fitted.base64(), "mimeType": fitted.mime_type}, label)
+
+
+def _default_reader() -> ClipboardRead:
+    from pi_tui.modes.interactive.clipboard_image import read_clipboard_image
+
+    return read_clipboard_image()
+
+
+async def paste_image(screen: Any) -> None:
+    """Read the clipboard and attach its image to ``screen``'s editor, or say why not."""
+    reader: Callable[[], ClipboardRead] = getattr(screen.pi, "clipboard_reader", None) or _default_reader
+    editor = screen.editor
+    try:
+        read = await asyncio.wait_for(asyncio.to_thread(reader), timeout=PASTE_TIMEOUT_SECONDS)
+    except TimeoutError:
+        read = ClipboardRead(None, f"The clipboard did not answer within {PASTE_TIMEOUT_SECONDS:g} s")
+    except Exception as err:  # a broken tool must not take the chat down
+        read = ClipboardRead(None, f"Could not read the clipboard: {err}")
+    if read.image is None:
+        await screen.conversation.add_notice(f"{read.problem}; nothing attached.", severity="warning")
+        return
+    made = await asyncio.to_thread(attachment_from, read.image, len(editor.attachments) + 1)
+    if isinstance(made, str):
+        await screen.conversation.add_notice(f"{made}; nothing attached.", severity="warning")
+        return
+    editor.attach(made)
