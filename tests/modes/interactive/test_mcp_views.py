@@ -120,6 +120,15 @@ async def test_a_crashed_server_shows_its_reconnect_in_the_events_pane(make_app:
         await session.mcp.close()
 
 
+def test_hotkeys_lists_the_mcp_screens_keys() -> None:
+    from pi_tui.modes.interactive.screens.hotkeys import screen_hotkey_rows
+
+    rows = {(row.group, row.description): row.keys for row in screen_hotkey_rows()}
+    assert rows[("/mcp", "Reconnect the server")] == "r"
+    assert rows[("/mcp", "Enable or disable the server (this session)")] == "e"
+    assert rows[("/mcp", "Close")] == "esc, q"
+
+
 async def test_no_servers_means_no_footer_count_and_mcp_says_where_to_configure(make_app: Any) -> None:
     app, _session = make_app([])
     async with app.run_test(size=SIZE) as pilot:

@@ -71,9 +71,10 @@ def rows_from_bindings(group: str, bindings: Iterable[BindingType]) -> list[Hotk
 
 
 def screen_hotkey_rows() -> list[HotkeyRow]:
-    """The fixed keys of /tree, /resume, /model and /context (their rebindable ones are keymap
+    """The fixed keys of /tree, /resume, /model, /context and /mcp (their rebindable ones are keymap
     actions: ``keymap_rows``)."""
     from pi_tui.modes.interactive.screens.context_view import ContextScreen
+    from pi_tui.modes.interactive.screens.mcp import McpScreen
     from pi_tui.modes.interactive.screens.model_picker import ModelPickerScreen
     from pi_tui.modes.interactive.screens.session_picker import SessionPickerScreen
     from pi_tui.modes.interactive.screens.tree import TreeScreen
@@ -83,6 +84,7 @@ def screen_hotkey_rows() -> list[HotkeyRow]:
     rows += rows_from_bindings("/resume", SessionPickerScreen.BINDINGS)
     rows += rows_from_bindings("/model", ModelPickerScreen.BINDINGS)
     rows += rows_from_bindings("/context", ContextScreen.BINDINGS)
+    rows += rows_from_bindings("/mcp", McpScreen.BINDINGS)
     return rows
 
 
