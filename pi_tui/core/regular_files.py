@@ -47,9 +47,49 @@ def file_kind(mode: int) -> str:
     return "a regular file" if stat.S_ISREG(mode) else "not a regular file"
 
 
-def _open_checked(path: str | os.PathLike[str], flags: int) -> int:
+class PathChangedError(OSError):
+    """A pinned path (the real path a permission check approved) is no longer that file: a link
+    was swapped in for it or for a folder on its way since the check. Nothing was opened."""
+
+    def __init__(self, path: str | os.PathLike[str], what: str) -> None:
+        self.what = what
+        super().__init__(errno.ELOOP, f"changed since it was checked: {what}", os.fspath(path))
+
+    def __str__(self) -> str:
+        return (f"{self.filename} changed since its permission check ({self.what}): not opened; "
+                "call the tool again to have the new path checked")
+
+
+def _open_pinned(path: str | os.PathLike[str], flags: int) -> int:
+    """Open exactly the real path ``path`` (every link already resolved by the check): its folder
+    is opened first and must still be that folder (``/proc/self/fd`` says where the descriptor
+    really is), then the file inside it without following a link (``O_NOFOLLOW``)."""
+    real = os.fspath(path)
+    folder, name = os.path.split(real)
+    parent = os.open(folder or "/", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        fd = os.open(path, flags | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC, 0o666)
+        where = os.readlink(f"/proc/self/fd/{parent}")
+        if where != (folder or "/"):
+            raise PathChangedError(path, f"its folder is now {where}")
+        try:
+            return os.open(name, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC, 0o666,
+                           dir_fd=parent)
+        except OSError as error:
+            if error.errno == errno.ELOOP:
+                raise PathChangedError(path, "it is now a symbolic link") from None
+            raise
+    finally:
+        os.close(parent)
+
+
+def _open_checked(path: str | os.PathLike[str], flags: int, *, pinned: bool = False) -> int:
+    try:
+        if pinned:
+            fd = _open_pinned(path, flags)
+        else:
+            fd = os.open(path, flags | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC, 0o666)
+    except PathChangedError:
+        raise
     except OSError as error:
         if error.errno == errno.ENXIO:  # a FIFO with no reader, or a socket
             try:
@@ -70,15 +110,25 @@ def _open_checked(path: str | os.PathLike[str], flags: int) -> int:
     return fd
 
 
-def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
-    """Open a regular file for binary reading; ``NotRegularFileError`` for anything else."""
-    return os.fdopen(_open_checked(path, os.O_RDONLY), "rb")
+def open_regular(path: str | os.PathLike[str], *, pinned: bool = False) -> BinaryIO:
+    """Open a regular file for binary reading; ``NotRegularFileError`` for anything else.
+    ``pinned``: ``path`` is a checked real path, opened following no link (``PathChangedError``)."""
+    return os.fdopen(_open_checked(path, os.O_RDONLY, pinned=pinned), "rb")
 
 
-def open_regular_for_write(path: str | os.PathLike[str]) -> BinaryIO:
+def open_regular_for_write(path: str | os.PathLike[str], *, pinned: bool = False) -> BinaryIO:
     """Create or truncate a regular file for binary writing; refuses (and leaves untouched) a
-    FIFO, device or socket at ``path`` (``O_TRUNC`` does nothing to those)."""
-    return os.fdopen(_open_checked(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), "wb")
+    FIFO, device or socket at ``path`` (``O_TRUNC`` does nothing to those). ``pinned``: as for
+    ``open_regular``; truncated only once it is known to be the checked file."""
+    if not pinned:
+        return os.fdopen(_open_checked(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), "wb")
+    fd = _open_checked(path, os.O_WRONLY | os.O_CREAT, pinned=True)
+    try:
+        os.ftruncate(fd, 0)
+    except BaseException:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "wb")
 
 
 def read_regular_bytes(path: str | os.PathLike[str], max_bytes: int | None = None) -> tuple[bytes, int]:

@@ -70,6 +70,14 @@ class ShellSandbox(Protocol):
     def wrap(self, argv: Sequence[str], cwd: Path, call_id: str | None) -> WrappedCommand | None: ...
 
 
+class PathPin(Protocol):
+    """The real path a permission check approved for a call's file (``permissions``' gate): the
+    file tools open exactly it, following no link, so a link swapped in after the check (by a
+    command running meanwhile) is refused instead of followed. None: no check pinned one."""
+
+    def pinned(self, call_id: str, path: Path) -> Path | None: ...
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolContext:
     cwd: Path
@@ -85,6 +93,8 @@ class ToolContext:
     """The session's known keys: shell commands run without any variable holding one."""
     sandbox: ShellSandbox | None = None
     """Where shell commands run (None: directly, as pi)."""
+    pins: PathPin | None = None
+    """The checked real paths of read/edit/write (None: open the path as given, as pi)."""
 
 
 class Tool(Protocol):
@@ -124,4 +134,4 @@ class FunctionTool:
         return self.run(call_id, args, ctx)
 
 
-__all__ = ["FileAccess", "FunctionTool", "Path", "ShellSandbox", "Tool", "ToolContext", "ToolResult", "ToolUpdate", "WrappedCommand", "text_result"]
+__all__ = ["FileAccess", "FunctionTool", "Path", "PathPin", "ShellSandbox", "Tool", "ToolContext", "ToolResult", "ToolUpdate", "WrappedCommand", "text_result"]

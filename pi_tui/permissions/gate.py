@@ -24,6 +24,7 @@ from pi_tui.permissions.modes import Mode
 from pi_tui.permissions.path_check import PathCheck, check_edit_path, hidden_reason
 from pi_tui.permissions.rules import EDIT_TOOLS, READ_TOOLS, RuleMatch, parse_rule
 from pi_tui.permissions.sandbox import SandboxPolicy, SandboxRuntime
+from pi_tui.tools.paths import resolve_to_cwd
 
 AnswerKind = Literal["once", "always", "deny", "stop"]
 Scope = Literal["user", "project"]
@@ -86,6 +87,8 @@ class Decision:
     rule: str | None = None
 
 
+PINNED_TOOLS = frozenset({"read", "edit", "write"})
+"""The tools that open the one file their check approved (``pinned``)."""
 USER_DENIED = "Denied by the user: do not retry it; ask the user what to do instead."
 
 
@@ -120,6 +123,8 @@ class PermissionGate:
         """Where the mode came from (``--permission-mode``, a settings file, the default)."""
         self._outside: set[str] = set()
         """Tool calls approved to run outside the sandbox."""
+        self._pins: dict[str, tuple[Path, Path]] = {}
+        """Call id -> (the path as the tool resolves it, the real path the check approved)."""
         self._lock = asyncio.Lock()
         """One question at a time: parallel calls queue behind an open dialog."""
 
@@ -295,6 +300,21 @@ class PermissionGate:
             return f"{family}(/{check.real.parent}/**)"
         return f"{family}({'' if rel == '.' else rel + '/'}**)"
 
+    # ------------------------------------------------------------------ pinned paths
+
+    def _real_path(self, tool: str, args: dict[str, Any]) -> tuple[Path, Path] | None:
+        raw = args.get("path")
+        if tool not in PINNED_TOOLS or self.mode == "bypassPermissions" or not isinstance(raw, str) or not raw:
+            return None
+        lexical = resolve_to_cwd(raw, self.cwd)
+        return lexical, Path(os.path.realpath(lexical))
+
+    def pinned(self, call_id: str, path: Path) -> Path | None:
+        """``PathPin``: the real path this call's check approved for ``path``, which the tool opens
+        following no link; None when no check pinned one (bypass, another path)."""
+        pin = self._pins.get(call_id)
+        return pin[1] if pin is not None and pin[0] == path else None
+
     # ------------------------------------------------------------------ the hook
 
     async def before_tool_call(self, info: ToolCallInfo) -> BeforeToolCallResult | None:
@@ -302,7 +322,14 @@ class PermissionGate:
         args = dict(info.args)
         found = next((t for t in info.context.tools if t.name == tool), None)
         hints = getattr(found, "annotations", None)  # an MCP tool's (pi_tui/mcp/tools.py)
+        before = self._real_path(tool, args)
         decision = self.decide(tool, args, hints if isinstance(hints, dict) else None)
+        if before is not None:
+            after = self._real_path(tool, args)
+            if after != before:  # a link swapped in while the check ran: which one was checked?
+                return self._deny(call_id, tool, args, f"the path changed while it was checked ({before[1]} -> "
+                                  f"{after[1] if after else '?'}); call the tool again")
+            self._pins[call_id] = before
         if decision.kind == "allow":
             if not decision.sandboxed:
                 self._outside.add(call_id)

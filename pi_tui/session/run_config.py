@@ -188,4 +188,5 @@ class RunConfig:
             files=state.file_access,
             secret_values=state.redactor.values,
             sandbox=state.sandbox,
+            pins=state.sandbox,  # the permission gate pins the paths it checked
         )

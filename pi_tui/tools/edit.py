@@ -16,7 +16,12 @@ from typing import Literal
 from pi_tui.core.cancellable_thread import run_in_thread
 from pi_tui.core.errors import ToolError
 from pi_tui.core.messages import JsonValue
-from pi_tui.core.regular_files import NotRegularFileError, open_regular, open_regular_for_write
+from pi_tui.core.regular_files import (
+    NotRegularFileError,
+    PathChangedError,
+    open_regular,
+    open_regular_for_write,
+)
 from pi_tui.core.tool import FileAccess, ToolContext, ToolResult
 from pi_tui.tools.common import names_failures, os_error_code, require_str
 from pi_tui.tools.edit_diff import PlannedEdit, generate_diff_string, plan_edit
@@ -138,7 +143,8 @@ class EditTool:
             async with file_mutation_lock(path):
                 if ctx.files is not None:
                     return await _edit_through(ctx.files, path, display_path, specs)
-                return await run_in_thread(_edit_file, path, display_path, specs)
+                pin = ctx.pins.pinned(call_id, path) if ctx.pins is not None else None
+                return await run_in_thread(_edit_file, pin or path, display_path, specs, pin is not None)
 
 
 async def _edit_through(files: FileAccess, path: Path, display_path: str, specs: list[EditSpec]) -> ToolResult:
@@ -156,7 +162,9 @@ async def _edit_through(files: FileAccess, path: Path, display_path: str, specs:
     return _edit_result(planned, specs, display_path)
 
 
-def _edit_file(path: Path, display_path: str, specs: list[EditSpec]) -> ToolResult:
+def _edit_file(path: Path, display_path: str, specs: list[EditSpec], pinned: bool = False) -> ToolResult:
+    """``pinned``: ``path`` is the real path the permission check approved, opened (both times)
+    following no link."""
     if not os.access(path, os.R_OK | os.W_OK):
         try:
             os.stat(path)
@@ -165,8 +173,10 @@ def _edit_file(path: Path, display_path: str, specs: list[EditSpec]) -> ToolResu
             code = os_error_code(error)
         raise ToolError(f"Could not edit file: {display_path}. Error code: {code}.")
     try:
-        with open_regular(path) as fh:
+        with open_regular(path, pinned=pinned) as fh:
             raw = fh.read()
+    except PathChangedError as error:
+        raise ToolError(f"Could not edit file: {display_path}. {error}") from None
     except NotRegularFileError as error:
         raise ToolError(f"Could not edit file: {display_path}. It is {error.kind}, not a regular file.") from None
     except OSError as error:
@@ -174,8 +184,10 @@ def _edit_file(path: Path, display_path: str, specs: list[EditSpec]) -> ToolResu
     planned = plan_edit(raw, specs, display_path)
     data = (b"\xef\xbb\xbf" if planned.bom else b"") + planned.new_original.encode("utf-8")
     try:
-        with open_regular_for_write(path) as fh:
+        with open_regular_for_write(path, pinned=pinned) as fh:
             fh.write(data)
+    except PathChangedError as error:
+        raise ToolError(f"Could not write file: {display_path}. {error}") from None
     except OSError as error:
         raise ToolError(f"Could not write file: {display_path}. Error code: {os_error_code(error)}.") from None
     return _edit_result(planned, specs, display_path)

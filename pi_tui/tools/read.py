@@ -19,7 +19,7 @@ from typing import BinaryIO, Literal
 from pi_tui.core.cancellable_thread import ThreadStalled, run_in_thread_bounded
 from pi_tui.core.errors import ToolError
 from pi_tui.core.messages import JsonValue, UserContent
-from pi_tui.core.regular_files import NotRegularFileError, open_regular
+from pi_tui.core.regular_files import NotRegularFileError, PathChangedError, open_regular
 from pi_tui.core.tool import ToolContext, ToolResult
 from pi_tui.tools.common import names_failures, node_style_error, optional_int, require_str
 from pi_tui.tools.images import detect_image_mime, fit_image
@@ -88,7 +88,9 @@ class ReadTool:
                 if ctx.files is not None and await run_in_thread_bounded(None, _client_may_read, path):
                     text = await ctx.files.read_text(path)  # ACP: the editor's buffer, unsaved changes included
                     return self._text_result(io.BytesIO(text.encode("utf-8", "surrogatepass")), raw_path, offset, limit)
-                return await run_in_thread_bounded(None, self._read, raw_path, path, offset, limit, ctx)
+                pin = ctx.pins.pinned(call_id, path) if ctx.pins is not None else None
+                return await run_in_thread_bounded(None, self._read, raw_path, pin or path, offset, limit, ctx,
+                                                   pin is not None)
             except ThreadStalled as stalled:
                 # A regular file whose read never answers (a hung network/FUSE mount, /proc/kmsg):
                 # abort would end it, but print mode has nobody to press Esc.
@@ -99,7 +101,8 @@ class ReadTool:
                 ) from None
 
     def _read(
-        self, raw_path: str, path: Path, offset: int | None, limit: int | None, ctx: ToolContext
+        self, raw_path: str, path: Path, offset: int | None, limit: int | None, ctx: ToolContext,
+        pinned: bool = False,
     ) -> ToolResult:
         if not os.access(path, os.R_OK):
             try:
@@ -110,7 +113,7 @@ class ReadTool:
         if path.is_dir():
             raise ToolError(f"EISDIR: illegal operation on a directory, read '{path}' (use ls or bash to list it)")
         try:
-            with open_regular(path) as fh:
+            with open_regular(path, pinned=pinned) as fh:
                 head = fh.read(_SNIFF_BYTES)
                 mime = detect_image_mime(head)
                 if mime is not None:
@@ -132,6 +135,8 @@ class ReadTool:
                     )
                 fh.seek(0)
                 return self._text_result(fh, raw_path, offset, limit)
+        except PathChangedError as error:
+            raise ToolError(f"Cannot read {raw_path}: {error}") from None
         except NotRegularFileError as error:
             raise ToolError(
                 f"Cannot read {raw_path}: it is {error.kind}, not a regular file, and reading it could "

@@ -12,7 +12,7 @@ from typing import Literal
 from pi_tui.core.cancellable_thread import run_in_thread
 from pi_tui.core.errors import ToolError
 from pi_tui.core.messages import JsonValue
-from pi_tui.core.regular_files import NotRegularFileError, open_regular_for_write
+from pi_tui.core.regular_files import NotRegularFileError, PathChangedError, open_regular_for_write
 from pi_tui.core.tool import ToolContext, ToolResult
 from pi_tui.tools.common import names_failures, node_style_error, require_str
 from pi_tui.tools.mutation_queue import file_mutation_lock
@@ -53,7 +53,8 @@ class WriteTool:
                     await ctx.files.write_text(path, content)
                     written = len(content.encode("utf-8", "surrogatepass"))
                 else:
-                    written = await run_in_thread(_write_file, path, content)
+                    pin = ctx.pins.pinned(call_id, path) if ctx.pins is not None else None
+                    written = await run_in_thread(_write_file, pin or path, content, pin is not None)
         return ToolResult(
             content=[{"type": "text", "text": f"Successfully wrote {written} bytes to {display_path}"}]
         )
@@ -66,12 +67,16 @@ def _make_parents(path: Path) -> None:
         raise node_style_error(error, "mkdir", path.parent) from None
 
 
-def _write_file(path: Path, content: str) -> int:
+def _write_file(path: Path, content: str, pinned: bool = False) -> int:
+    """``pinned``: ``path`` is the real path the permission check approved, opened following no
+    link (its folders are created first, then must still be where the check saw them)."""
     data = content.encode("utf-8", "surrogatepass")
     _make_parents(path)
     try:
-        with open_regular_for_write(path) as fh:
+        with open_regular_for_write(path, pinned=pinned) as fh:
             fh.write(data)
+    except PathChangedError as error:
+        raise ToolError(f"Cannot write {path}: {error}") from None
     except NotRegularFileError as error:
         raise ToolError(f"Cannot write {path}: it is {error.kind}, not a regular file.") from None
     except OSError as error:

@@ -82,7 +82,11 @@ def _lines(data: bytes | None) -> list[str]:
     return [line.strip() for line in (data or b"").decode("utf-8", "replace").splitlines() if line.strip()]
 
 
+_X11_META_TARGETS = {"TARGETS", "TIMESTAMP", "MULTIPLE", "SAVE_TARGETS", "DELETE", "INSERT_SELECTION"}
+
+
 def _no_image(types: list[str]) -> str:
+    types = [t for t in types if t not in _X11_META_TARGETS]
     held = ", ".join(types[:3]) + ("…" if len(types) > 3 else "")
     return "No image in the clipboard" + (f" (it holds {held})" if types else "")
 

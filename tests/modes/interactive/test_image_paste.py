@@ -156,7 +156,7 @@ async def _paste_and_read_notice(make_app, reader: Any) -> tuple[Any, list[str],
 async def test_text_in_the_clipboard_is_a_one_line_notice(make_app):
     fake = FakeXclip(["TARGETS", "UTF8_STRING", "text/plain"])
     provider, new, text = await _paste_and_read_notice(make_app, x11_reader(fake))
-    assert new == ["No image in the clipboard (it holds TARGETS, UTF8_STRING, text/plain); nothing attached."]
+    assert new == ["No image in the clipboard (it holds UTF8_STRING, text/plain); nothing attached."]
     assert "No image in the clipboard" in text and provider.requests == []
     assert len(fake.calls) == 1  # listed, and nothing read
 
