@@ -4,7 +4,12 @@ For trees of N files (100 per folder, ~200 bytes each; the tree is also a user r
 every file committed, so ``git status`` has its index): the first snapshot (every file hashed),
 an unchanged snapshot and a one-file change (median of 5 each, ``GitStore.snapshot``: the stat
 pass, the new-file walk and ``write-tree``), and ``git status --porcelain`` (median of 5). Then
-the store's size after 200 turns that each change one file (snapshot + commit + keep-alive ref).
+the store's size after 200 turns that each change one file (snapshot + commit + keep-alive ref),
+and after that session is deleted (its refs removed, ``gc_store`` with no grace).
+
+Second table, on the same tree with a fresh store: the first snapshot under the default
+``checkpoints.timeoutMs`` (5 s): whether it ran out of time and how many new files it left, how
+long the background fill (``checkpoints.firstSnapshotTimeoutMs``) then took, and the snapshot after.
 
 ``python bench/bench_checkpoints.py [N ...]`` (default 10000 100000).
 """
@@ -12,6 +17,7 @@ the store's size after 200 turns that each change one file (snapshot + commit + 
 from __future__ import annotations
 
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -19,7 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from pi_tui.checkpoints.git_store import GitStore, store_dir_for
+from pi_tui.checkpoints.git_store import GitStore, SnapshotTimeout, store_dir_for
+from pi_tui.checkpoints.prune import gc_store
 from pi_tui.checkpoints.scan_limits import ScanLimits
 
 RUNS = 5
@@ -79,21 +86,51 @@ def bench(files: int) -> dict[str, float]:
             commit = store.commit(tree, parent, "turn", deadline())
             store.keep("refs/pi-tui/sessions/bench", commit, deadline())
             parent = [commit]
-        return {"files": files, "first_ms": first, "unchanged_ms": unchanged,
+        after = _size(store.store)
+        shutil.rmtree(store.store / "refs" / "pi-tui" / "sessions" / "bench")
+        gc_store(store.store, grace="now")
+        limited = _first_under_limit(root, Path(scratch) / "agent-limited")
+        return {**limited, "store_mb_after_delete": _size(store.store) / 1e6,
+                "files": files, "first_ms": first, "unchanged_ms": unchanged,
                 "one_change_ms": statistics.median(changes), "git_status_ms": status,
-                "store_mb_first": before / 1e6, "store_mb_after_200": _size(store.store) / 1e6}
+                "store_mb_first": before / 1e6, "store_mb_after_200": after / 1e6}
+
+
+def _first_under_limit(root: Path, agent: Path, limit_s: float = 5.0) -> dict[str, float]:
+    store = GitStore(store_dir_for(agent, root), root, ScanLimits())
+    started = time.perf_counter()
+    left = 0
+    try:
+        store.snapshot(time.monotonic() + limit_s)
+    except SnapshotTimeout as err:
+        left = err.left
+    first = (time.perf_counter() - started) * 1000
+    fill = _ms(lambda: store.snapshot(time.monotonic() + 300)) if left else 0.0
+    after = _ms(lambda: store.snapshot(time.monotonic() + limit_s))
+    return {"limited_ms": first, "left": left, "fill_ms": fill, "after_fill_ms": after}
 
 
 def main(argv: list[str]) -> None:
     sizes = [int(a) for a in argv] or [10_000, 100_000]
+    print(f"load average before: {os.getloadavg()[0]:.1f} (on {os.cpu_count()} CPUs)")
+    rows = []
     print("| files | first snapshot | unchanged | one file changed | git status | unchanged / status "
-          "| store after first | after 200 turns |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "| store after first | after 200 turns | after the session is deleted |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for files in sizes:
         r = bench(files)
+        rows.append(r)
         print(f"| {files:,} | {r['first_ms']:.0f} ms | {r['unchanged_ms']:.0f} ms | {r['one_change_ms']:.0f} ms "
               f"| {r['git_status_ms']:.0f} ms | {r['unchanged_ms'] / r['git_status_ms']:.2f}× "
-              f"| {r['store_mb_first']:.1f} MB | {r['store_mb_after_200']:.1f} MB |", flush=True)
+              f"| {r['store_mb_first']:.1f} MB | {r['store_mb_after_200']:.1f} MB "
+              f"| {r['store_mb_after_delete']:.1f} MB |", flush=True)
+    print()
+    print("| files | first snapshot, 5 s limit | new files left | background fill | next snapshot |")
+    print("|---:|---:|---:|---:|---:|")
+    for r in rows:
+        print(f"| {r['files']:,} | {r['limited_ms']:.0f} ms | {r['left']:,} | {r['fill_ms']:.0f} ms "
+              f"| {r['after_fill_ms']:.0f} ms |")
+    print(f"load average after: {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ raised, so a huge tree costs a skipped snapshot, never a frozen turn.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import fcntl
 import hashlib
@@ -22,6 +23,7 @@ import os
 import shutil
 import stat
 import subprocess
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -131,18 +133,23 @@ class GitStore:
         if remaining <= 0:
             raise SnapshotTimeout("time limit reached")
         try:
-            done = subprocess.run(
-                ["git", *args], input=stdin, cwd=self.work_tree, env=env,
-                capture_output=True, timeout=remaining, check=False,
+            process = subprocess.Popen(
+                ["git", *args], stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=self.work_tree, env=env,
             )
         except FileNotFoundError as err:
             raise GitMissing("git is not on PATH") from err
-        except subprocess.TimeoutExpired as err:
-            raise SnapshotTimeout(f"git {args[0]} did not finish in time") from err
-        if check and done.returncode != 0:
-            text = done.stderr.decode("utf-8", "replace").strip().splitlines()
-            raise CheckpointError(f"git {args[0]} failed: {text[-1] if text else f'exit {done.returncode}'}")
-        return done.stdout
+        with _running(process):
+            try:
+                out, err_text = process.communicate(stdin, timeout=remaining)
+            except subprocess.TimeoutExpired as err:
+                process.kill()
+                process.communicate()
+                raise SnapshotTimeout(f"git {args[0]} did not finish in time") from err
+        if check and process.returncode != 0:
+            text = err_text.decode("utf-8", "replace").strip().splitlines()
+            raise CheckpointError(f"git {args[0]} failed: {text[-1] if text else f'exit {process.returncode}'}")
+        return out
 
     # ------------------------------------------------------------------ the store itself
 
@@ -217,6 +224,11 @@ class GitStore:
         process = subprocess.Popen(["git", "fast-import", "--quiet"], stdin=subprocess.PIPE,
                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=self.work_tree,
                                    env=self._environment())
+        assert process.stdin is not None
+        with _running(process):
+            self._feed(process, paths, deadline)
+
+    def _feed(self, process: subprocess.Popen[bytes], paths: Sequence[str], deadline: float) -> None:
         assert process.stdin is not None
         try:
             for path in paths:
@@ -344,6 +356,32 @@ class GitStore:
                 except OSError:
                     break
                 current = current.parent
+
+
+_LIVE: set[subprocess.Popen[bytes]] = set()
+_LIVE_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _running(process: subprocess.Popen[bytes]) -> Iterator[None]:
+    with _LIVE_LOCK:
+        _LIVE.add(process)
+    try:
+        yield
+    finally:
+        with _LIVE_LOCK:
+            _LIVE.discard(process)
+
+
+@atexit.register
+def _kill_unfinished() -> None:
+    """At exit, a git of ours still running (a background fill, a snapshot left in a daemon
+    thread) is killed: as an orphan it would keep writing the store's index while the next
+    session, holding the lock, takes its ``index.lock`` for a stale one."""
+    with _LIVE_LOCK:
+        for process in list(_LIVE):
+            with contextlib.suppress(OSError):
+                process.kill()
 
 
 @contextlib.contextmanager

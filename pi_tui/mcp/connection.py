@@ -15,7 +15,6 @@ import contextlib
 import importlib
 import os
 import time
-from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,14 +22,13 @@ from typing import Any, Literal
 
 from pi_tui.core.terminal_text import printable
 from pi_tui.mcp.config import ServerConfig
+from pi_tui.mcp.server_log import ServerLog
 
 Status = Literal["starting", "connected", "failed", "disabled", "untrusted", "stopped"]
 Elicit = Callable[[str, str, dict[str, Any]], Awaitable[dict[str, Any] | None]]
 """``(server, message, requested JSON schema)`` → the user's answers, or None to decline."""
 Progress = Callable[[float, float | None, str | None], None]
 Events = Callable[[dict[str, Any]], None]
-LOG_LIMIT_BYTES = 2 * 1024 * 1024
-STDERR_TAIL_LINES = 40
 RESTART_BACKOFF_S = 1.0
 _WATCH_INTERVAL_S = 0.5
 _SDK_MODULES = ("mcp.client.client", "mcp.client.stdio", "mcp.client.streamable_http", "mcp.client.sse")
@@ -40,81 +38,6 @@ def import_sdk() -> None:
     """Import the SDK (~1 s cold): called in a thread so the event loop keeps drawing."""
     for name in _SDK_MODULES:
         importlib.import_module(name)
-
-
-class ServerLog:
-    """The server's stderr (a pipe we read) and its log messages: appended to ``path`` up to
-    ``LOG_LIMIT_BYTES`` (a flood cannot fill the disk), the last lines kept for ``/mcp``."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.tail: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
-        self._written = 0
-        self._dropped = False
-        self._partial = ""
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = open(path, "w", encoding="utf-8", errors="replace")  # noqa: SIM115 (closed in close())
-        self._read_fd: int | None = None
-        self.write_fd: int | None = None
-
-    def open_pipe(self) -> Any:
-        """A text file on a pipe's write end for the child's stderr; the loop reads the other end."""
-        if self.write_fd is None:
-            read_fd, self.write_fd = os.pipe()
-            os.set_blocking(read_fd, False)
-            self._read_fd = read_fd
-            asyncio.get_running_loop().add_reader(read_fd, self._drain)
-        return os.fdopen(os.dup(self.write_fd), "w", encoding="utf-8", errors="replace")
-
-    def _drain(self) -> None:
-        assert self._read_fd is not None
-        try:
-            data = os.read(self._read_fd, 65536)
-        except BlockingIOError:
-            return
-        except OSError:
-            data = b""
-        if not data:
-            self._stop_reading()
-            return
-        self.write(data.decode("utf-8", "replace"))
-
-    def write(self, text: str) -> None:
-        if self._written < LOG_LIMIT_BYTES:
-            chunk = text[: LOG_LIMIT_BYTES - self._written]
-            self._file.write(chunk)
-            self._file.flush()
-            self._written += len(chunk)
-        elif not self._dropped:
-            self._dropped = True
-            self._file.write(f"\n[log limit {LOG_LIMIT_BYTES} bytes reached: further output dropped]\n")
-            self._file.flush()
-        lines = (self._partial + text).split("\n")
-        self._partial = lines.pop()[-500:]
-        for line in lines[-STDERR_TAIL_LINES:]:
-            self.tail.append(printable(line)[:500])
-
-    def _stop_reading(self) -> None:
-        if self._read_fd is not None:
-            with contextlib.suppress(Exception):
-                asyncio.get_running_loop().remove_reader(self._read_fd)
-            with contextlib.suppress(OSError):
-                os.close(self._read_fd)
-            self._read_fd = None
-
-    def reopen(self) -> None:
-        """After ``close`` (a server stopped, then reconnected or enabled in ``/mcp``): append."""
-        if self._file.closed:
-            self._file = open(self.path, "a", encoding="utf-8", errors="replace")  # noqa: SIM115
-
-    def close(self) -> None:
-        self._stop_reading()
-        if self.write_fd is not None:
-            with contextlib.suppress(OSError):
-                os.close(self.write_fd)
-            self.write_fd = None
-        with contextlib.suppress(Exception):
-            self._file.close()
 
 
 @dataclass(slots=True)
@@ -154,6 +77,9 @@ class Connection:
         self.server_info = ""
         self.restarts = 0
         self.http_refusal = 0
+        self._asking_since: float | None = None
+        self._asked_total_s = 0.0
+        """Time spent in elicitation dialogs: a call's timeout does not count it (``_within``)."""
         """An HTTP server's 401/403 while connecting (the SDK reports only "an error response")."""
         self.log = ServerLog(log_dir / f"{_file_safe(config.name)}.log")
         self.started_at: float | None = None
@@ -381,7 +307,7 @@ class Connection:
                     progress(done, total, message)
 
         try:
-            return await asyncio.wait_for(client.call_tool(tool, arguments, progress_callback=on_progress), limit)
+            return await self._within(client.call_tool(tool, arguments, progress_callback=on_progress), limit)
         except TimeoutError:
             raise McpCallError(f"MCP tool '{tool}' on server '{self.name}' timed out after {limit:g} s "
                                "(toolTimeoutMs); the call was cancelled") from None
@@ -392,6 +318,33 @@ class Connection:
                 raise McpCallError(f"MCP server '{self.name}' exited during the call to '{tool}'"
                                    + (" (it is restarted once)" if self.restarts == 0 else "")) from None
             raise McpCallError(f"MCP tool '{tool}' on server '{self.name}' failed: {_error_text(error)}") from None
+
+    async def _within(self, call: Awaitable[Any], limit: float) -> Any:
+        """``call`` within ``limit`` seconds, not counting the time the person spends answering
+        this server's questions meanwhile (elicitation): TimeoutError, the call cancelled, after."""
+        task = asyncio.ensure_future(call)
+        loop = asyncio.get_running_loop()
+        asked_before, granted = self._asked_s(), 0.0
+        deadline = loop.time() + limit
+        try:
+            while True:
+                done, _pending = await asyncio.wait({task}, timeout=max(0.0, deadline - loop.time()))
+                if done:
+                    return task.result()
+                asked = self._asked_s() - asked_before
+                if asked <= granted and self._asking_since is None:
+                    raise TimeoutError
+                deadline += max(asked - granted, 0.5)  # still answering: look again shortly
+                granted = max(asked, granted + 0.5)
+        finally:
+            if not task.done():
+                task.cancel()  # the SDK sends notifications/cancelled
+                with contextlib.suppress(BaseException):
+                    await task
+
+    def _asked_s(self) -> float:
+        ongoing = time.monotonic() - self._asking_since if self._asking_since is not None else 0.0
+        return self._asked_total_s + ongoing
 
     async def get_prompt(self, prompt: str, arguments: dict[str, str]) -> Any:
         client = await self._connected_client()
@@ -434,9 +387,14 @@ class Connection:
         schema_dict = dump(by_alias=True, exclude_none=True) if callable(dump) else dict(schema or {})
         try:
             message = printable(params.message) + (f"\n\nOpen: {printable(str(url))}" if url else "")
+            self._asking_since = time.monotonic()
             answer = await self._elicit(self.name, message, schema_dict)
         except Exception:
             answer = None
+        finally:
+            if self._asking_since is not None:
+                self._asked_total_s += time.monotonic() - self._asking_since
+                self._asking_since = None
         if answer is None:
             return mcp_types.ElicitResult(action="decline")
         return mcp_types.ElicitResult(action="accept", content=None if url else answer)

@@ -23,6 +23,7 @@ from pi_tui.core.context.compaction import (
     summary_reasoning,
     turn_prefix_request,
 )
+from pi_tui.core.context.summary_cap import capped_notice
 from pi_tui.core.context.summary_fit import dropped_notice
 from pi_tui.core.errors import PiError
 from pi_tui.core.provider import ModelInfo, Provider
@@ -133,7 +134,8 @@ class CompactionSteps:
         provider = self.host.provider_for(model)
         reasoning = summary_reasoning(model.reasoning, str(self.host.thinking_level))
         specs: list[tuple[Any, str]] = []
-        if needs_history_call(preparation):
+        with_history = needs_history_call(preparation, context_window=model.context_window)
+        if with_history:
             spec = history_request(preparation, custom_instructions=custom_instructions, reasoning=reasoning,
                                    context_window=model.context_window)
             specs.append((spec, "Summarization failed"))
@@ -141,6 +143,9 @@ class CompactionSteps:
             spec = turn_prefix_request(preparation, reasoning=reasoning, context_window=model.context_window)
             specs.append((spec, "Turn prefix summarization failed"))
         for spec, _ in specs:
+            if spec.capped is not None and spec.capped.cut_chars:
+                self.host.emit({"type": "notify", "level": "warning", "message": capped_notice(
+                    "Compaction", spec.capped, model.id, model.context_window)})
             if spec.dropped:
                 self.host.emit({"type": "notify", "level": "warning", "message": dropped_notice(
                     "Compaction", spec.dropped, model.id, model.context_window)})
@@ -148,7 +153,7 @@ class CompactionSteps:
         texts = await _all_or_none(calls)  # pi 0.73.1 runs the two calls in parallel
         # Growth is judged on the whole compaction (``_check_gain``), never on one part: a
         # turn prefix of one short user message has a summary longer than itself.
-        history = texts[0] if needs_history_call(preparation) else None
+        history = texts[0] if with_history else None
         prefix_text = texts[-1] if preparation.is_split_turn and preparation.turn_prefix_messages else None
         return assemble_result(preparation, history, prefix_text)
 

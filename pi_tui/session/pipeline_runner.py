@@ -37,6 +37,11 @@ from pi_tui.core.context.pipeline_summary import (
     render_pipeline_summary,
     validate_summary_answer,
 )
+from pi_tui.core.context.summary_cap import (
+    cap_previous_summary,
+    capped_notice,
+    previous_summary_budget,
+)
 from pi_tui.core.context.summary_fit import dropped_notice, fit_summary_request
 from pi_tui.core.messages import AgentMessage, user_message
 from pi_tui.core.provider import CompletionRequest
@@ -162,15 +167,25 @@ async def _summarize(runner: CompactionOps, prepared: Prepared, config: Pipeline
         return _reject(runner, prepared, "the transcript is not on disk yet; no summary requested")
     units, _ = build_units(preparation.messages_to_summarize + preparation.turn_prefix_messages)
     summarized = reduce_units(units, PipelineConfig(variant="exact")).messages
+    previous = preparation.previous_summary
+    budget = previous_summary_budget(previous or "", summarized, context_window=model.context_window,
+                                     system_prompt=PIPELINE_SUMMARY_SYSTEM_PROMPT,
+                                     prompt_text=lambda prev: pipeline_summary_prompt("", prev))
+    if previous and budget is not None:  # cut for the request only: the file keeps it whole
+        capped = cap_previous_summary(previous, budget)
+        previous = capped.text
+        if capped.cut_chars:
+            host.emit({"type": "notify", "level": "warning",
+                       "message": capped_notice("Pipeline summary", capped, model.id, model.context_window)})
     fitted = fit_summary_request(summarized, context_window=model.context_window, max_tokens=SUMMARY_MAX_TOKENS,
-                                 fixed_text=pipeline_summary_prompt("", preparation.previous_summary),
+                                 fixed_text=pipeline_summary_prompt("", previous),
                                  system_prompt=PIPELINE_SUMMARY_SYSTEM_PROMPT)
     if fitted.dropped:
         host.emit({"type": "notify", "level": "warning",
                    "message": dropped_notice("Pipeline summary", fitted.dropped, model.id, model.context_window)})
     request = CompletionRequest(
         model=model, system_prompt=PIPELINE_SUMMARY_SYSTEM_PROMPT,
-        messages=[user_message(pipeline_summary_prompt(fitted.text, preparation.previous_summary))], tools=[],
+        messages=[user_message(pipeline_summary_prompt(fitted.text, previous))], tools=[],
         max_tokens=fitted.max_tokens, reasoning=None, session_id=None, api_key=runner._require_key(model),
     )
     try:

@@ -247,3 +247,47 @@ async def test_a_submodule_is_left_alone_and_the_users_repository_unchanged(make
     assert tree_hashes(project / ".git") == before  # modules/ included
     skipped = [e for e in events if e["type"] == "checkpoint" and e.get("skipped")]
     assert skipped and skipped[0]["skipped"] == ["sub/ (a nested git repository)"]
+
+
+def test_a_git_still_running_at_exit_is_killed(project: Path, agent_dir: Path, tmp_path: Path) -> None:
+    """A background fill when pi-tui quits: its git must not live on, writing the store's index
+    while the next session takes its index.lock for a stale one."""
+    import subprocess
+    import sys
+    import time
+
+    fake = tmp_path / "hang-bin"
+    fake.mkdir()
+    pid_file = tmp_path / "git.pid"
+    (fake / "git").write_text(
+        "#!/bin/sh\n"
+        f'if [ "$1" = update-index ]; then echo $$ > "{pid_file}"; exec sleep 60; fi\n'
+        f'exec "{shutil.which("git")}" "$@"\n')
+    (fake / "git").chmod(0o755)
+    (project / "a.txt").write_text("a")
+    child = (
+        "import threading, time, sys\n"
+        "from pathlib import Path\n"
+        "from pi_tui.checkpoints.git_store import GitStore, store_dir_for\n"
+        "from pi_tui.checkpoints.scan_limits import ScanLimits\n"
+        f"root, agent, pid = Path({str(project)!r}), Path({str(agent_dir)!r}), Path({str(pid_file)!r})\n"
+        "store = GitStore(store_dir_for(agent, root), root, ScanLimits())\n"
+        "threading.Thread(target=store.snapshot, args=(time.monotonic() + 300,), daemon=True).start()\n"
+        "end = time.monotonic() + 20\n"
+        "ready = lambda: pid.exists() and pid.read_text().strip().isdigit()\n"
+        "while not ready() and time.monotonic() < end: time.sleep(0.02)\n"
+        "time.sleep(0.1)\n"
+        "sys.exit(0 if ready() else 3)\n")
+    env = {**os.environ, "PATH": f"{fake}{os.pathsep}{os.environ['PATH']}"}
+    done = subprocess.run([sys.executable, "-c", child], env=env, capture_output=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr.decode()
+    hung = int(pid_file.read_text())
+    for _ in range(200):
+        try:
+            os.kill(hung, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.02)
+    else:
+        os.kill(hung, 9)
+        raise AssertionError("the git left running at exit was not killed")

@@ -6,6 +6,8 @@ misbehave in the ways real servers do. ``python hostile_server.py MODE [N]``:
 ``crash``        exits after N tool calls (the N+1th call finds it dead)
 ``garbage``      prints non-JSON lines and invalid UTF-8 on stdout before each answer
 ``flood``        writes N megabytes to stderr at start, then answers normally
+``ask``          also has the tool ``ask``: it asks the user for a name (``elicitation/create``)
+                 and answers with what came back
 
 Tools: ``echo {text}``, ``env`` (its environment as JSON), ``big {mb}`` (one text of that many
 megabytes), ``hang`` (never answers; records a cancellation it receives in ``$CANCEL_FILE``).
@@ -30,7 +32,11 @@ TOOLS = [
     {"name": "fail", "description": "Reports an error", "inputSchema": {"type": "object", "properties": {}},
      "annotations": {"readOnlyHint": False, "destructiveHint": True}},
 ]
+if MODE == "ask":
+    TOOLS.append({"name": "ask", "description": "Asks the user", "inputSchema": {"type": "object", "properties": {}}})
 calls = 0
+asking: object = None
+"""The id of the ``ask`` call waiting for the user's answer."""
 
 
 def send(message: dict[str, object]) -> None:
@@ -41,9 +47,15 @@ def send(message: dict[str, object]) -> None:
 
 
 def answer(request: dict[str, object]) -> None:
-    global calls
+    global calls, asking
     method = request.get("method")
     rid = request.get("id")
+    if method is None and rid == "elicit-1":  # the client's answer to our question
+        result = request.get("result") or {}
+        assert isinstance(result, dict)
+        send({"jsonrpc": "2.0", "id": asking, "result": {"content": [
+            {"type": "text", "text": f"answered: {json.dumps(result, sort_keys=True)}"}]}})
+        return
     params = request.get("params") or {}
     assert isinstance(params, dict)
     if rid is None:
@@ -66,6 +78,12 @@ def answer(request: dict[str, object]) -> None:
         name = params.get("name")
         args = params.get("arguments") or {}
         if name == "hang":
+            return
+        if name == "ask":
+            asking = rid
+            send({"jsonrpc": "2.0", "id": "elicit-1", "method": "elicitation/create", "params": {
+                "message": "Your name?", "requestedSchema": {
+                    "type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}}})
             return
         if name == "echo":
             text = f"echo: {args.get('text')}"

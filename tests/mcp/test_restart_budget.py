@@ -33,3 +33,26 @@ async def test_a_server_that_dies_again_after_its_restart_stays_failed(project: 
     restarting = next(t for t, e in events if e["status"] == "restarting")
     reconnected = [t for t, e in events if e["status"] == "connected"][-1]
     assert reconnected - restarting >= RESTART_BACKOFF_S  # the backoff before the one restart
+
+
+async def test_the_tool_timeout_does_not_count_the_time_the_person_answers(project: Path, agent_dir: Path) -> None:
+    write_servers(agent_dir / "mcp.json", {"q": hostile("ask", toolTimeoutMs=1000)})
+    turns = [{"tool_calls": [{"id": "c1", "name": "mcp__q__ask", "arguments": {}}]},
+             {"tool_calls": [{"id": "c2", "name": "mcp__q__hang", "arguments": {}}]}, {"text": "done"}]
+    session, _provider = session_with(project, agent_dir, turns)
+
+    async def slow_person(server: str, message: str, schema: dict) -> dict:
+        await asyncio.sleep(2.5)  # longer than the call's 1 s timeout
+        return {"name": "Ada"}
+
+    session.mcp.elicit = slow_person
+    try:
+        started = time.monotonic()
+        await asyncio.wait_for(session.prompt("go"), 60)
+        elapsed = time.monotonic() - started
+        answered, hung = result_texts(session)
+    finally:
+        await session.mcp.close()
+    assert answered == 'answered: {"action": "accept", "content": {"name": "Ada"}}'
+    assert "timed out after 1 s" in hung  # without a question the timeout holds
+    assert elapsed < 30

@@ -18,7 +18,10 @@ included), both strategies, and summarizer faults. After every step it checks:
   ``is_compacting`` false;
 * breaker state belongs to one session (``/new`` starts clean);
 * pipeline: the bytes it measured are the bytes of the request sent (counted here on their own),
-  calls and results pair up, and after a summary the request is below the threshold.
+  calls and results pair up, and after a summary the request is below the threshold; one
+  turn's results kept inline stay within ``turnInlineLimitBytes``, sequential execution too;
+* no summarizer request is refused for its size (the fit, the previous-summary cap): one that is
+  is a compaction that can never succeed on that model.
 
 ``make test`` runs a bounded number of examples; ``make soak-compaction`` (PI_TUI_SOAK=1) many more.
 """
@@ -38,6 +41,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 from pi_tui.core.context.compaction import compaction_threshold
+from pi_tui.core.context.compaction_prompts import SPLIT_TURN_SEPARATOR
 from pi_tui.core.errors import PiError
 from pi_tui.core.provider import ModelInfo
 from pi_tui.resources.settings import SettingsManager
@@ -56,6 +60,7 @@ from tests.session.compaction_machine_support import (
     check_compaction_entries,
     check_events,
     check_file_grows,
+    check_inline_per_turn,
     check_request,
     check_turn_bounds,
     count_entries,
@@ -86,6 +91,8 @@ def register(pi):
 sizes = st.sampled_from([0, 40, 400, 3_000, 12_000, 12_000, 25_000, 40_000])
 alphabets = st.sampled_from(sorted(ALPHABETS))
 tool_results = st.lists(st.tuples(alphabets, sizes), max_size=3)
+rounds = st.sampled_from([1, 1, 1, 2, 3])
+"""Tool rounds in one turn: a turn that goes on after a compaction kept from its start."""
 interjections = st.none() | st.tuples(
     st.sampled_from(["steer", "follow_up"]), st.sampled_from(["message_update", "tool_execution_start", "compaction_start", "compaction_start"]))
 """A steer or follow-up typed while the answer streams, a tool runs, or a compaction runs."""
@@ -175,6 +182,10 @@ class CompactionMachine(RuleBasedStateMachine):
             self.successes += 1
             if event.get("reason") == "manual":
                 self.manual_summaries.add(event["result"]["summary"])
+            if SPLIT_TURN_SEPARATOR in event["result"]["summary"] and self.successes > 1:
+                hypothesis_event("split turn after a compaction")
+        if kind == "notify" and "the previous summary (" in str(event.get("message")):
+            hypothesis_event("previous summary capped")
         if kind == "context_reduced" and event.get("step") == "summary":
             self.successes += 1
             threshold = self.session.settings.pipeline_settings().summary_threshold_bytes
@@ -258,17 +269,28 @@ class CompactionMachine(RuleBasedStateMachine):
 
     # ------------------------------------------------------------------ rules
 
-    @rule(alphabet=alphabets, size=sizes, results=tool_results, interject=interjections, abort_after=abort_at, fault=faults)
-    def prompt(self, alphabet: str, size: int, results: list[tuple[str, int]], interject: tuple[str, str] | None,
-               abort_after: tuple[Any, ...] | None, fault: str) -> None:
-        self.fault = fault
+    def _reads(self, results: list[tuple[str, int]], max_bytes: int | None = None) -> dict[str, Any]:
         self.counter += 1
         calls = []
         for n, (result_alphabet, result_size) in enumerate(results):
             name = f"r{self.counter}-{n}.txt"
-            (self.project / name).write_text(make_text(result_alphabet, result_size))
+            text = make_text(result_alphabet, result_size)
+            if max_bytes is not None:
+                text = text.encode()[:max_bytes].decode("utf-8", "ignore")
+            (self.project / name).write_text(text)
             calls.append({"id": f"c{self.counter}_{n}", "name": "read", "arguments": {"path": name}})
-        self.agent_turns = ([{"tool_calls": calls}] if calls else []) + [{"text": make_text(alphabet, min(size, 2000), "answer")}]
+        return {"tool_calls": calls}
+
+    @rule(alphabet=alphabets, size=sizes, results=tool_results, interject=interjections, abort_after=abort_at, fault=faults,
+          rounds=rounds)
+    def prompt(self, alphabet: str, size: int, results: list[tuple[str, int]], interject: tuple[str, str] | None,
+               abort_after: tuple[Any, ...] | None, fault: str, rounds: int = 1) -> None:
+        self.fault = fault
+        self.counter += 1
+        tool_rounds = [self._reads(results) for _ in range(rounds)] if results else []
+        if rounds > 1 and results:
+            hypothesis_event("a turn of several tool rounds")
+        self.agent_turns = [*tool_rounds, {"text": make_text(alphabet, min(size, 2000), "answer")}]
         text = make_text(alphabet, size, f"prompt {self.counter}")
         self._run(lambda: self.session.prompt(text), abort_after, interject)
         last = self.session.agent.messages[-1] if self.session.agent.messages else {}
@@ -278,11 +300,36 @@ class CompactionMachine(RuleBasedStateMachine):
             queued = [*self.session.state.steering, *self.session.state.follow_up]
             assert not queued, f"answered and idle with messages still queued: {queued}"
 
-    @rule(alphabet=alphabets, size=sizes, results=tool_results, interject=interjections, abort_after=abort_at, fault=faults)
+    @rule(alphabet=alphabets, size=sizes, results=tool_results, interject=interjections, abort_after=abort_at, fault=faults,
+          rounds=rounds)
     def another_prompt(self, **step: Any) -> None:
         """Prompts are most of a session and what makes it grow to a compaction: drawn twice as
         often as each other step."""
         self.prompt(**step)
+
+    @rule(alphabet=st.sampled_from(["ascii", "cjk"]), fault=faults)
+    def many_reads(self, alphabet: str, fault: str) -> None:
+        """Eight reads just below the artifact threshold in one turn (232,000 bytes together):
+        the per-turn inline limit holds with parallel and with sequential execution."""
+        self.fault = fault
+        pipeline = self.session._context_strategy() == "pipeline"
+        since = len(self.session.session_manager.get_entries())
+        self.agent_turns = [self._reads([(alphabet, 29_000)] * 8, max_bytes=29_000), {"text": "Read them all."}]
+        self._run(lambda: self.session.prompt(f"read the eight files {self.counter}"), None)
+        if pipeline:
+            limit = self.session.settings.pipeline_settings().turn_inline_limit_bytes
+            check_inline_per_turn(self.session.session_manager.get_entries(), since, limit)
+
+    @rule(mode=st.sampled_from(["parallel", "sequential"]))
+    def tool_execution(self, mode: str) -> None:
+        self.session.settings.set("toolExecution", mode)
+
+    @rule()
+    def switch_to_small_model(self) -> None:
+        """The switch that strands a long summary: the next summary request must still fit."""
+        if any(e.get("type") == "compaction" for e in self.session.session_manager.get_entries()):
+            hypothesis_event("switch to 8k after a compaction")
+        self.session.set_model(model(8192))
 
     @rule(focus=st.none() | st.sampled_from(["keep the file paths", "焦点: テスト"]), abort_after=abort_at, fault=faults)
     def compact(self, focus: str | None, abort_after: tuple[Any, ...] | None, fault: str) -> None:
@@ -335,6 +382,7 @@ class CompactionMachine(RuleBasedStateMachine):
             return
         session = self.session
         assert not self.problems, self.problems
+        assert not self.provider.script.summary_refusals, self.provider.script.summary_refusals
         assert not session.is_streaming and not session.is_compacting, "not idle after the step"
         assert not session.lock.locked()
         path = session.session_manager.session_file
@@ -355,7 +403,7 @@ class CompactionMachine(RuleBasedStateMachine):
 
 
 CompactionMachine.TestCase.settings = settings(
-    max_examples=400 if SOAK else 30,
+    max_examples=int(os.environ.get("PI_TUI_SOAK_EXAMPLES", "400")) if SOAK else 30,
     stateful_step_count=60 if SOAK else 30,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],

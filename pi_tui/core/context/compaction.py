@@ -35,6 +35,11 @@ from pi_tui.core.context.compaction_prompts import (
 )
 from pi_tui.core.context.cut_point import Measure, entry_message, find_cut_point
 from pi_tui.core.context.file_ops import FileOps, format_file_operations
+from pi_tui.core.context.summary_cap import (
+    CappedSummary,
+    cap_previous_summary,
+    previous_summary_budget,
+)
 from pi_tui.core.context.summary_fit import fit_summary_request
 from pi_tui.core.messages import AgentMessage
 from pi_tui.core.session.entries import Entry
@@ -277,6 +282,8 @@ class SummaryRequestSpec:
     reasoning: str | None
     dropped: str = ""
     """The oldest text left out so that the request fits the window (``summary_fit``)."""
+    capped: CappedSummary | None = None
+    """The previous summary, when it had to be cut to fit the window (``summary_cap``)."""
 
 
 def summary_reasoning(model_supports_reasoning: bool, thinking_level: str | None) -> str | None:
@@ -293,20 +300,44 @@ def history_request(
     reasoning: str | None = None,
     context_window: int | None = None,
 ) -> SummaryRequestSpec:
-    fixed = summarization_prompt_text(
-        "", previous_summary=preparation.previous_summary, custom_instructions=custom_instructions
-    )
+    previous, capped = _previous_for_request(preparation, custom_instructions, context_window)
+    fixed = summarization_prompt_text("", previous_summary=previous, custom_instructions=custom_instructions)
     fitted = fit_summary_request(preparation.messages_to_summarize, context_window=context_window,
                                  max_tokens=history_max_tokens(preparation.settings), fixed_text=fixed)
     return SummaryRequestSpec(
         system_prompt=SUMMARIZATION_SYSTEM_PROMPT,
         prompt_text=summarization_prompt_text(
-            fitted.text, previous_summary=preparation.previous_summary, custom_instructions=custom_instructions
+            fitted.text, previous_summary=previous, custom_instructions=custom_instructions
         ),
         max_tokens=fitted.max_tokens,
         reasoning=reasoning,
         dropped=fitted.dropped,
+        capped=capped,
     )
+
+
+def _previous_budget(preparation: CompactionPreparation, summary: str, custom_instructions: str | None,
+                     context_window: int | None) -> int | None:
+    if not context_window:
+        return None
+    return previous_summary_budget(
+        summary, preparation.messages_to_summarize, context_window=context_window,
+        system_prompt=SUMMARIZATION_SYSTEM_PROMPT,
+        prompt_text=lambda prev: summarization_prompt_text("", previous_summary=prev, custom_instructions=custom_instructions),
+    )
+
+
+def _previous_for_request(
+    preparation: CompactionPreparation, custom_instructions: str | None, context_window: int | None
+) -> tuple[str | None, CappedSummary | None]:
+    """The previous summary as the history request carries it: whole, or capped to what fits
+    the window (``summary_cap``; the session file keeps it whole)."""
+    previous = preparation.previous_summary
+    budget = _previous_budget(preparation, previous or "", custom_instructions, context_window)
+    if previous is None or budget is None:
+        return previous, None
+    capped = cap_previous_summary(previous, budget)
+    return capped.text, capped
 
 
 def turn_prefix_request(
@@ -324,10 +355,15 @@ def turn_prefix_request(
     )
 
 
-def needs_history_call(preparation: CompactionPreparation) -> bool:
+def needs_history_call(preparation: CompactionPreparation, *, context_window: int | None = None) -> bool:
     """A split turn with no earlier history needs no history call: its history part is the
-    previous summary (``carried_history``) or, with none, ``No prior history.``."""
-    return bool(preparation.messages_to_summarize) or not preparation.is_split_turn
+    previous summary (``carried_history``) or, with none, ``No prior history.``. A carried
+    summary too large for this window (one that a summary request would have to cap) is
+    summarized again instead: carried whole it would keep the context above the window."""
+    if preparation.messages_to_summarize or not preparation.is_split_turn:
+        return True
+    carried = preparation.carried_history
+    return bool(carried) and _previous_budget(preparation, carried or "", None, context_window) is not None
 
 
 def assemble_result(
@@ -336,7 +372,7 @@ def assemble_result(
     """Join the summarizers' answers and append the cumulative file lists (§2.7)."""
     if history_summary is not None:
         summary = history_summary
-    else:
+    else:  # no history call: the carried previous summary, else pi's text
         summary = preparation.carried_history or NO_PRIOR_HISTORY
     if preparation.is_split_turn and turn_prefix_summary is not None:
         summary = summary + SPLIT_TURN_SEPARATOR + turn_prefix_summary

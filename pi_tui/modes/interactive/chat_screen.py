@@ -91,6 +91,7 @@ class ChatScreen(KeyActionsScreen):
             yield Conversation(id="conversation")
         with Vertical(id="bottom"):
             editor = PromptEditor(self.keymap, self._complete, id="editor")
+            editor.image_path_for = self._pasted_image_path
             editor.placeholder = "Message · / commands · @ files · !cmd shell · shift+enter/ctrl+j new line"
             yield editor
             yield StatusFooter(id="footer")
@@ -309,6 +310,18 @@ class ChatScreen(KeyActionsScreen):
         await self.app.push_screen(ChildSessionScreen(message.path, description=message.description))
 
     # ------------------------------------------------------------------ submitting
+
+    def _pasted_image_path(self, text: str) -> Any:
+        from pi_tui.modes.interactive.image_paste import pasted_image_path
+
+        return pasted_image_path(text, self.pi.cwd)
+
+    @on(PromptEditor.ImagePathPasted)
+    def _image_path_pasted(self, message: PromptEditor.ImagePathPasted) -> None:
+        message.stop()
+        from pi_tui.modes.interactive.image_paste import attach_image_file
+
+        self.run_worker(attach_image_file(self, message.path), group="paste-image", exit_on_error=False)
 
     @on(PromptEditor.Submitted)
     async def _submitted(self, message: PromptEditor.Submitted) -> None:

@@ -6,14 +6,21 @@ image is fitted as the ``read`` tool fits images (``tools/images.fit_image``: wi
 4.5 MiB of base64, re-encoded when needed). The editor shows each attachment on its top border
 and Backspace at the very start of the message removes the last one. No image, no tool, a
 timeout: a one-line notice, nothing attached.
+
+A file dragged onto the terminal arrives as a paste of its path: a paste that is only the path of
+an image file (quoted, shell-escaped or a ``file://`` URI) is attached the same way instead of
+being typed (``pasted_image_path``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 from pi_tui.modes.interactive.clipboard_image import ClipboardImage, ClipboardRead
 
@@ -66,6 +73,59 @@ async def paste_image(screen: Any) -> None:
         await screen.conversation.add_notice(f"{read.problem}; nothing attached.", severity="warning")
         return
     made = await asyncio.to_thread(attachment_from, read.image, len(editor.attachments) + 1)
+    if isinstance(made, str):
+        await screen.conversation.add_notice(f"{made}; nothing attached.", severity="warning")
+        return
+    editor.attach(made)
+
+
+_IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".gif", ".webp"}
+
+
+def pasted_image_path(text: str, cwd: Path) -> Path | None:
+    """The image file a paste names, when the paste is nothing but its path (what a terminal
+    sends for a dragged file: ``'/a b.png'``, ``/a\\ b.png``, ``file:///a%20b.png``), else None."""
+    raw = text.strip()
+    if not raw or "\n" in raw or len(raw) > 4096:
+        return None
+    if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"":
+        raw = raw[1:-1]
+    elif raw.startswith("file://"):
+        raw = unquote(urlparse(raw).path)
+    else:
+        raw = re.sub(r"\\(.)", r"\1", raw)
+    path = Path(raw).expanduser()
+    path = path if path.is_absolute() else cwd / path
+    if path.suffix.lower() not in _IMAGE_SUFFIXES:
+        return None
+    from pi_tui.tools.images import detect_image_mime
+
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(16)
+    except OSError:
+        return None
+    return path if detect_image_mime(head) is not None else None
+
+
+async def attach_image_file(screen: Any, path: Path) -> None:
+    """Attach the image file ``path`` (a dragged file) to ``screen``'s editor, or say why not."""
+    from pi_tui.tools.images import detect_image_mime
+
+    editor = screen.editor
+
+    def load() -> ImageAttachment | str:
+        try:
+            data = path.read_bytes()
+        except OSError as err:
+            return f"Could not read {path.name}: {err.strerror}"
+        mime = detect_image_mime(data[:16])
+        if mime is None:
+            return f"{path.name} is not an image"
+        made = attachment_from(ClipboardImage(data, mime, "file"), len(editor.attachments) + 1)
+        return made.replace("clipboard image", path.name) if isinstance(made, str) else made
+
+    made = await asyncio.to_thread(load)
     if isinstance(made, str):
         await screen.conversation.add_notice(f"{made}; nothing attached.", severity="warning")
         return

@@ -243,3 +243,42 @@ def test_command_line_at_files_are_inlined_and_a_missing_one_is_an_error(tmp_pat
     assert initial_input(argparse.Namespace(messages=["plain", "@"])) == (["plain", "@"], [])
     with pytest.raises(ConfigError, match="Cannot read @"):
         initial_input(argparse.Namespace(messages=[f"@{tmp_path / 'gone.png'}"]))
+
+
+def test_a_paste_that_is_only_an_image_files_path_names_that_file(tmp_path):
+    from pi_tui.modes.interactive.image_paste import pasted_image_path
+
+    shot = tmp_path / "my shot.png"
+    shot.write_bytes(png(3, 3))
+    (tmp_path / "fake.png").write_text("not an image")
+    (tmp_path / "notes.txt").write_text("text")
+    for pasted in (f"'{shot}'", f'"{shot}"', str(shot).replace(" ", "\\ "), f"file://{str(shot).replace(' ', '%20')}",
+                   f"  {str(shot).replace(' ', chr(92) + ' ')}\n", "my\\ shot.png"):
+        assert pasted_image_path(pasted, tmp_path) == shot, pasted
+    for pasted in ("fake.png", "notes.txt", "gone.png", f"look at {shot}", f"{shot}\n{shot}", ""):
+        assert pasted_image_path(pasted, tmp_path) is None, pasted
+
+
+async def test_a_dragged_image_file_is_attached_and_other_pastes_are_typed(make_app, project):
+    from textual import events
+
+    provider = ScriptedProvider([{"text": "a tiny image"}])
+    app, _ = make_app(provider=provider)
+    shot = project / "drop.png"
+    image = png(7, 5)
+    shot.write_bytes(image)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        editor = app.chat.editor
+        app.post_message(events.Paste("plain words "))
+        await pilot.pause()
+        assert editor.text == "plain words " and editor.attachments == []
+        app.post_message(events.Paste(f"'{shot}'"))  # what a terminal sends for a dropped file
+        await wait_for(pilot, lambda: bool(editor.attachments))
+        await pilot.pause()
+        assert editor.text == "plain words " and "[image 1: png 7×5, 1 KB]" in screen_text(app)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        content = sent_user_content(provider)
+        assert content[0] == {"type": "text", "text": "plain words"}
+        assert base64.b64decode(content[1]["data"]) == image

@@ -181,3 +181,41 @@ def test_an_image_named_on_the_command_line_goes_with_the_first_message(
         assert texts and texts[0].endswith("what is this?") and "shot.png" in texts[0]
         urls = [p["image_url"]["url"] for p in user["content"] if p.get("type") == "image_url"]
         assert urls == ["data:image/png;base64," + base64.b64encode(data).decode("ascii")]
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (.ci/run installs it)")
+def test_a_dragged_image_file_pasted_as_its_path_is_attached(tmp_path: Path, isolated_home: Path,
+                                                             agent_dir: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    dropped = tmp_path / "Screen Shot.png"
+    data = _png(dropped)
+    with FakeServer([{"text": ANSWER}]) as server:
+        (agent_dir / "models.json").write_text(json.dumps({"providers": {"fake": {
+            "baseUrl": server.base_url, "api": "openai-completions", "apiKey": "test-key",
+            "models": [{"id": "fake-model", "contextWindow": 8000, "input": ["text", "image"]}],
+        }}}))
+        socket, name = f"pi-tui-drop-{uuid.uuid4().hex[:8]}", "drop"
+        command = (f"cd {project} && HOME={isolated_home} PI_CODING_AGENT_DIR={agent_dir} {sys.executable} -m pi_tui "
+                   "--model fake/fake-model; echo PI_TUI_EXITED $?; sleep 30")
+        _tmux(socket, "new-session", "-d", "-s", name, "-x", "120", "-y", "40", command)
+        try:
+            _wait_for(socket, name, "Message · / commands")  # the first frame
+            # What a terminal sends for a file dropped on it: the shell-quoted path, as a bracketed paste.
+            _tmux(socket, "set-buffer", "-b", "drop", f"'{dropped}'")
+            _tmux(socket, "paste-buffer", "-p", "-d", "-b", "drop", "-t", name)
+            _wait_for(socket, name, "[image 1: png 120×80")
+            _tmux(socket, "send-keys", "-t", name, "-l", "and this?")
+            _wait_for(socket, name, "and this?")
+            _tmux(socket, "send-keys", "-t", name, "Enter")
+            screen = _wait_for(socket, name, ANSWER)
+            assert "Screen Shot.png" not in screen  # attached, not typed
+            _tmux(socket, "send-keys", "-t", name, "C-c")
+            _tmux(socket, "send-keys", "-t", name, "C-c")
+            _wait_for(socket, name, "PI_TUI_EXITED 0")
+        finally:
+            _tmux(socket, "kill-server")
+        user = [m for m in server.requests[0]["messages"] if m["role"] == "user"][-1]
+        assert {"type": "text", "text": "and this?"} in user["content"]
+        urls = [p["image_url"]["url"] for p in user["content"] if p.get("type") == "image_url"]
+        assert urls == ["data:image/png;base64," + base64.b64encode(data).decode("ascii")]

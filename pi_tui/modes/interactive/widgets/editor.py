@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from textual import events
@@ -55,6 +56,12 @@ class PromptEditor(EditorActions):
         text: str
         follow_up: bool = False
 
+    @dataclass
+    class ImagePathPasted(Message):
+        """A paste that is only an image file's path (a dragged file): attach it."""
+
+        path: Path
+
     def __init__(self, keymap: Keymap, completer: Completer | None = None, **kwargs: object) -> None:
         super().__init__(soft_wrap=True, show_line_numbers=False, tab_behavior="focus", **kwargs)  # type: ignore[arg-type]
         # TextArea's class bindings are replaced, not extended: a rebound action leaves its default key.
@@ -65,6 +72,8 @@ class PromptEditor(EditorActions):
         self._completion_start = 0
         self.attachments: list[Any] = []
         """Images pasted for the next message (``image_paste.ImageAttachment``), in order."""
+        self.image_path_for: Callable[[str], Path | None] | None = None
+        """Set by the chat screen: the image file a paste names (``image_paste.pasted_image_path``)."""
         self._init_editor_actions()
 
     # ------------------------------------------------------------------ attachments
@@ -85,6 +94,15 @@ class PromptEditor(EditorActions):
         chips = "  ".join(f"[{a.label}]" for a in self.attachments)
         self.border_title = Content(chips) if chips else None
         self.border_subtitle = Content("backspace at the start removes an image") if chips else None
+
+    async def _on_paste(self, event: events.Paste) -> None:
+        # Any other paste is TextArea's: Textual runs its ``_on_paste`` after this one unless the
+        # default is prevented.
+        path = self.image_path_for(event.text) if self.image_path_for is not None else None
+        if path is not None:
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.ImagePathPasted(path))
 
     def action_delete_left(self) -> None:
         """Backspace at the very start of the message (nothing selected) removes the last
