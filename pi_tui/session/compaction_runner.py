@@ -44,6 +44,7 @@ from pi_tui.core.context.compaction import (
     coerce_compaction_settings,
     compaction_threshold,
     fit_to_window,
+    nothing_to_do,
     prepare_compaction,
 )
 from pi_tui.core.errors import PiError
@@ -310,7 +311,7 @@ class CompactionRunner(CompactionSteps):
             )
             return True
         preparation = prepare_compaction(self.host.session_manager.get_branch(), settings)
-        if preparation is None or preparation.nothing_to_summarize:
+        if preparation is None or nothing_to_do(preparation, model.context_window):
             self.note_once(
                 f"nothing:{model.provider}/{model.id}",
                 f"The context is above the compaction threshold ({threshold:,} tokens), but everything in it is "
@@ -438,7 +439,7 @@ class CompactionRunner(CompactionSteps):
                 tokens_before=int(decision["tokensBefore"]), details=decision.get("details"),
             )
         else:
-            if preparation.nothing_to_summarize:
+            if nothing_to_do(preparation, model.context_window):
                 raise (_NothingToDo if automatic else PiError)("Nothing to compact (session too small)")
             result = await self._summarize(preparation, model, api_key, custom_instructions)
         before, after = self._check_gain(path, preparation, result, from_extension, manual=not automatic)

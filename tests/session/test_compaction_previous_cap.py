@@ -153,3 +153,22 @@ def test_text_without_structure_keeps_its_newest_end() -> None:
     capped = cap_previous_summary(text, 500)
     assert capped.kept_tokens <= 500 and capped.text.endswith("line 19999")
     assert capped.text.startswith("[... ") and capped.cut_chars > 0
+
+
+async def test_a_stranded_summary_is_summarized_again_when_nothing_else_can_be_cut(tmp_path: Path) -> None:
+    """Found by the state machine: after a switch to 8k the 14k-token summary alone overflows
+    every request, and everything after it is among the kept messages. "Nothing to compact"
+    left the session stuck; the summary itself is summarized again (capped)."""
+    host = small_host(tmp_path, [summary_turn("## Goal\nCONDENSED")])
+    first = host.add(user_message("question 0"))
+    host.session_manager.append_compaction(long_summary(), first, 20_000, {"readFiles": [], "modifiedFiles": []}, False)
+    host.add(usage_assistant("answer 0", total=0))
+
+    result = await host.runner.compact()
+
+    assert result.summary.startswith("## Goal\nCONDENSED") and result.first_kept_entry_id == first
+    (request,) = host.provider.requests
+    prompt = text_of(request.messages[0]["content"])
+    assert prompt.startswith("<conversation>\n\n</conversation>") and "<previous-summary>" in prompt
+    assert request_tokens(request) + (request.max_tokens or 0) <= 8192
+    assert len(cap_notices(host)) == 1 and compactions(host)[0]["summary"] == long_summary()

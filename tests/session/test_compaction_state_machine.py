@@ -324,9 +324,15 @@ class CompactionMachine(RuleBasedStateMachine):
     def tool_execution(self, mode: str) -> None:
         self.session.settings.set("toolExecution", mode)
 
-    @rule()
-    def switch_to_small_model(self) -> None:
-        """The switch that strands a long summary: the next summary request must still fit."""
+    @rule(strand=st.booleans())
+    def switch_to_small_model(self, strand: bool) -> None:
+        """The switch that strands a long summary: with ``strand``, a ``/compact`` (keeping 500
+        tokens) first writes the long (~25k-token) summary a manual compaction keeps even when it
+        does not shrink the context; on the 8k model the next summary request must still fit."""
+        if strand:  # keep little, so that even a short session has something to summarize
+            self.session.settings.set("compaction.keepRecentTokens", 500)
+            self.fault = "longer"
+            self._run(lambda: self.session.compact(), None)
         if any(e.get("type") == "compaction" for e in self.session.session_manager.get_entries()):
             hypothesis_event("switch to 8k after a compaction")
         self.session.set_model(model(8192))

@@ -355,6 +355,16 @@ def turn_prefix_request(
     )
 
 
+def nothing_to_do(preparation: CompactionPreparation, context_window: int | None) -> bool:
+    """Nothing to summarize, and no previous summary too large for this window. Such a summary
+    (a long one stranded by a switch to a small model) is the context's problem by itself: it is
+    summarized again, capped, even when every message is among the kept ones."""
+    if not preparation.nothing_to_summarize:
+        return False
+    previous = preparation.previous_summary
+    return not previous or _previous_budget(preparation, previous, None, context_window) is None
+
+
 def needs_history_call(preparation: CompactionPreparation, *, context_window: int | None = None) -> bool:
     """A split turn with no earlier history needs no history call: its history part is the
     previous summary (``carried_history``) or, with none, ``No prior history.``. A carried
