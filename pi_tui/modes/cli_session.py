@@ -74,7 +74,7 @@ def permission_options(args: argparse.Namespace, *, ask: bool = False, ask_timeo
                        headless_reason: str = "print mode: nobody is there to answer") -> Any:
     """``--permission-mode`` / ``--yolo``, and whether questions go to the session's dialogs
     (``ask``: TUI, RPC) or are denials (print/JSON)."""
-    from pi_tui.permissions.setup import PermissionOptions
+    from pi_tui.permissions.options import PermissionOptions
 
     yolo = bool(getattr(args, "yolo", False))
     return PermissionOptions(mode="bypassPermissions" if yolo else getattr(args, "permission_mode", None),

@@ -30,9 +30,10 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from pi_tui.permissions.proxy import INSIDE_PORT, DomainProxy
+if TYPE_CHECKING:
+    from pi_tui.permissions.proxy import DomainProxy
 
 FORWARDER = Path(__file__).with_name("forwarder.py")
 Network = Literal["off", "on"]
@@ -125,6 +126,8 @@ def bwrap_arguments(policy: SandboxPolicy, cwd: Path, *, disable_userns: bool, s
              "--tmpfs", "/dev/shm"]
     args += _empty_run()
     if proxy_folder is not None:  # the only way out of the empty network namespace
+        from pi_tui.permissions.proxy import INSIDE_PORT
+
         url = f"http://127.0.0.1:{INSIDE_PORT}"
         args += ["--ro-bind", str(proxy_folder), PROXY_INSIDE]
         for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy"):
@@ -228,6 +231,8 @@ class SandboxRuntime:
         args = bwrap_arguments(self.policy, cwd, disable_userns=bwrap.disable_userns, seccomp_fd=fd,
                                proxy_folder=proxy.folder if proxy is not None else None)
         if proxy is not None:
+            from pi_tui.permissions.proxy import INSIDE_PORT
+
             argv = [sys.executable, "-I", "-S", str(FORWARDER), f"{PROXY_INSIDE}/proxy.sock", str(INSIDE_PORT),
                     "--", *argv]
         return SandboxedCommand([bwrap.program, *args, "--", *argv], () if fd is None else (fd,))
@@ -238,6 +243,10 @@ class SandboxRuntime:
         if not self.policy.domains or self.policy.read_only:
             return None
         if self.proxy_box[0] is None:
+            from pi_tui.permissions.proxy import (
+                DomainProxy,  # socketserver: only with a domain list
+            )
+
             self.proxy_box[0] = DomainProxy(self.policy.domains, Path(tempfile.mkdtemp(prefix="pi-proxy-"))).start()
         return self.proxy_box[0]
 

@@ -7,13 +7,13 @@ import atexit
 import shutil
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pi_tui.permissions.config import PermissionSettings, permission_settings
-from pi_tui.permissions.gate import Asker, PendingSandbox, PermissionGate, Scope
+from pi_tui.permissions.gate import PendingSandbox, PermissionGate, Scope
 from pi_tui.permissions.modes import Mode, ModeChoice, choose_mode
+from pi_tui.permissions.options import PermissionOptions
 from pi_tui.permissions.sandbox import (
     Preflight,
     SandboxPolicy,
@@ -25,24 +25,6 @@ from pi_tui.permissions.sandbox import (
 _PREFLIGHTS: dict[str, Preflight] = {}
 """One preflight per run (per process), whatever the number of sessions."""
 _PREFLIGHT_LOCK = threading.Lock()
-
-
-@dataclass(slots=True)
-class PermissionOptions:
-    """What the mode (CLI, TUI, RPC, ACP) tells the SDK about permissions."""
-
-    mode: str | None = None
-    """``--permission-mode`` / ``--yolo`` for this run (None: environment, settings, defaults)."""
-    mode_source: str = "--permission-mode"
-    asker: Asker | None = None
-    """Who answers questions; None: every question is a denial (print/JSON)."""
-    ask_through_session: bool = False
-    """Ask through the session's dialogs (``AgentSession.ask_user``: TUI, RPC, ACP) when no ``asker``."""
-    ask_timeout_s: float | None = None
-    """How long a question waits (RPC: then it is a denial); None: as long as the person takes."""
-    headless_reason: str = "nobody can answer in this mode"
-    notices: list[str] = field(default_factory=list)
-    """Filled by ``build_gate``: lines for the user (a warning, the missing sandbox)."""
 
 
 def preflight_for(policy: SandboxPolicy) -> Preflight:

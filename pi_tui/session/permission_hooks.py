@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from pi_tui.permissions.setup import PermissionOptions
+    from pi_tui.permissions.options import PermissionOptions
 
 
 def attach_permissions(session: Any, options: PermissionOptions | None, cwd: Path, agent: Path, settings: Any,
@@ -19,6 +19,14 @@ def attach_permissions(session: Any, options: PermissionOptions | None, cwd: Pat
     loads none of it."""
     if options is None:
         return
+    if not options.answered:  # print/JSON: nobody to ask, so nothing is needed before a tool call
+        _attach_at_first_call(session, options, cwd, agent, settings, trusted)
+        return
+    _attach(session, options, cwd, agent, settings, trusted)
+
+
+def _attach(session: Any, options: PermissionOptions, cwd: Path, agent: Path, settings: Any, trusted: bool, *,
+            hook: bool = True) -> Any:
     from pi_tui.permissions.ask import asker_through
     from pi_tui.permissions.setup import build_gate
     from pi_tui.tools.bash import BashTool, EscalatingBashTool
@@ -28,6 +36,7 @@ def attach_permissions(session: Any, options: PermissionOptions | None, cwd: Pat
 
     if options.asker is None and options.ask_through_session:
         options.asker = asker_through(session.ask_user, timeout_s=options.ask_timeout_s)
+
     def notify(notice: str) -> None:
         session.add_diagnostic("permissions", notice)
         session.notify(notice, "warning")
@@ -35,7 +44,8 @@ def attach_permissions(session: Any, options: PermissionOptions | None, cwd: Pat
     gate = build_gate(options, cwd=cwd, agent_dir=agent, settings=settings, trusted=trusted, on_event=session.emit,
                       stop_turn=stop_turn, notify=notify)
     session.permissions = gate
-    session.hooks.tool_gates.append(gate.before_tool_call)
+    if hook:  # (at the first call the stand-in's entry calls it)
+        session.hooks.tool_gates.append(gate.before_tool_call)
     session._state.sandbox = gate
     # Leaving the sandbox needs someone to ask (print/JSON would deny it anyway): only then is
     # the preflight's answer needed now, for bash's parameters; print mode runs it lazily.
@@ -46,6 +56,63 @@ def attach_permissions(session: Any, options: PermissionOptions | None, cwd: Pat
                 tools[name] = EscalatingBashTool()
     for notice in options.notices:
         notify(notice)
+    return gate
+
+
+class _GateAtFirstCall:
+    """Print/JSON mode: the permission room is imported and the gate built at the first tool
+    call (a ``-p`` run that calls none loads none of it: ~20 ms of imports, and bwrap). It stands
+    in for the gate as the tools' sandbox and path pins meanwhile."""
+
+    def __init__(self, build: Any) -> None:
+        self._build = build
+        self._gate: Any = None
+
+    @property
+    def gate(self) -> Any:
+        if self._gate is None:
+            self._gate = self._build()
+        return self._gate
+
+    async def before_tool_call(self, info: Any) -> Any:
+        return await self.gate.before_tool_call(info)
+
+    def wrap(self, argv: Any, cwd: Path, call_id: str | None) -> Any:
+        return self.gate.wrap(argv, cwd, call_id)
+
+    def pinned(self, call_id: str, path: Path) -> Path | None:
+        return self.gate.pinned(call_id, path)  # type: ignore[no-any-return]
+
+
+def _attach_at_first_call(session: Any, options: PermissionOptions, cwd: Path, agent: Path, settings: Any,
+                          trusted: bool) -> None:
+    _check_modes(options, settings)  # a bad mode is still a start-up error, as with the gate built now
+
+    def build() -> Any:
+        return _attach(session, options, cwd, agent, settings, trusted, hook=False)
+
+    stand_in = _GateAtFirstCall(build)
+    session.hooks.tool_gates.append(stand_in.before_tool_call)
+    session._state.sandbox = stand_in
+
+
+def _check_modes(options: PermissionOptions, settings: Any) -> None:
+    """The mode values the gate would read (the environment, ``permissions.defaultMode``), checked
+    now: ``ModeError`` names a bad one's place."""
+    import os
+
+    from pi_tui.permissions.modes import ENV_MODE, parse_mode
+
+    if os.environ.get(ENV_MODE):
+        parse_mode(os.environ[ENV_MODE], ENV_MODE)
+    files = getattr(settings, "file_settings", None)
+    if not callable(files):
+        return
+    for scope in ("global", "project"):
+        section = files(scope).get("permissions")
+        mode = section.get("defaultMode") if isinstance(section, dict) else None
+        if isinstance(mode, str) and mode:
+            parse_mode(mode, f"permissions.defaultMode in the {scope} settings")
 
 
 def child_tools_for(parent: Any, tools: list[Any], *, read_only: bool) -> list[Any]:

@@ -1,5 +1,5 @@
 """A state machine over random model writes, user edits and deletions (between turns), prompts,
-navigations with file restores and /undo: whatever was on disk when the agent or a restore next
+navigations with file restores, /undo and gc runs of the store (another session deleted): whatever was on disk when the agent or a restore next
 acted — the model's writes and the user's edits alike — is afterwards still on disk or reachable
 in the store, so no content anyone wrote is ever lost."""
 
@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 from pi_tui.checkpoints.git_store import store_dir_for
+from pi_tui.checkpoints.prune import gc_store
 from pi_tui.core.errors import PiError
 from pi_tui.sdk import create_agent_session
 from pi_tui.session.checkpoint_hooks import undo
@@ -121,6 +122,14 @@ class CheckpointMachine(RuleBasedStateMachine):
         except PiError as err:
             assert "Nothing to undo" in str(err) or "Cannot restore files" in str(err), err
         self._check_after("/undo")
+
+    @rule()
+    def another_session_deleted(self) -> None:
+        """Some other session of the project was deleted: the store's gc (no grace at all) runs
+        between any two actions and must not take anything this session can still restore."""
+        store = store_dir_for(self.agent, self.project)
+        if (store / "HEAD").exists():
+            gc_store(store, grace="now")
 
     def _check_after(self, action: str) -> None:
         """Right after an action that snapshots or restores: what was on disk before it is still on

@@ -1,6 +1,6 @@
 """bwrap's preflight runs when a decision first needs it, once per run: a print run that calls no
-tool never starts bwrap (it cost every ``-p`` run ~20-60 ms plus a ``bwrap --help``), and a
-missing sandbox is still reported, when it is first learnt."""
+tool never starts bwrap (it cost every ``-p`` run ~20-60 ms plus a ``bwrap --help``) nor builds
+the gate, and a missing sandbox is still reported, when it is first learnt."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ async def test_a_run_without_tool_calls_never_starts_bwrap(fake_world: FakeWorld
     session = session_for(fake_world, [{"text": "hi"}])
     await session.prompt("say hi")
     assert preflights == []
-    assert not session.permissions.settled  # trusted, no mode given: auto or default, not known yet
+    assert session.permissions is None  # print mode: the gate is built at the first tool call
     read = session_for(fake_world, [{"tool_calls": [{"id": "r", "name": "read", "arguments": {"path": "a"}}]},
                                     {"text": "done"}], mode="auto")
     (fake_world.project / "a").write_text("x")
@@ -76,3 +76,11 @@ async def test_no_sandbox_is_reported_when_learnt(fake_world: FakeWorld, monkeyp
                for d in session.diagnostics())
     result = next(m for m in session.messages if m["role"] == "toolResult")
     assert result["isError"] and "there is no sandbox here" in result["content"][0]["text"]
+
+
+def test_a_bad_mode_is_still_a_start_up_error(fake_world: FakeWorld) -> None:
+    (fake_world.agent / "settings.json").write_text('{"permissions": {"defaultMode": "sometimes"}}')
+    from pi_tui.permissions.modes import ModeError
+
+    with pytest.raises(ModeError, match="unknown permission mode 'sometimes'"):
+        session_for(fake_world, [{"text": "hi"}])

@@ -163,9 +163,10 @@ async def test_untrusted_project_gets_default_and_cannot_allow(fake_world: FakeW
 
 
 async def test_trusted_project_defaults_to_auto_and_a_flag_wins_with_a_warning(fake_world: FakeWorld) -> None:
-    _, session = await run(fake_world, [], mode=None, trusted=True)
+    # (with someone to ask the gate is built with the session; print mode builds it at the first call)
+    _, session = await run(fake_world, [], mode=None, asker=Asker(), trusted=True)
     assert session.permissions.mode == "auto"
-    _, untrusted = await run(fake_world, [], mode="auto", trusted=False)
+    _, untrusted = await run(fake_world, [], mode="auto", asker=Asker(), trusted=False)
     assert untrusted.permissions.mode == "auto"
     assert any("in a project you have not trusted" in n for n in untrusted.notices)
 
