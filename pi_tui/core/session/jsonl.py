@@ -147,8 +147,46 @@ def parse_session_bytes(data: bytes, path: Path, *, into: ParsedSession | None =
                 return None
 
     bom = into is None and data.startswith(_BOM_BYTES)
+    if not bom and data.endswith(b"\n"):
+        objects = _every_line_an_object(data, fast_loads, fast_error)
+        if objects is not None:
+            return _take_lines(objects, path, into=into, finish=finish)
     return _parse_lines(data, path, b"\n", _BLANK_BYTES, _BLANK.encode(), parse, lenient, bom,
                         into=into, finish=finish)
+
+
+def _every_line_an_object(data: bytes, loads: Any, error: Any) -> list[Any] | None:
+    """The common case at C speed: every line of ``data`` (ending in a newline) is a JSON object
+    orjson reads. None as soon as one is not (a blank, malformed, lenient-only or non-object
+    line): the line loop then reads the block again with all its rules. Where this answers, the
+    loop would have given the same objects (it hands each non-blank line to the same
+    ``orjson.loads``), without its per-line Python work (~0.15 s of a 100,000-line file)."""
+    paused = gc.isenabled()
+    gc.disable()  # as in _parse_lines
+    try:
+        objects = [loads(line) for line in data[:-1].split(b"\n")]
+    except error:
+        return None
+    finally:
+        if paused:
+            gc.enable()
+    for obj in objects:
+        if type(obj) is not dict:
+            return None
+    return objects
+
+
+def _take_lines(objects: list[Any], path: Path, *, into: ParsedSession | None, finish: bool) -> ParsedSession:
+    """``_parse_lines``'s result for a block whose every line is the object in ``objects``."""
+    result = into if into is not None else ParsedSession(path=path)
+    result.ends_with_newline = True
+    if objects:
+        result.has_content = True
+    first = result.line_count + 1
+    result.entries.extend(objects)
+    result.lines.extend(range(first, first + len(objects)))
+    result.line_count += len(objects)
+    return _finish(result) if finish else result
 
 
 def parse_session_text(text: str, path: Path) -> ParsedSession:
@@ -215,9 +253,11 @@ def _parse_lines(data: Any, path: Path, newline: Any, blank_first: frozenset[Any
     finally:
         if paused:
             gc.enable()
-    if not finish:
-        return result
-    if entries and not is_valid_header(entries[0]):
+    return _finish(result) if finish else result
+
+
+def _finish(result: ParsedSession) -> ParsedSession:
+    if result.entries and not is_valid_header(result.entries[0]):
         result.entries = []
         result.lines = []
     _report(result)

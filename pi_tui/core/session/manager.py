@@ -25,6 +25,7 @@ from pi_tui.core.session.branching import (
     read_fork_source,
 )
 from pi_tui.core.session.entries import Entry
+from pi_tui.core.session.gc_pause import collector_paused
 from pi_tui.core.session.ids import artifact_dir_for, new_entry_id, session_file_name, uuid7
 from pi_tui.core.session.listing import find_most_recent_session
 from pi_tui.core.session.loading import load_for_open
@@ -88,17 +89,20 @@ class SessionManager:
         """
         path = Path(path)
         manager = cls(cwd=cwd, session_dir=path.parent, session_file=path)
-        outcome = load_for_open(path, manager._persistence)
-        manager.load_warnings = outcome.warnings
-        manager.migrated_from = outcome.migrated_from
-        manager.backup_file = outcome.backup_file
-        if outcome.header is None:
-            manager._start_new(parent_session=None, session_id=None)
-            if outcome.rewrite_header:
-                manager._persistence.rewrite(manager._header, [])
-        else:
-            manager._install(outcome.header, outcome.entries)
-            manager._persistence.mark_all_on_disk(len(outcome.entries))
+        loaded = [0]
+        with collector_paused(loaded):  # acyclic JSON data: see gc_pause.py
+            outcome = load_for_open(path, manager._persistence)
+            manager.load_warnings = outcome.warnings
+            manager.migrated_from = outcome.migrated_from
+            manager.backup_file = outcome.backup_file
+            if outcome.header is None:
+                manager._start_new(parent_session=None, session_id=None)
+                if outcome.rewrite_header:
+                    manager._persistence.rewrite(manager._header, [])
+            else:
+                manager._install(outcome.header, outcome.entries)
+                manager._persistence.mark_all_on_disk(len(outcome.entries))
+            loaded[0] = len(outcome.entries)
         return manager
 
     @classmethod

@@ -219,3 +219,25 @@ def test_the_words_every_entry_repeats_are_one_string_each(tmp_path: Path, monke
         assert first["message"][key] is last["message"][key], key
     assert first["message"]["content"][0]["name"] is last["message"]["content"][0]["name"]
     assert first["message"]["content"][0]["type"] is last["message"]["content"][0]["type"]
+
+
+def test_a_block_of_object_lines_is_read_without_the_line_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 19 item 15: the common block (every line an object orjson reads) skips the per-line
+    loop, with the same entries, line numbers and flags; any other block still goes through it."""
+    pytest.importorskip("orjson")
+    import pi_tui.core.session.jsonl as jsonl
+
+    lines = [HEADER, *(ENTRY.replace('"a1"', f'"e{n}"') for n in range(40))]
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    reference = parse_session_text(path.read_text(), path)
+    loop = jsonl._parse_lines
+    calls: list[int] = []
+    monkeypatch.setattr(jsonl, "_parse_lines", lambda data, *a, **k: calls.append(len(data)) or loop(data, *a, **k))
+    monkeypatch.setattr(jsonl, "READ_BLOCK_BYTES", 256)
+    assert _fields(read_session_file(path)) == _fields(reference)
+    assert calls == [0]  # only the empty remainder that finishes the read
+    path.write_text("\n".join([*lines[:5], "", *lines[5:]]) + "\n", encoding="utf-8")
+    calls.clear()
+    blank = read_session_file(path)
+    assert blank.entries == reference.entries and blank.lines[5] == 7 and calls[0] > 0

@@ -100,6 +100,13 @@ def _tmux(socket: str, *args: str) -> str:
                           check=False).stdout
 
 
+def _kill_server(socket: str) -> None:
+    """End the test's tmux server and remove its socket file (tmux leaves it behind)."""
+    _tmux(socket, "kill-server")
+    folder = Path(os.environ.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{os.getuid()}"
+    (folder / socket).unlink(missing_ok=True)
+
+
 def _wait_for(socket: str, name: str, text: str) -> str:
     deadline = time.monotonic() + WAIT_SECONDS
     screen = ""
@@ -142,7 +149,7 @@ def test_ctrl_v_pastes_the_x11_clipboard_png_and_the_provider_receives_it(
             _tmux(socket, "send-keys", "-t", name, "C-c")
             _wait_for(socket, name, "PI_TUI_EXITED 0")
         finally:
-            _tmux(socket, "kill-server")
+            _kill_server(socket)
         assert len(server.requests) == 1
         user = [m for m in server.requests[0]["messages"] if m["role"] == "user"][-1]
         parts = user["content"]
@@ -175,7 +182,7 @@ def test_an_image_named_on_the_command_line_goes_with_the_first_message(
             _tmux(socket, "send-keys", "-t", name, "C-c")
             _wait_for(socket, name, "PI_TUI_EXITED 0")
         finally:
-            _tmux(socket, "kill-server")
+            _kill_server(socket)
         user = [m for m in server.requests[0]["messages"] if m["role"] == "user"][-1]
         texts = [p["text"] for p in user["content"] if p.get("type") == "text"]
         assert texts and texts[0].endswith("what is this?") and "shot.png" in texts[0]
@@ -214,7 +221,7 @@ def test_a_dragged_image_file_pasted_as_its_path_is_attached(tmp_path: Path, iso
             _tmux(socket, "send-keys", "-t", name, "C-c")
             _wait_for(socket, name, "PI_TUI_EXITED 0")
         finally:
-            _tmux(socket, "kill-server")
+            _kill_server(socket)
         user = [m for m in server.requests[0]["messages"] if m["role"] == "user"][-1]
         assert {"type": "text", "text": "and this?"} in user["content"]
         urls = [p["image_url"]["url"] for p in user["content"] if p.get("type") == "image_url"]
