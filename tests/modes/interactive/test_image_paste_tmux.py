@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from pi_tui.testing.fake_server import FakeServer
+from tests.xvfb import private_x_display
 
 MISSING = [tool for tool in ("tmux", "Xvfb", "xclip") if shutil.which(tool) is None]
 pytestmark = [pytest.mark.tmux]
@@ -45,30 +46,8 @@ def x_display() -> Iterator[str]:
     """A private Xvfb server on a display it chose as free."""
     if MISSING:
         pytest.skip(f"{', '.join(MISSING)} not installed (.ci/run installs them)")
-    read_end, write_end = os.pipe()
-    server = subprocess.Popen(["Xvfb", "-displayfd", str(write_end), "-screen", "0", "640x480x24", "-nolisten", "tcp"],
-                              pass_fds=(write_end,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    os.close(write_end)
-    try:
-        number = b""
-        deadline = time.monotonic() + WAIT_SECONDS
-        os.set_blocking(read_end, False)
-        while not number.endswith(b"\n"):
-            if time.monotonic() > deadline or server.poll() is not None:
-                pytest.fail("Xvfb did not start (no display number within the timeout)")
-            try:
-                number += os.read(read_end, 16)
-            except BlockingIOError:
-                time.sleep(0.05)
-        yield f":{number.decode().strip()}"
-    finally:
-        os.close(read_end)
-        server.terminate()
-        try:
-            server.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(timeout=5)
+    with private_x_display() as display:
+        yield display
 
 
 @pytest.fixture
