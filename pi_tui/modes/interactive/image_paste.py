@@ -76,7 +76,7 @@ async def paste_image(screen: Any) -> None:
     if isinstance(made, str):
         await screen.conversation.add_notice(f"{made}; nothing attached.", severity="warning")
         return
-    editor.attach(made)
+    await _attach(screen, made)
 
 
 _IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".gif", ".webp"}
@@ -129,4 +129,14 @@ async def attach_image_file(screen: Any, path: Path) -> None:
     if isinstance(made, str):
         await screen.conversation.add_notice(f"{made}; nothing attached.", severity="warning")
         return
-    editor.attach(made)
+    await _attach(screen, made)
+
+
+async def _attach(screen: Any, attachment: ImageAttachment) -> None:
+    """Attach, and say so when the model cannot see images (it gets a placeholder instead)."""
+    screen.editor.attach(attachment)
+    model = getattr(getattr(screen.session, "state", None), "model", None)
+    if model is not None and not getattr(model, "supports_images", True):
+        await screen.conversation.add_notice(
+            f"{model.provider}/{model.id} does not take images: it will be told an image was omitted.",
+            severity="warning")

@@ -4,13 +4,10 @@ over SSH, and the two ways in — ctrl+c on the editor's selection and ``/copy``
 from __future__ import annotations
 
 import base64
-import contextlib
 import os
 import shutil
 import subprocess
-import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,33 +20,17 @@ from pi_tui.modes.interactive.clipboard import (
 )
 from pi_tui.modes.interactive.widgets.editor import PromptEditor
 from tests.modes.interactive.conftest import ready, settle, wait_for
+from tests.xvfb import MISSING_X, MISSING_X_REASON, private_x_display
 
 SIZE = (100, 30)
-needs_x = pytest.mark.skipif(not (shutil.which("Xvfb") and shutil.which("xclip")), reason="Xvfb and xclip")
+needs_x = pytest.mark.skipif(bool(MISSING_X), reason=MISSING_X_REASON)
 
 
 @pytest.fixture
 def x_display() -> Iterator[str]:
     """A private X server (Xvfb) for the test; its display name (``:N``)."""
-    for number in range(140, 200):
-        if not Path(f"/tmp/.X11-unix/X{number}").exists() and not Path(f"/tmp/.X{number}-lock").exists():
-            break
-    display = f":{number}"
-    server = subprocess.Popen(["Xvfb", display, "-nolisten", "tcp", "-screen", "0", "640x480x24"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 15
-        while not Path(f"/tmp/.X11-unix/X{number}").exists():
-            if time.monotonic() > deadline or server.poll() is not None:
-                pytest.fail("Xvfb did not start")
-            time.sleep(0.05)
+    with private_x_display() as display:
         yield display
-    finally:
-        server.terminate()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            server.wait(5)
-        if server.poll() is None:
-            server.kill()
 
 
 def read_x_clipboard(display: str) -> str:

@@ -11,6 +11,7 @@ import base64
 import io
 from typing import Any
 
+from pi_tui.core.provider import ModelInfo
 from pi_tui.modes.interactive.clipboard_image import (
     NO_TOOL,
     ClipboardTimeout,
@@ -69,9 +70,12 @@ def sent_user_content(provider: ScriptedProvider) -> list[dict[str, Any]]:
     return content
 
 
+VISION = ModelInfo(provider="scripted", id="vision-model", input=("text", "image"))
+
+
 async def test_a_pasted_png_is_shown_on_the_editor_and_sent_as_an_image_block(make_app):
     provider = ScriptedProvider([{"text": "I see a red square."}])
-    app, _ = make_app(provider=provider)
+    app, _ = make_app(provider=provider, model=VISION)
     image = png(64, 48)
     fake = FakeXclip(["TARGETS", "text/plain", "image/jpeg", "image/png"], {"image/png": image})
     app.clipboard_reader = x11_reader(fake)
@@ -92,6 +96,18 @@ async def test_a_pasted_png_is_shown_on_the_editor_and_sent_as_an_image_block(ma
         text = screen_text(app)
         assert "I see a red square." in text and "[1 image]" in text
         assert "[image 1" not in text  # the attachment went with the message
+        assert not any("does not take images" in n for n in notices(app))
+
+
+async def test_a_model_without_image_input_is_named_when_an_image_is_attached(make_app):
+    app, _ = make_app([])  # the scripted model takes text only
+    app.clipboard_reader = x11_reader(FakeXclip(["image/png"], {"image/png": png(6, 6)}))
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await pilot.press("ctrl+v")
+        await wait_for(pilot, lambda: any("does not take images" in n for n in notices(app)))
+        assert "scripted/scripted-model does not take images: it will be told an image was omitted." in notices(app)
+        assert len(app.chat.editor.attachments) == 1  # still attached: another model may take it
 
 
 async def test_a_large_image_is_fitted_like_the_read_tools_images(make_app):

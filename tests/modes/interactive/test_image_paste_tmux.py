@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from pi_tui.testing.fake_server import FakeServer
+from tests.xvfb import private_x_display
 
 MISSING = [tool for tool in ("tmux", "Xvfb", "xclip") if shutil.which(tool) is None]
 pytestmark = [pytest.mark.tmux]
@@ -45,30 +46,8 @@ def x_display() -> Iterator[str]:
     """A private Xvfb server on a display it chose as free."""
     if MISSING:
         pytest.skip(f"{', '.join(MISSING)} not installed (.ci/run installs them)")
-    read_end, write_end = os.pipe()
-    server = subprocess.Popen(["Xvfb", "-displayfd", str(write_end), "-screen", "0", "640x480x24", "-nolisten", "tcp"],
-                              pass_fds=(write_end,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    os.close(write_end)
-    try:
-        number = b""
-        deadline = time.monotonic() + WAIT_SECONDS
-        os.set_blocking(read_end, False)
-        while not number.endswith(b"\n"):
-            if time.monotonic() > deadline or server.poll() is not None:
-                pytest.fail("Xvfb did not start (no display number within the timeout)")
-            try:
-                number += os.read(read_end, 16)
-            except BlockingIOError:
-                time.sleep(0.05)
-        yield f":{number.decode().strip()}"
-    finally:
-        os.close(read_end)
-        server.terminate()
-        try:
-            server.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(timeout=5)
+    with private_x_display() as display:
+        yield display
 
 
 @pytest.fixture
@@ -98,6 +77,13 @@ def clipboard_png(x_display: str, tmp_path: Path) -> Iterator[bytes]:
 def _tmux(socket: str, *args: str) -> str:
     return subprocess.run(["tmux", "-L", socket, *args], capture_output=True, text=True, timeout=10,
                           check=False).stdout
+
+
+def _kill_server(socket: str) -> None:
+    """End the test's tmux server and remove its socket file (tmux leaves it behind)."""
+    _tmux(socket, "kill-server")
+    folder = Path(os.environ.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{os.getuid()}"
+    (folder / socket).unlink(missing_ok=True)
 
 
 def _wait_for(socket: str, name: str, text: str) -> str:
@@ -142,7 +128,7 @@ def test_ctrl_v_pastes_the_x11_clipboard_png_and_the_provider_receives_it(
             _tmux(socket, "send-keys", "-t", name, "C-c")
             _wait_for(socket, name, "PI_TUI_EXITED 0")
         finally:
-            _tmux(socket, "kill-server")
+            _kill_server(socket)
         assert len(server.requests) == 1
         user = [m for m in server.requests[0]["messages"] if m["role"] == "user"][-1]
         parts = user["content"]
@@ -175,7 +161,7 @@ def test_an_image_named_on_the_command_line_goes_with_the_first_message(
             _tmux(socket, "send-keys", "-t", name, "C-c")
             _wait_for(socket, name, "PI_TUI_EXITED 0")
         finally:
-            _tmux(socket, "kill-server")
+            _kill_server(socket)
         user = [m for m in server.requests[0]["messages"] if m["role"] == "user"][-1]
         texts = [p["text"] for p in user["content"] if p.get("type") == "text"]
         assert texts and texts[0].endswith("what is this?") and "shot.png" in texts[0]
@@ -214,7 +200,7 @@ def test_a_dragged_image_file_pasted_as_its_path_is_attached(tmp_path: Path, iso
             _tmux(socket, "send-keys", "-t", name, "C-c")
             _wait_for(socket, name, "PI_TUI_EXITED 0")
         finally:
-            _tmux(socket, "kill-server")
+            _kill_server(socket)
         user = [m for m in server.requests[0]["messages"] if m["role"] == "user"][-1]
         assert {"type": "text", "text": "and this?"} in user["content"]
         urls = [p["image_url"]["url"] for p in user["content"] if p.get("type") == "image_url"]
