@@ -11,6 +11,8 @@ STAMP := $(VENV)/.installed
 LOCK := requirements.lock
 DEV_LOCK := requirements-dev.lock
 UV_LOCK := requirements-uv.lock
+PIP_LOCK := requirements-pip.lock
+PIP_VERSION := 26.3
 UV_VERSION := 0.13.8
 # Universal locks (every platform's markers and hashes), resolved for the oldest Python we support.
 UV_COMPILE = $(BIN)/uv pip compile --quiet --generate-hashes --universal --python-version 3.11 \
@@ -21,8 +23,12 @@ UV_COMPILE = $(BIN)/uv pip compile --quiet --generate-hashes --universal --pytho
 # The package itself goes in without build isolation: hatchling comes from the dev lock, so no
 # unhashed build dependency is fetched. pip check fails when pyproject.toml names a dependency
 # the lock lacks (run `make lock`).
-$(STAMP): pyproject.toml $(DEV_LOCK)
+# pip itself comes first, by hash, from its own lock: the pip a venv starts with (23.2 on Python
+# 3.11.7) rejects a hashed lock whose packages ask for another's extras (litellm's httpx[http2])
+# once the index holds a newer release of that package than the lock pins.
+$(STAMP): pyproject.toml $(DEV_LOCK) $(PIP_LOCK)
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --require-hashes -r $(PIP_LOCK)
 	$(BIN)/python -m pip install --quiet --require-hashes -r $(DEV_LOCK)
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	$(BIN)/python -m pip check >/dev/null || { $(BIN)/python -m pip check; \
@@ -42,6 +48,7 @@ lock: $(BIN)/uv
 	$(BIN)/python -c 'import tomllib; print(*tomllib.load(open("pyproject.toml", "rb"))["build-system"]["requires"], "editables", sep="\n")' \
 		| $(UV_COMPILE) pyproject.toml - --extra dev -c $(LOCK) -o $(DEV_LOCK)
 	echo 'uv==$(UV_VERSION)' | $(UV_COMPILE) - -o $(UV_LOCK)
+	echo 'pip==$(PIP_VERSION)' | $(UV_COMPILE) - -o $(PIP_LOCK)
 
 # Real MCP servers the tests in tests/mcp/ drive (they skip, saying so, without them): npm's
 # server-everything and server-filesystem from the committed package-lock.json, and PyPI's

@@ -55,8 +55,8 @@ def install(release: threading.Event, reading: threading.Event, stalled_after: f
 
     real = regular_files.open_regular
 
-    def open_regular(path: Any) -> Any:
-        return HungFile(release, reading) if Path(path).name == HUNG_NAME else real(path)
+    def open_regular(path: Any, **options: Any) -> Any:  # (the read tool passes pinned=)
+        return HungFile(release, reading) if Path(path).name == HUNG_NAME else real(path, **options)
 
     patched: list[tuple[Any, str, Any]] = [(regular_files, "open_regular", real)]
     regular_files.open_regular = open_regular  # type: ignore[assignment]
