@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from pi_tui.resources.builtin import builtin_prompts_dir, builtin_skills_dir
 from pi_tui.resources.frontmatter import _simple_mapping, parse_frontmatter
 
-_TRICKY = list(" :#'\"-?|>!&*%@`[]{},=~<\\\t.0123456789") + ["yes", "No", "TRUE", "off", "null", "é", "日本",
+_TRICKY = [*" :#'\"-?|>!&*%@`[]{},=~<\\\t.0123456789", "yes", "No", "TRUE", "off", "null", "é", "日本",
                                                              "\u2028", "\ufeff", "\x85", "\x07", "\U0001f600"]
 _words = st.lists(st.sampled_from(_TRICKY) | st.text(alphabet="abcXYZ", min_size=1, max_size=4), max_size=8).map("".join)
 _keys = st.sampled_from(["name", "description", "argument-hint", "on", "Yes", "_x", "a-b", "k9"]) | _words
