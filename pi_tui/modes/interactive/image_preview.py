@@ -108,13 +108,13 @@ class Decoded:
 def half_block_cells(image: PILImage) -> list[list[Cell]]:
     """Every cell of ``image`` (RGBA) at one pixel per column and two pixels per row."""
     width, height = image.size
-    pixels: list[tuple[int, int, int, int]] = list(image.convert("RGBA").getdata())
+    pixels = image.convert("RGBA").tobytes()
 
     def at(x: int, y: int) -> RGB | None:
         if y >= height:
             return None
-        r, g, b, a = pixels[y * width + x]
-        return (r, g, b) if a >= ALPHA_OPAQUE else None
+        at = (y * width + x) * 4
+        return (pixels[at], pixels[at + 1], pixels[at + 2]) if pixels[at + 3] >= ALPHA_OPAQUE else None
 
     rows: list[list[Cell]] = []
     for y in range(0, height, 2):
