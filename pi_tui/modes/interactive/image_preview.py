@@ -233,6 +233,7 @@ def _decode(data: str, mime: str, num_bytes: int, *, allow_slow: bool) -> Decode
     except ImportError:  # pragma: no cover - pillow is a dependency
         info.problem = "no image library"
         return info
+    raw = _without_broken_ancillary_chunks(raw)
     wanted = FORMATS.get(mime.lower())
     formats = (wanted,) if wanted else _ALL_FORMATS
     try:
@@ -261,6 +262,33 @@ def _decode(data: str, mime: str, num_bytes: int, *, allow_slow: bool) -> Decode
         return info
     info.master = _fit(frame, *box)
     return info
+
+
+def _without_broken_ancillary_chunks(raw: bytes) -> bytes:
+    """A PNG without the optional chunks whose checksum is wrong, as browsers show it (Pillow
+    refuses the whole file: server-everything's tiny image has a broken ``iCCP``); anything else
+    unchanged."""
+    if not raw.startswith(b"\x89PNG\r\n\x1a\n"):
+        return raw
+    import zlib
+
+    kept, at, dropped = [raw[:8]], 8, False
+    while at + 12 <= len(raw):
+        length = int.from_bytes(raw[at:at + 4], "big")
+        end = at + 12 + length
+        if end > len(raw):
+            break
+        kind = raw[at + 4:at + 8]
+        ancillary = bool(kind[0] & 0x20)
+        if ancillary and zlib.crc32(raw[at + 4:end - 4]) != int.from_bytes(raw[end - 4:end], "big"):
+            dropped = True
+        else:
+            kept.append(raw[at:end])
+        at = end
+    if not dropped:
+        return raw
+    kept.append(raw[at:])
+    return b"".join(kept)
 
 
 def _reason(error: BaseException, mime: str) -> str:

@@ -73,7 +73,6 @@ async def test_read_on_a_png_shows_the_image_as_half_blocks_in_its_colours(make_
         rows = half_blocks(panel)
         assert rows[0] == rows[1] == [(RED, RED)] * 8 + [(GREEN, GREEN)] * 8
         assert rows[2] == rows[3] == [(BLUE, BLUE)] * 8 + [(YELLOW, YELLOW)] * 8
-        app.save_screenshot("image-panel.svg", path="/tmp/imgprev")
         # A repaint (ctrl+o expands every panel) draws from the cache: nothing is decoded again.
         before = dict(image_preview._cache)
         await pilot.press("ctrl+o")

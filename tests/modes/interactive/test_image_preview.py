@@ -184,3 +184,20 @@ def test_probe_reads_only_the_header() -> None:
     assert info.master is None and (info.width, info.height) == (64, 32)
     assert info.caption().startswith("[image image/png 64×32, ")
     assert ip.cached(data, "image/png") is None
+
+
+def test_an_optional_chunk_with_a_bad_checksum_is_skipped_as_browsers_do() -> None:
+    """server-everything's tiny image has a broken ``iCCP`` checksum; Pillow alone refuses it."""
+    raw = base64.b64decode(encoded(Image.new("RGB", (4, 2), GREEN)))
+    text = png_chunk(b"tEXt", b"Comment\0hello")
+    broken = text[:-4] + bytes(4)  # the checksum zeroed
+    png = raw[:33] + broken + raw[33:]  # after the IHDR
+    with pytest.raises(OSError, match="cannot identify"):
+        Image.open(io.BytesIO(png)).load()
+    decoded = ip.load(base64.b64encode(png).decode(), "image/png")
+    assert decoded is not None and decoded.problem is None
+    assert decoded.cells(10, 10) == [[Cell("▀", GREEN, GREEN)] * 4]
+    # A required chunk is never dropped: a broken IHDR stays a refused image.
+    bad_header = raw[:29] + bytes(4) + raw[33:]
+    refused = ip.load(base64.b64encode(bad_header).decode(), "image/png")
+    assert refused is not None and refused.problem == "not a readable png image"
