@@ -121,3 +121,52 @@ async def test_a_big_image_is_decoded_in_a_thread_then_shown(make_app: Any, proj
         assert set(rows[0]) == {((0, 200, 0), (0, 200, 0))}  # the green top
         assert len(set(rows[-1])) > 10  # the noisy band at the bottom
         assert "decoding…" not in str(panel.render())
+
+
+async def test_settings_turns_previews_off_and_the_panels_repaint(make_app: Any, project: Path) -> None:
+    from textual.widgets import Switch
+
+    from pi_tui.modes.interactive.screens.settings import SettingsScreen
+
+    quadrants(project / "quad.png")
+    app, session, running = await run_read(make_app, "quad.png")
+    async with running as pilot:
+        await ready(pilot)
+        app.screen.query_one(PromptEditor).insert("look")
+        await pilot.press("enter")
+        await settle(app, pilot)
+        panel = app.screen.query_one(ToolCallPanel)
+        await wait_for(pilot, lambda: len(half_blocks(panel)) == 4)
+        app.screen.query_one(PromptEditor).insert("/settings")
+        await pilot.press("escape")  # the completion menu
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, SettingsScreen))
+        switch = app.screen.query_one("#setting-show_images", Switch)
+        assert switch.value is True
+        switch.value = False
+        await pilot.pause()
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, SettingsScreen))
+        await wait_for(pilot, lambda: half_blocks(panel) == [])
+        assert session.settings.get("terminal.showImages") is False
+        assert "[image image/png 16×8, " in str(panel.render())
+
+
+async def test_a_big_image_in_history_is_decoded_once_the_panel_is_mounted(make_app: Any, project: Path) -> None:
+    """Reopening the conversation builds the panels before they are mounted: the thread starts on
+    mount, and the panel shows the preview when it is done."""
+    image_preview.clear_cache()
+    Image.frombytes("RGB", (700, 700), random.Random(5).randbytes(700 * 700 * 3)).save(project / "noise.png")
+    app, session, running = await run_read(make_app, "noise.png")
+    async with running as pilot:
+        await ready(pilot)
+        app.screen.query_one(PromptEditor).insert("look")
+        await pilot.press("enter")
+        await settle(app, pilot)
+        await wait_for(pilot, lambda: len(half_blocks(app.screen.query_one(ToolCallPanel))) == 12)
+        image_preview.clear_cache()
+        await app.screen.conversation.load_history(list(session.messages))
+        await pilot.pause()
+        panel = app.screen.query_one(ToolCallPanel)
+        await wait_for(pilot, lambda: len(half_blocks(panel)) == 12)
+        assert {len(row) for row in half_blocks(panel)} == {24}  # 700×700 in 24 pixels: 24 cells × 12 rows

@@ -131,6 +131,10 @@ class ToolCallPanel(Static):
 
     # ------------------------------------------------------------------ images
 
+    @property
+    def has_images(self) -> bool:
+        return bool(self._images)
+
     def _setting(self, path: str, default: Any) -> Any:
         try:
             getter = getattr(self.app, "setting", None)
