@@ -56,6 +56,8 @@ ALPHA_OPAQUE = 128
 FORMATS = {"image/png": "PNG", "image/jpeg": "JPEG", "image/jpg": "JPEG", "image/gif": "GIF",
            "image/webp": "WEBP"}
 _ALL_FORMATS = ("PNG", "JPEG", "GIF", "WEBP")
+"""The only decoders Pillow may use (each recognises its own magic bytes, whatever the block's
+``mimeType`` says): none of its exotic plugins ever sees a tool's bytes."""
 
 RGB = tuple[int, int, int]
 
@@ -171,6 +173,9 @@ def _fit(image: PILImage, max_w: int, max_h: int) -> PILImage:
 
 _cache: OrderedDict[tuple[str, int, int], Decoded] = OrderedDict()
 _cache_lock = threading.Lock()
+_slow_lock = threading.Lock()
+"""Slow decodes (threads) run one at a time: reopening a session full of big images must not
+decode them all at once, each holding its full-size pixels."""
 
 
 def _key(data: str, mime: str) -> tuple[str, int, int]:
@@ -208,16 +213,21 @@ def load(data: str, mime: str, *, allow_slow: bool = True) -> Decoded | None:
     if num_bytes > MAX_DATA_BYTES:
         return _remember(data, mime, Decoded(mime, num_bytes, problem=f"too large to preview (over "
                                                                       f"{format_size(MAX_DATA_BYTES)})"))
-    if not allow_slow and num_bytes > SYNC_DATA_BYTES:
-        return None
-    decoded = _decode(data, mime, num_bytes, allow_slow=allow_slow)
-    return None if decoded is None else _remember(data, mime, decoded)
+    if not allow_slow:
+        decoded = None if num_bytes > SYNC_DATA_BYTES else _decode(data, mime, num_bytes, allow_slow=False)
+        return None if decoded is None else _remember(data, mime, decoded)
+    with _slow_lock:
+        found = cached(data, mime)  # another panel may have decoded the same image meanwhile
+        if found is not None:
+            return found
+        decoded = _decode(data, mime, num_bytes, allow_slow=True)  # never None when slow is allowed
+        return _remember(data, mime, decoded or Decoded(mime, num_bytes, problem="cannot decode"))
 
 
 def _decode(data: str, mime: str, num_bytes: int, *, allow_slow: bool) -> Decoded | None:
     info = Decoded(mime, num_bytes)
     try:
-        raw = base64.b64decode(data, validate=True)
+        raw = base64.b64decode(data)  # lenient: line breaks in the text are dropped
     except (binascii.Error, ValueError):
         info.problem = "not valid base64"
         return info
@@ -234,12 +244,10 @@ def _decode(data: str, mime: str, num_bytes: int, *, allow_slow: bool) -> Decode
         info.problem = "no image library"
         return info
     raw = _without_broken_ancillary_chunks(raw)
-    wanted = FORMATS.get(mime.lower())
-    formats = (wanted,) if wanted else _ALL_FORMATS
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
-            with Image.open(io.BytesIO(raw), formats=formats) as opened:
+            with Image.open(io.BytesIO(raw), formats=_ALL_FORMATS) as opened:
                 width, height = opened.size  # the header only: nothing is decompressed yet
                 info.width, info.height = width, height
                 if width < 1 or height < 1:
@@ -297,7 +305,8 @@ def _reason(error: BaseException, mime: str) -> str:
     if isinstance(error, Image.DecompressionBombError):
         return "too large to preview"
     if isinstance(error, UnidentifiedImageError):
-        return f"not a readable {FORMATS.get(mime.lower(), 'image').lower()} image"
+        known = FORMATS.get(mime.lower())
+        return f"not a readable {known.lower()} image" if known else "not a PNG, JPEG, GIF or WebP image"
     return "corrupt image"
 
 

@@ -178,6 +178,22 @@ def test_slow_work_is_declined_unless_allowed_and_results_are_cached() -> None:
     assert decoded.render(40, 12) is decoded.render(40, 12)  # rendered once per size
 
 
+def test_the_bytes_decide_the_format_not_the_mime_type() -> None:
+    jpeg = encoded(Image.new("RGB", (8, 4), (250, 250, 250)), "JPEG")
+    decoded = ip.load(jpeg, "image/png")  # a server that says png and sends a JPEG
+    assert decoded is not None and decoded.problem is None and len(decoded.cells(8, 8)) == 2
+    bmp = encoded(Image.new("RGB", (8, 4), RED), "BMP")
+    refused = ip.load(bmp, "image/bmp")
+    assert refused is not None and refused.caption() == "[image image/bmp, 150B: not a PNG, JPEG, GIF or WebP image]"
+
+
+def test_base64_with_line_breaks_still_decodes() -> None:
+    data = encoded(Image.new("RGB", (2, 2), CYAN))
+    wrapped = "\n".join(data[i:i + 16] for i in range(0, len(data), 16))
+    decoded = ip.load(wrapped, "image/png")
+    assert decoded is not None and decoded.cells(4, 4) == [[Cell("▀", CYAN, CYAN)] * 2]
+
+
 def test_probe_reads_only_the_header() -> None:
     data = encoded(Image.new("RGB", (64, 32), RED))
     info = ip.probe(data, "image/png")
