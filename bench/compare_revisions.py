@@ -14,6 +14,11 @@ machine's load hits both alike:
 3. **resume of 100,000 entries**: ``-p --session COPY "one more question"`` on a fresh copy of a
    ``gen_session.py`` file (as ``bench_resume.py``), wall time and the child's peak RSS.
 
+With ``--instructions N`` it runs only the ``-p`` round trip, N times per revision, under
+``valgrind --tool=cachegrind --cache-sim=no`` and reports the instructions the child executed
+(``PYTHONHASHSEED=0``): a count that does not move with the machine's load (±0.1 % run to run
+here), where wall and CPU times on a shared 2-core machine wander by 10-30 %.
+
 Not part of ``make bench`` (``run_all.py`` runs ``bench_*.py`` only): it needs two checkouts.
 """
 
@@ -23,6 +28,7 @@ import argparse
 import compileall
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -129,6 +135,34 @@ def _env(root: Path, home: Path, agent: Path) -> dict[str, str]:
             "PYTHONPATH": str(root), "LITELLM_OFFLINE_MODE": "true", "TEXTUAL_FPS": "30"}
 
 
+def _instructions(env: dict[str, str], cwd: Path) -> float:
+    """Millions of instructions one ``-p "say hi"`` executes (the Python process itself)."""
+    done = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
+                           sys.executable, "-m", "pi_tui", "-p", "say hi"], cwd=cwd, env={**env, "PYTHONHASHSEED": "0"},
+                          capture_output=True, text=True, timeout=600, check=False)
+    found = re.search(r"I\s+refs:\s+([\d,]+)", done.stderr)
+    if done.returncode != 0 or "answer" not in done.stdout or found is None:
+        raise SystemExit(f"-p under valgrind failed ({done.returncode}): {done.stderr[-2000:]}")
+    return int(found.group(1).replace(",", "")) / 1e6
+
+
+def _count_instructions(roots: dict[str, Path], rounds: int) -> int:
+    counts: dict[str, list[float]] = {label: [] for label in roots}
+    with tempfile.TemporaryDirectory(prefix="cmp-rev-") as tmp, FakeServer([{"text": "answer"}] * (rounds * len(roots) + 2)) as server:
+        work = Path(tmp)
+        project, home = work / "project", work / "home"
+        project.mkdir()
+        home.mkdir()
+        agent = _agent(work / "agent", server.base_url)
+        for _ in range(rounds):
+            for label, root in roots.items():
+                counts[label].append(_instructions(_env(root, home, agent), project))
+    baseline = statistics.median(counts[next(iter(roots))])
+    for label, values in counts.items():
+        print(f"-p instructions {label:<10} {_summary(values)} M   /{next(iter(roots))} {statistics.median(values) / baseline:.3f}")
+    return 0
+
+
 def _summary(values: list[float]) -> str:
     return f"{statistics.median(values):.3f} (min {min(values):.3f}, max {max(values):.3f}, n={len(values)})"
 
@@ -139,10 +173,14 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--resume-rounds", type=int, default=7)
     parser.add_argument("--entries", type=int, default=100_000)
+    parser.add_argument("--instructions", type=int, default=0, metavar="N",
+                        help="only count the instructions of N -p round trips per revision (valgrind)")
     args = parser.parse_args()
     roots = {label: Path(root).resolve() for label, _, root in (item.partition("=") for item in args.roots)}
     for root in roots.values():  # as installed: pip writes bytecode, PYTHONDONTWRITEBYTECODE is set here
         compileall.compile_dir(str(root / "pi_tui"), quiet=1)
+    if args.instructions:
+        return _count_instructions(roots, args.instructions)
     results: dict[str, dict[str, list[float]]] = {
         label: {"frame": [], "frame_cpu": [], "print": [], "print_cpu": [], "print_rss": [], "resume": [], "resume_cpu": [], "resume_rss": []}
         for label in roots}

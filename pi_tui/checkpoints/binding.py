@@ -10,7 +10,7 @@ pi ignores the entries (its ``/tree`` hides custom entries, and they never reach
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -108,3 +108,26 @@ def entry_data(*, commit: str, tree: str, bound_to: str | None, reason: str, ms:
 
 def skipped_data(*, bound_to: str | None, reason: str, why: str, ms: int) -> dict[str, Any]:
     return {"v": 1, "commit": None, "tree": None, "entryId": bound_to, "reason": reason, "ms": ms, "skippedBecause": why}
+
+
+@dataclass(slots=True)
+class SnapshotSeen:
+    """Whether a session's entries hold a usable checkpoint, read incrementally: the question is
+    asked before every prompt and every tool that can change files, and a whole walk of a
+    100,000-entry session costs ~30 ms. Entries are only ever appended, so once a checkpoint is
+    seen it stays seen and otherwise only the entries after the last look are read; another
+    session (or a list that shrank: a reload) starts again from the top."""
+
+    session: object = None
+    looked_at: int = 0
+    found: bool = False
+
+    def any_usable(self, session: object, entries: Sequence[Mapping[str, Any]]) -> bool:
+        if session != self.session or len(entries) < self.looked_at:
+            self.session, self.looked_at, self.found = session, 0, False
+        if not self.found and self.looked_at < len(entries):
+            fresh = entries[self.looked_at:]  # (islice would step through the old ones to skip them)
+            self.found = any(binding.usable for binding in bindings(fresh))
+            self.looked_at = len(entries)
+        return self.found
+

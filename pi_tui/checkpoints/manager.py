@@ -88,6 +88,7 @@ class Checkpoints:
     _dirty: bool = False
     _told_off: bool = False
     redo_stack: list[str | None] = field(default_factory=list)
+    _seen: B.SnapshotSeen = field(default_factory=B.SnapshotSeen)
 
     @property
     def enabled(self) -> bool:
@@ -369,7 +370,8 @@ class Checkpoints:
         return self._has_snapshots() or self._pending_here()
 
     def _has_snapshots(self) -> bool:
-        return bool(B.latest_by_node(self.current().get_entries()))
+        manager = self.current()
+        return self._seen.any_usable((id(manager), manager.session_id), manager.get_entries())
 
     def _pending_here(self) -> bool:
         return self._pending is not None and self._pending.session_id == self.current().session_id

@@ -10,12 +10,14 @@ diagnostic can point the user at the exact spot.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from typing import Any
-
-import yaml
+from typing import TYPE_CHECKING, Any
 
 from pi_tui.core.errors import ConfigError
+
+if TYPE_CHECKING:
+    import yaml
 
 
 class FrontmatterError(ConfigError):
@@ -42,6 +44,46 @@ def _yaml_error_message(error: yaml.YAMLError) -> str:
     return f"{problem} at line 2"
 
 
+# The fast path below reads the frontmatter most files have (one ``key: text`` per line: the
+# built-in skills and templates, nearly every published skill) without PyYAML, whose import is
+# ~10 ms of every start. It answers only where PyYAML's answer is certain to be the same dict
+# (``tests/resources/test_frontmatter_fast_path.py`` compares the two on generated blocks) and
+# returns None for anything else, which then goes to PyYAML.
+_SIMPLE_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):[ ]+(.*?)[ ]*")
+# Printable as PyYAML's reader accepts it, without the characters that can end or start
+# something else inside a plain scalar (":" a mapping, "#" a comment), a tab, a BOM, or what
+# YAML counts as a line break (NEL, U+2028, U+2029).
+_PLAIN_REST = re.compile("[\x20-\x22\x24-\x39\x3b-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]*")
+_QUOTED = re.compile(r'"([^"\\\x00-\x1f\x7f-\x9f]*)"|\'([^\'\x00-\x1f\x7f-\x9f]*)\'')
+# Words PyYAML resolves to a bool or null even unquoted (YAML 1.1); any case, to be safe.
+_NOT_TEXT = frozenset({"yes", "no", "true", "false", "on", "off", "null", "y", "n"})
+
+
+def _simple_scalar(text: str) -> str | None:
+    quoted = _QUOTED.fullmatch(text)
+    if quoted is not None:
+        inner = quoted.group(1) if quoted.group(1) is not None else quoted.group(2)
+        return inner if _PLAIN_REST.fullmatch(inner) else None
+    if text[:1].isalpha() and text.lower() not in _NOT_TEXT and _PLAIN_REST.fullmatch(text):
+        return text
+    return None
+
+
+def _simple_mapping(yaml_text: str) -> dict[str, Any] | None:
+    found: dict[str, Any] = {}
+    for line in yaml_text.split("\n"):
+        if not line:
+            continue
+        match = _SIMPLE_LINE.fullmatch(line)
+        if match is None or match.group(1).lower() in _NOT_TEXT:
+            return None
+        value = _simple_scalar(match.group(2))
+        if value is None:
+            return None
+        found[match.group(1)] = value
+    return found or None
+
+
 def parse_frontmatter(content: str) -> ParsedMarkdown:
     """Split ``content`` into frontmatter and body; raises ``FrontmatterError`` on bad YAML."""
     normalized = normalize_newlines(content)
@@ -57,6 +99,11 @@ def parse_frontmatter(content: str) -> ParsedMarkdown:
         # ``description: |`` ending the block lost its final newline in the system prompt.
         yaml_text += "\n"
     body = normalized[end + 4 :].strip()
+    simple = _simple_mapping(yaml_text)
+    if simple is not None:
+        return ParsedMarkdown(simple, body)
+    import yaml  # on the first block the fast path leaves to it (see above)
+
     try:
         data = yaml.safe_load(yaml_text) if yaml_text.strip() else None
     except yaml.YAMLError as exc:

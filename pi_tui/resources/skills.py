@@ -27,7 +27,6 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
-from xml.sax.saxutils import escape
 
 from pi_tui.core.regular_files import read_text_file
 from pi_tui.resources.builtin import builtin_skills_dir
@@ -275,8 +274,13 @@ def load_skills(
 # --------------------------------------------------------------------------- use
 
 
+_XML_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;"})
+
+
 def _xml(value: str) -> str:
-    return escape(value, {'"': "&quot;", "'": "&apos;"})
+    # Not xml.sax.saxutils.escape: importing it pulls in urllib.request, http.client and email
+    # (~12 ms of every start) for five replacements.
+    return value.translate(_XML_ESCAPES)
 
 
 def format_skills_for_prompt(skills: Iterable[Skill]) -> str:
