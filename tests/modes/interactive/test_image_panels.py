@@ -170,3 +170,23 @@ async def test_a_big_image_in_history_is_decoded_once_the_panel_is_mounted(make_
         panel = app.screen.query_one(ToolCallPanel)
         await wait_for(pilot, lambda: len(half_blocks(panel)) == 12)
         assert {len(row) for row in half_blocks(panel)} == {24}  # 700×700 in 24 pixels: 24 cells × 12 rows
+
+
+async def test_a_wide_image_fits_a_narrow_panel(make_app: Any, project: Path) -> None:
+    Image.new("RGB", (200, 20), GREEN).save(project / "wide.png")
+    app, _session = make_app([{"tool_calls": [{"id": "r1", "name": "read", "arguments": {"path": "wide.png"}}]},
+                              {"text": "wide"}])
+    async with app.run_test(size=(44, 30)) as pilot:
+        await ready(pilot)
+        app.screen.query_one(PromptEditor).insert("look")
+        await pilot.press("enter")
+        await settle(app, pilot)
+        panel = app.screen.query_one(ToolCallPanel)
+        await wait_for(pilot, lambda: bool(half_blocks(panel)))
+        width = panel.content_size.width
+        assert width < 44
+        rows = half_blocks(panel)
+        # 200×20 scaled to the panel's width w: w×(20·w/200) pixels, one row of cells per 2 pixels.
+        assert {len(row) for row in rows} == {width}
+        pixels_high = max(1, round(20 * width / 200))
+        assert len(rows) == (pixels_high + 1) // 2
