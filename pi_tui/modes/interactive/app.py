@@ -226,6 +226,13 @@ class PiApp(App[int]):
             self.chat.startup_error = loaded.error
             self.chat.call_later(self.chat.fill_conversation)
 
+    def setting(self, path: str, default: Any = None) -> Any:
+        """One value of the session's settings (``default`` before a session is attached): what
+        widgets read (``terminal.showImages`` in tool panels) without touching the session."""
+        settings: Any = getattr(self.session, "settings", None)
+        getter = getattr(settings, "get", None)
+        return getter(path, default) if callable(getter) else default
+
     def _attach_signals(self) -> None:
         """Terminal progress and desktop notifications follow the session's events
         (``terminal_signals``); the session object stays the same across /new, /resume, /fork."""

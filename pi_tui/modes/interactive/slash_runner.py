@@ -382,6 +382,8 @@ class SlashRunner:
         if new.theme != old.theme and new.theme in self.screen.app.available_themes:
             self.screen.app.theme = new.theme
         self.screen.conversation.set_show_thinking(not new.hide_thinking)
+        if new.show_images != old.show_images:
+            self.screen.conversation.repaint_images()
         self.screen.refresh_footer()
 
     async def _hotkeys(self) -> None:

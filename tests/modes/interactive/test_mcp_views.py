@@ -222,3 +222,40 @@ async def test_a_url_elicitation_shows_the_link_and_escape_declines(make_app: An
         assert '"action": "decline"' in declined
         assert "User completed the URL elicitation flow" in accepted
         await session.mcp.close()
+
+
+async def test_everything_tiny_image_shows_as_a_half_block_preview(make_app: Any, agent_dir: Path) -> None:
+    """server-everything's ``get-tiny-image``: the image block is drawn in the tool panel, in the
+    image's own colours, under its caption (not only a ``[image image/png]`` placeholder)."""
+    need(EVERYTHING)
+    from pi_tui.core.provider import ModelInfo
+    from pi_tui.modes.interactive import image_preview
+    from pi_tui.modes.interactive.widgets.tool_call import ToolCallPanel
+    from tests.modes.interactive.test_image_panels import half_blocks
+
+    image_preview.clear_cache()
+    write_servers(agent_dir / "mcp.json", {"ev": {"command": str(EVERYTHING), "args": ["stdio"]}})
+    vision = ModelInfo(provider="scripted", id="scripted-vision", name="Scripted", input=("text", "image"),
+                       context_window=128_000)
+    turns = [{"tool_calls": [{"id": "i1", "name": "mcp__ev__get-tiny-image", "arguments": {}}]}, {"text": "seen"}]
+    app, session = make_app(turns, model=vision)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await wait_for(pilot, lambda: session.mcp.connections["ev"].status == "connected", seconds=60)
+        await submit(pilot, "show me")
+        await wait_for(pilot, lambda: len([m for m in session.messages if m["role"] == "assistant"]) == 2, seconds=60)
+        await settle(app, pilot)
+        result = next(m for m in session.messages if m["role"] == "toolResult")
+        block = next(b for b in result["content"] if b["type"] == "image")
+        panel = next(p for p in app.screen.query(ToolCallPanel) if p.call_id == "i1")
+        await wait_for(pilot, lambda: bool(half_blocks(panel)))
+        shown = str(panel.render())
+        decoded = image_preview.load(block["data"], block["mimeType"])
+        assert decoded is not None and decoded.width and decoded.height and decoded.problem is None
+        assert f"[image image/png {decoded.width}×{decoded.height}, " in shown
+        assert "[image image/png]" not in shown
+        expected = [[(c.fg, c.bg) for c in row if c.char == "▀"] for row in decoded.cells(60, 12)]
+        assert half_blocks(panel) == [row for row in expected if row]
+        colours = {cell for row in half_blocks(panel) for cell in row}
+        assert len(colours) > 3  # a picture, not a flat block
+        await session.mcp.close()

@@ -16,7 +16,7 @@ def test_the_app_module_loads_neither_the_engine_nor_litellm_nor_markdown():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     modules = set(json.loads(out.stdout.strip().splitlines()[-1]))
-    heavy = {m for m in modules if m.split(".")[0] in ("litellm", "openai", "markdown_it", "tiktoken")}
+    heavy = {m for m in modules if m.split(".")[0] in ("litellm", "openai", "markdown_it", "tiktoken", "PIL")}
     engine = {m for m in modules if m.startswith(("pi_tui.sdk", "pi_tui.session", "pi_tui.agent", "pi_tui.tools"))}
     assert heavy == set()
     assert engine == set()

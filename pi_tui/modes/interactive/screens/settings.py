@@ -34,6 +34,7 @@ SETTING_PATHS = {
     "hide_thinking": "hideThinkingBlock",
     "tree_filter": "treeFilterMode",
     "double_escape_action": "doubleEscapeAction",
+    "show_images": "terminal.showImages",
     "terminal_progress": "terminal.showTerminalProgress",
     "notifications": "terminal.notifications",
     "session_titles": "sessionTitles.enabled",
@@ -59,6 +60,7 @@ class SettingsValues:
     hide_thinking: bool = False
     tree_filter: str = "default"
     double_escape_action: str = "tree"
+    show_images: bool = True
     terminal_progress: bool = False
     notifications: str = "auto"
     session_titles: bool = False
@@ -75,6 +77,7 @@ class SettingsValues:
             hide_thinking=bool(settings.get("hideThinkingBlock", False)),
             tree_filter=str(settings.get("treeFilterMode", "default") or "default"),
             double_escape_action=str(settings.get("doubleEscapeAction", "tree") or "tree"),
+            show_images=settings.get("terminal.showImages", True) is not False,
             terminal_progress=settings.get("terminal.showTerminalProgress", False) is True,
             notifications=str(settings.get("terminal.notifications", "auto") or "auto"),
             session_titles=settings.get("sessionTitles.enabled", False) is True,
@@ -99,6 +102,7 @@ _ROWS: tuple[tuple[str, str, str], ...] = (
     ("hide_thinking", "Hide thinking blocks", "show thinking as a collapsed line"),
     ("tree_filter", "Tree filter", "the filter /tree opens with"),
     ("double_escape_action", "Double Esc", "what Esc twice on an empty editor opens"),
+    ("show_images", "Show images", "tool results' images as previews in their panels"),
     ("terminal_progress", "Terminal progress", "the tab's progress indicator (OSC 9;4) while the agent works"),
     ("notifications", "Notifications", "when a run ends or a question waits and the terminal is not focused"),
     ("session_titles", "Session titles", "a model names the session after the first answer (sessionTitles.model)"),

@@ -34,8 +34,9 @@ class ToolView:
     notes: list[str] = field(default_factory=list)
 
 
-def content_text(result: Any) -> str:
-    """The text blocks of a ``{"content": [...]}`` result (or a plain string)."""
+def content_text(result: Any, *, images: bool = True) -> str:
+    """The text blocks of a ``{"content": [...]}`` result (or a plain string); with ``images`` an
+    image block is a ``[image <mime>]`` line (the tool panel shows them itself: ``image_preview``)."""
     if isinstance(result, str):
         return result
     if isinstance(result, dict):
@@ -47,7 +48,7 @@ def content_text(result: Any) -> str:
             for block in content:
                 if isinstance(block, dict) and block.get("type") == "text":
                     parts.append(str(block.get("text", "")))
-                elif isinstance(block, dict) and block.get("type") == "image":
+                elif images and isinstance(block, dict) and block.get("type") == "image":
                     parts.append(f"[image {block.get('mimeType', '')}]")
             return "\n".join(parts)
     return ""

@@ -110,6 +110,14 @@ class Conversation(VerticalScroll):
             await self.mount(panel)
         return panel
 
+    def repaint_images(self) -> None:
+        """Tool panels with images draw them again (``terminal.showImages`` changed)."""
+        from pi_tui.modes.interactive.widgets.tool_call import ToolCallPanel
+
+        for panel in self.query(ToolCallPanel):
+            if panel.has_images:
+                panel.repaint()
+
     # ------------------------------------------------------------------ history
 
     async def clear_all(self) -> None:
