@@ -35,10 +35,17 @@ def convert_result(result: Any, *, server: str, tool: str, artifact_dir: Path | 
         kinds.append(kind)
         if kind == "text":
             texts.append(item.text)
-        elif kind == "image" and images and item.mime_type in _IMAGE_TYPES:
+        elif kind == "image" and item.mime_type in _IMAGE_TYPES:
+            # Kept in the session even for a model without image input (as the read tool does):
+            # the request's projection puts a placeholder in its place, the TUI still draws it,
+            # and a later switch to a vision model sees it.
             blocks.append({"type": "image", "data": item.data, "mimeType": item.mime_type})
+            if not images:
+                texts.append(f"[image {item.mime_type}, {format_size(len(item.data) * 3 // 4)}: "
+                             "not shown to this model, which does not support images]")
         elif kind == "image":
-            texts.append(f"[image {item.mime_type}, {format_size(len(item.data) * 3 // 4)}: not shown to this model]")
+            texts.append(f"[image {item.mime_type}, {format_size(len(item.data) * 3 // 4)}: "
+                         "not a format models take (PNG, JPEG, GIF, WebP)]")
         elif kind == "audio":
             texts.append(f"[audio {item.mime_type}, {format_size(len(item.data) * 3 // 4)}: not supported]")
         elif kind == "resource_link":
