@@ -53,7 +53,8 @@ _SIMPLE_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):[ ]+(.*?)[ ]*")
 # Printable as PyYAML's reader accepts it, without the characters that can end or start
 # something else inside a plain scalar (":" a mapping, "#" a comment), a tab, a BOM, or what
 # YAML counts as a line break (NEL, U+2028, U+2029).
-_PLAIN_REST = re.compile("[\x20-\x22\x24-\x39\x3b-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]*")
+_PLAIN_REST = re.compile("[^\x00-\x1f\x7f-\x9f:#\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]*")
+# (Said as what is left out: the same class written as the ranges let in took 3.5 ms to compile.)
 _QUOTED = re.compile(r'"([^"\\\x00-\x1f\x7f-\x9f]*)"|\'([^\'\x00-\x1f\x7f-\x9f]*)\'')
 # Words PyYAML resolves to a bool or null even unquoted (YAML 1.1); any case, to be safe.
 _NOT_TEXT = frozenset({"yes", "no", "true", "false", "on", "off", "null", "y", "n"})
