@@ -6,33 +6,18 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 from PIL import Image
 
 from pi_tui.testing.fake_server import FakeServer
+from tests.reliability.pi_process import READY_TEXT, tmux, tmux_wait_for
 
 pytestmark = [pytest.mark.tmux, pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")]
-
-
-def _tmux(*args: str) -> str:
-    return subprocess.run(["tmux", *args], capture_output=True, text=True, check=False).stdout
-
-
-def _wait_for(name: str, text: str, seconds: float = 30.0) -> str:
-    deadline = time.monotonic() + seconds
-    screen = ""
-    while time.monotonic() < deadline:
-        screen = _tmux("capture-pane", "-p", "-t", name)
-        if text in screen:
-            return screen
-        time.sleep(0.1)
-    raise AssertionError(f"{text!r} did not appear on screen; last screen:\n{screen}")
 
 
 def test_a_png_read_by_the_model_is_drawn_in_true_colour(tmp_path: Path, isolated_home: Path, agent_dir: Path) -> None:
@@ -42,7 +27,7 @@ def test_a_png_read_by_the_model_is_drawn_in_true_colour(tmp_path: Path, isolate
     for y in (1, 3):  # red rows over blue rows: every cell is ▀ red on blue
         image.paste((0, 0, 255), (0, y, 12, y + 1))
     image.save(project / "flag.png")
-    turns = [{"tool_calls": [{"id": "r1", "name": "read", "arguments": {"path": "flag.png"}}]},
+    turns: list[dict[str, Any]] = [{"tool_calls": [{"id": "r1", "name": "read", "arguments": {"path": "flag.png"}}]},
              {"text": "A red and blue flag."}]
     with FakeServer(turns) as server:
         (agent_dir / "models.json").write_text(json.dumps({"providers": {"fake": {
@@ -54,16 +39,16 @@ def test_a_png_read_by_the_model_is_drawn_in_true_colour(tmp_path: Path, isolate
             f"cd {project} && HOME={isolated_home} PI_CODING_AGENT_DIR={agent_dir} COLORTERM=truecolor "
             f"{sys.executable} -m pi_tui --model fake/fake-model; echo PI_TUI_EXITED $?; sleep 30"
         )
-        _tmux("new-session", "-d", "-s", name, "-x", "120", "-y", "40", command)
+        tmux("new-session", "-d", "-s", name, "-x", "120", "-y", "40", command)
         try:
-            _wait_for(name, "Message · / commands")
-            _tmux("send-keys", "-t", name, "-l", "what is in flag.png?")
-            _tmux("send-keys", "-t", name, "Enter")
-            screen = _wait_for(name, "A red and blue flag.")
+            tmux_wait_for(name, READY_TEXT)
+            tmux("send-keys", "-t", name, "-l", "what is in flag.png?")
+            tmux("send-keys", "-t", name, "Enter")
+            screen = tmux_wait_for(name, "A red and blue flag.")
             assert "[image image/png 12×4, " in screen
             assert "▀" * 12 in screen
             assert "[image image/png]" not in screen
-            coloured = _tmux("capture-pane", "-p", "-e", "-t", name)
+            coloured = tmux("capture-pane", "-p", "-e", "-t", name)
             rows = [line for line in coloured.splitlines() if "▀" in line]
             assert len(rows) == 2
             row = rows[0]
@@ -71,8 +56,8 @@ def test_a_png_read_by_the_model_is_drawn_in_true_colour(tmp_path: Path, isolate
             found = re.search(r"((?:\x1b\[[0-9;]*m)+)▀{12}", row)
             assert found is not None, repr(row)
             assert "38;2;255;0;0" in found.group(1) and "48;2;0;0;255" in found.group(1), repr(row)
-            _tmux("send-keys", "-t", name, "C-c")
-            _tmux("send-keys", "-t", name, "C-c")
-            _wait_for(name, "PI_TUI_EXITED 0", seconds=10)
+            tmux("send-keys", "-t", name, "C-c")
+            tmux("send-keys", "-t", name, "C-c")
+            tmux_wait_for(name, "PI_TUI_EXITED 0", seconds=10)
         finally:
-            _tmux("kill-session", "-t", name)
+            tmux("kill-session", "-t", name)
