@@ -31,6 +31,7 @@ from textual.content import Content
 from textual.style import Style
 
 from pi_tui.core.sizes import format_size
+from pi_tui.tools.images import detect_image_mime
 
 if TYPE_CHECKING:
     from PIL.Image import Image as PILImage
@@ -115,8 +116,8 @@ def half_block_cells(image: PILImage) -> list[list[Cell]]:
     def at(x: int, y: int) -> RGB | None:
         if y >= height:
             return None
-        at = (y * width + x) * 4
-        return (pixels[at], pixels[at + 1], pixels[at + 2]) if pixels[at + 3] >= ALPHA_OPAQUE else None
+        offset = (y * width + x) * 4
+        return (pixels[offset], pixels[offset + 1], pixels[offset + 2]) if pixels[offset + 3] >= ALPHA_OPAQUE else None
 
     rows: list[list[Cell]] = []
     for y in range(0, height, 2):
@@ -220,7 +221,10 @@ def load(data: str, mime: str, *, allow_slow: bool = True) -> Decoded | None:
         found = cached(data, mime)  # another panel may have decoded the same image meanwhile
         if found is not None:
             return found
-        decoded = _decode(data, mime, num_bytes, allow_slow=True)  # never None when slow is allowed
+        try:
+            decoded = _decode(data, mime, num_bytes, allow_slow=True)  # never None when slow is allowed
+        except Exception as error:  # remembered as a reason: a panel never waits on "decoding…" for ever
+            decoded = Decoded(mime, num_bytes, problem=f"cannot decode ({type(error).__name__})")
         return _remember(data, mime, decoded or Decoded(mime, num_bytes, problem="cannot decode"))
 
 
@@ -330,21 +334,22 @@ def probe(data: str, mime: str) -> Decoded:
 def header_size(raw: bytes) -> tuple[int, int] | None:
     """Width and height from a PNG, GIF, WebP or JPEG header, without an image library: the caption
     has them even when Pillow refuses the image (a bomb) or previews are off."""
-    if raw.startswith(b"\x89PNG\r\n\x1a\n") and len(raw) >= 24 and raw[12:16] == b"IHDR":
+    kind = detect_image_mime(raw)
+    if kind == "image/png" and len(raw) >= 24 and raw[12:16] == b"IHDR":
         return int.from_bytes(raw[16:20], "big"), int.from_bytes(raw[20:24], "big")
-    if raw.startswith((b"GIF87a", b"GIF89a")) and len(raw) >= 10:
+    if kind == "image/gif" and len(raw) >= 10:
         return int.from_bytes(raw[6:8], "little"), int.from_bytes(raw[8:10], "little")
-    if raw[:4] == b"RIFF" and raw[8:12] == b"WEBP" and len(raw) >= 30:
-        kind, body = raw[12:16], raw[20:]
-        if kind == b"VP8X":
+    if kind == "image/webp" and len(raw) >= 30:
+        chunk, body = raw[12:16], raw[20:]
+        if chunk == b"VP8X":
             return int.from_bytes(body[4:7], "little") + 1, int.from_bytes(body[7:10], "little") + 1
-        if kind == b"VP8L" and body[:1] == b"\x2f":
+        if chunk == b"VP8L" and body[:1] == b"\x2f":
             bits = int.from_bytes(body[1:5], "little")
             return (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1
-        if kind == b"VP8 " and body[3:6] == b"\x9d\x01\x2a":
+        if chunk == b"VP8 " and body[3:6] == b"\x9d\x01\x2a":
             return int.from_bytes(body[6:8], "little") & 0x3FFF, int.from_bytes(body[8:10], "little") & 0x3FFF
         return None
-    if raw.startswith(b"\xff\xd8"):
+    if kind == "image/jpeg":
         at = 2
         while at + 9 < len(raw):
             if raw[at] != 0xFF:

@@ -217,3 +217,19 @@ def test_an_optional_chunk_with_a_bad_checksum_is_skipped_as_browsers_do() -> No
     bad_header = raw[:29] + bytes(4) + raw[33:]
     refused = ip.load(base64.b64encode(bad_header).decode(), "image/png")
     assert refused is not None and refused.problem == "not a readable png image"
+
+
+def test_a_decoder_that_raises_leaves_a_reason_not_a_panel_waiting_for_ever(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The thread's decode (``allow_slow``) remembers what went wrong: the panel repaints from the
+    cache and shows the reason instead of "decoding…"."""
+    ip.clear_cache()
+
+    def broken(*_args: object, **_kwargs: object) -> None:
+        raise MemoryError
+
+    monkeypatch.setattr(ip, "_decode", broken)
+    data = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 64).decode("ascii")
+    decoded = ip.load(data, "image/png", allow_slow=True)
+    assert decoded is not None and decoded.problem == "cannot decode (MemoryError)"
+    assert ip.cached(data, "image/png") is decoded
+    assert "cannot decode (MemoryError)" in decoded.caption()
