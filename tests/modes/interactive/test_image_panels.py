@@ -55,16 +55,21 @@ async def run_read(make_app: Any, path: str, *, settings: dict[str, Any] | None 
     return app, session, app.run_test(size=SIZE)
 
 
+async def prompt_for_panel(app: Any, pilot: Any, text: str) -> ToolCallPanel:
+    """Send ``text`` once the app is ready and wait for the turn: the read's tool panel."""
+    await ready(pilot)
+    app.screen.query_one(PromptEditor).insert(text)
+    await pilot.press("enter")
+    await settle(app, pilot)
+    return app.screen.query_one(ToolCallPanel)
+
+
 async def test_read_on_a_png_shows_the_image_as_half_blocks_in_its_colours(make_app: Any, project: Path) -> None:
     image_preview.clear_cache()
     quadrants(project / "quad.png")
     app, session, running = await run_read(make_app, "quad.png")
     async with running as pilot:
-        await ready(pilot)
-        app.screen.query_one(PromptEditor).insert("look at quad.png")
-        await pilot.press("enter")
-        await settle(app, pilot)
-        panel = app.screen.query_one(ToolCallPanel)
+        panel = await prompt_for_panel(app, pilot, "look at quad.png")
         await wait_for(pilot, lambda: len(half_blocks(panel)) == 4)
         text = str(panel.render())
         assert "Read image file [image/png]" in text
@@ -87,11 +92,7 @@ async def test_show_images_off_keeps_only_the_caption(make_app: Any, project: Pa
     quadrants(project / "quad.png")
     app, _session, running = await run_read(make_app, "quad.png", settings={"terminal": {"showImages": False}})
     async with running as pilot:
-        await ready(pilot)
-        app.screen.query_one(PromptEditor).insert("look")
-        await pilot.press("enter")
-        await settle(app, pilot)
-        panel = app.screen.query_one(ToolCallPanel)
+        panel = await prompt_for_panel(app, pilot, "look")
         await wait_for(pilot, lambda: "[image image/png 16×8, " in str(panel.render()))
         assert half_blocks(panel) == []
         assert "▀" not in str(panel.render())
@@ -131,11 +132,7 @@ async def test_settings_turns_previews_off_and_the_panels_repaint(make_app: Any,
     quadrants(project / "quad.png")
     app, session, running = await run_read(make_app, "quad.png")
     async with running as pilot:
-        await ready(pilot)
-        app.screen.query_one(PromptEditor).insert("look")
-        await pilot.press("enter")
-        await settle(app, pilot)
-        panel = app.screen.query_one(ToolCallPanel)
+        panel = await prompt_for_panel(app, pilot, "look")
         await wait_for(pilot, lambda: len(half_blocks(panel)) == 4)
         app.screen.query_one(PromptEditor).insert("/settings")
         await pilot.press("escape")  # the completion menu
@@ -177,11 +174,7 @@ async def test_a_wide_image_fits_a_narrow_panel(make_app: Any, project: Path) ->
     app, _session = make_app([{"tool_calls": [{"id": "r1", "name": "read", "arguments": {"path": "wide.png"}}]},
                               {"text": "wide"}])
     async with app.run_test(size=(44, 30)) as pilot:
-        await ready(pilot)
-        app.screen.query_one(PromptEditor).insert("look")
-        await pilot.press("enter")
-        await settle(app, pilot)
-        panel = app.screen.query_one(ToolCallPanel)
+        panel = await prompt_for_panel(app, pilot, "look")
         await wait_for(pilot, lambda: bool(half_blocks(panel)))
         width = panel.content_size.width
         assert width < 44
