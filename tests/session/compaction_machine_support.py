@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from pi_tui.core.context.compaction import estimate_tokens_now_and_after
+from pi_tui.core.context.compaction_prompts import SPLIT_TURN_SEPARATOR
 from pi_tui.core.context.convert import convert_to_llm
 from pi_tui.core.context.pipeline import tool_pairing_problems
 from pi_tui.core.context.pipeline_summary import PIPELINE_SUMMARY_PREFIX, SUMMARY_FIELDS
@@ -151,10 +152,12 @@ def check_compaction_entries(entries: list[dict[str, Any]], manual_summaries: se
         assert summary.strip(), f"compaction {entry['id']} has an empty summary"
         assert not any(mark in summary for mark in INVALID_MARKERS), f"compaction {entry['id']} kept an invalid summary"
         if summary.startswith(PIPELINE_SUMMARY_PREFIX):
-            body = summary[len(PIPELINE_SUMMARY_PREFIX):].split("\n\n<", 1)[0]
+            # a pi compaction of a split turn carries the JSON whole and adds pi's turn context
+            body = summary[len(PIPELINE_SUMMARY_PREFIX):].split(SPLIT_TURN_SEPARATOR, 1)[0].split("\n\n<", 1)[0]
             data = json.loads(body)
             assert list(data) == list(SUMMARY_FIELDS) and all(isinstance(v, str) and v.strip() for v in data.values())
-        elif summary not in manual_summaries:
+        pi_made = not summary.startswith(PIPELINE_SUMMARY_PREFIX) or SPLIT_TURN_SEPARATOR in summary
+        if pi_made and summary not in manual_summaries:
             path = _path_to(by_id, entry.get("parentId"))
             kept = next(i for i, e in enumerate(path) if e.get("id") == entry.get("firstKeptEntryId"))
             before, after = estimate_tokens_now_and_after(path, kept, summary)

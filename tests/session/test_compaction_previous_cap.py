@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from pi_tui.core.context.compaction_prompts import SPLIT_TURN_SEPARATOR
 from pi_tui.core.context.pipeline_summary import PIPELINE_SUMMARY_PREFIX, SUMMARY_FIELDS
 from pi_tui.core.context.summary_cap import cap_previous_summary
 from pi_tui.core.messages import text_of, user_message
@@ -172,3 +173,48 @@ async def test_a_stranded_summary_is_summarized_again_when_nothing_else_can_be_c
     assert prompt.startswith("<conversation>\n\n</conversation>") and "<previous-summary>" in prompt
     assert request_tokens(request) + (request.max_tokens or 0) <= 8192
     assert len(cap_notices(host)) == 1 and compactions(host)[0]["summary"] == long_summary()
+
+
+def pipeline_summary(key_findings: str = "the lexer drops CRLF") -> str:
+    fields = {name: f"{name} short" for name in SUMMARY_FIELDS}
+    fields["key_findings"] = key_findings
+    return PIPELINE_SUMMARY_PREFIX + json.dumps(fields, indent=2, ensure_ascii=False)
+
+
+def test_a_pipeline_summary_with_a_turn_context_keeps_its_json_and_the_turn_context_when_cut() -> None:
+    """A pi compaction of a split turn that carried a pipeline summary stores the JSON and then
+    pi's turn context. Cut as plain sections, the JSON lost its head and was JSON no more."""
+    big = "".join(f"finding {i}; " for i in range(6000)) + "NEWEST-FINDING"
+    turn_context = "## Original Request\nTURN-REQUEST fix the lexer\n\n## Early Progress\n" + "- read f.py\n" * 400
+    summary = pipeline_summary(big) + SPLIT_TURN_SEPARATOR + turn_context + "\n\n<read-files>\nf.py\n</read-files>"
+    capped = cap_previous_summary(summary, 2000)
+    assert capped.kept_tokens <= 2000
+    head, separator, tail = capped.text.partition(SPLIT_TURN_SEPARATOR)
+    assert separator, "the turn context is kept after the split separator"
+    kept = json.loads(head[len(PIPELINE_SUMMARY_PREFIX):])
+    assert list(kept) == list(SUMMARY_FIELDS) and kept["key_findings"].endswith("NEWEST-FINDING")
+    assert "## Original Request\nTURN-REQUEST fix the lexer" in tail and "## Early Progress" in tail
+
+
+async def test_a_split_turn_carrying_a_pipeline_summary_keeps_its_json_whole(tmp_path: Path) -> None:
+    """Found by the compaction state machine: a threshold compaction (pi's summarizer) of a split
+    turn that starts where a pipeline summary kept from carries that JSON as its history part, whole
+    and still strict JSON, and puts pi's turn context after the split separator."""
+    host = small_host(tmp_path, [{**summary_turn("## Original Request\nPREFIX-TWO"), "when": PREFIX_PROMPT}])
+    host.add(user_message("question 0"))
+    host.add(usage_assistant("answer 0", total=0))
+    turn_start = host.add(user_message("fix the parser " + "t" * 2000))
+    carried = pipeline_summary()
+    host.session_manager.append_compaction(carried, turn_start, 20_000, {"readFiles": [], "modifiedFiles": []}, False)
+    for n in range(6):
+        host.add(tool_call(f"c{n}", "read", {"path": f"f{n}.py"}))
+        host.add(tool_result(f"c{n}", "read", "r" * 4000))
+    host.add(usage_assistant("almost there", total=0))
+
+    result = await host.runner.compact()
+
+    assert len(host.provider.requests) == 1  # the turn prefix only: the history part is carried
+    head, separator, tail = result.summary.partition(SPLIT_TURN_SEPARATOR)
+    assert head == carried and separator
+    assert tail.startswith("## Original Request\nPREFIX-TWO")
+    assert list(json.loads(head[len(PIPELINE_SUMMARY_PREFIX):])) == list(SUMMARY_FIELDS)

@@ -101,11 +101,22 @@ def capped_notice(what: str, capped: CappedSummary, model_id: str, context_windo
 
 
 def _cut_structured(core: str, budget: int) -> str:
-    if core.startswith(PIPELINE_PREFIX):
-        fields = _json_fields(core[len(PIPELINE_PREFIX):])
+    # A pi compaction of a split turn that carried a pipeline summary stores the JSON whole and
+    # pi's turn context after the split separator: both keep their shape, the JSON stays JSON.
+    head, separator, rest = core.partition(SPLIT_MARK)
+    if head.startswith(PIPELINE_PREFIX):
+        fields = _json_fields(head[len(PIPELINE_PREFIX):])
         if fields is not None:
-            return _fit(budget, lambda share: PIPELINE_PREFIX + json.dumps(
-                _share_out(fields, share), indent=2, ensure_ascii=False), parts=len(fields))
+            turn_context = _sections(separator + rest) if separator else []
+            bodies = {**{f"field:{k}": v for k, v in fields.items()},
+                      **{str(i): body for i, (_, body) in enumerate(turn_context)}}
+
+            def render_pipeline(share: int) -> str:
+                cut = _share_out(bodies, share)
+                text = PIPELINE_PREFIX + json.dumps({k: cut[f"field:{k}"] for k in fields}, indent=2, ensure_ascii=False)
+                return text + "".join(h + cut[str(i)] for i, (h, _) in enumerate(turn_context))
+
+            return _fit(budget, render_pipeline, parts=len(bodies))
     sections = _sections(core)
     bodies = {str(i): body for i, (_, body) in enumerate(sections)}
 
