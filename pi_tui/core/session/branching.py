@@ -21,8 +21,7 @@ from pi_tui.core.messages import text_of
 from pi_tui.core.session import entries as E
 from pi_tui.core.session.entries import Entry
 from pi_tui.core.session.ids import new_entry_id
-from pi_tui.core.session.jsonl import read_session_file
-from pi_tui.core.session.loading import CheckedSession, checked_session
+from pi_tui.core.session.loading import CheckedSession, checked_session, read_session
 from pi_tui.core.session.tree import LabelState
 
 ForkPosition = Literal["before", "at"]
@@ -108,9 +107,9 @@ def fork_plan(entry_id: str, position: ForkPosition, get_entry: Callable[[str], 
 def read_fork_source(source: Path) -> CheckedSession:
     """``--fork``: every entry of ``source``, checked, or a clear error naming the file."""
     try:
-        parsed = read_session_file(source)
+        read = read_session(source)
     except OSError:
-        parsed = None
-    if parsed is None or not parsed.valid:
+        read = None
+    if read is None or not read.parsed.valid:
         raise SessionFormatError(f"Cannot fork: source session file is empty or invalid: {source}")
-    return checked_session(parsed)
+    return checked_session(read)

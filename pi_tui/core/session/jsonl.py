@@ -13,7 +13,6 @@ import json
 import json.scanner
 import math
 import os
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -285,45 +284,18 @@ def _report(result: ParsedSession) -> None:
         result.warnings.append(f"{result.path}: not a pi session file (no valid session header)")
 
 
-def read_session_file(path: Path) -> ParsedSession:
+def read_session_file(path: Path, on_block: Callable[[list[Entry], int], None] | None = None) -> ParsedSession:
     """Read and parse ``path``; raises ``OSError`` (e.g. FileNotFoundError, or
-    ``NotRegularFileError`` for a FIFO or device, which a plain read would wait on forever)."""
+    ``NotRegularFileError`` for a FIFO or device, which a plain read would wait on forever).
+
+    A large file is parsed a block at a time, and ``on_block(entries, start)`` sees each block's
+    new entries (``entries[start:]``) before the next is read (``well_formed.Admission``: the
+    loader's checks run there, while the block is fresh, and free its repeated strings early). The
+    last lines and a small file are not passed to it: the caller looks at what follows ``start``."""
     with open_regular(path) as fh:
         if os.fstat(fh.fileno()).st_size <= READ_BLOCK_BYTES or _load_orjson() is None:
             return parse_session_bytes(fh.read(), path)
-        return _parse_in_blocks(fh, path)
-
-
-_MESSAGE_WORDS = ("role", "api", "provider", "model", "stopReason", "toolName", "customType")
-
-
-def share_common_strings(entries: list[Entry], start: int = 0) -> None:
-    """Make the words every entry repeats (``"message"``, ``"assistant"``, the provider, the
-    model, block types, tool names) one shared string each: the parser gives every entry its own
-    copies, 44 MB of a 100,000-entry session. Equal values, so nothing else can tell."""
-    intern = sys.intern
-    for index in range(start, len(entries)):
-        entry = entries[index]
-        kind = entry.get("type")
-        if type(kind) is str:
-            entry["type"] = intern(kind)
-        message = entry.get("message")
-        if type(message) is not dict:
-            continue
-        for key in _MESSAGE_WORDS:
-            value = message.get(key)
-            if type(value) is str and len(value) <= 64:
-                message[key] = intern(value)
-        content = message.get("content")
-        if type(content) is list:
-            for block in content:
-                if type(block) is dict:
-                    block_type = block.get("type")
-                    if type(block_type) is str:
-                        block["type"] = intern(block_type)
-                    name = block.get("name")
-                    if type(name) is str and len(name) <= 64:
-                        block["name"] = intern(name)
+        return _parse_in_blocks(fh, path, on_block)
 
 
 READ_BLOCK_BYTES = 4 * 1024 * 1024
@@ -331,7 +303,7 @@ READ_BLOCK_BYTES = 4 * 1024 * 1024
 are built cost the bytes' size on top (75 MB of a 100,000-entry session's 310 MB peak)."""
 
 
-def _parse_in_blocks(fh: Any, path: Path) -> ParsedSession:
+def _parse_in_blocks(fh: Any, path: Path, on_block: Callable[[list[Entry], int], None] | None) -> ParsedSession:
     """``parse_session_bytes`` on the whole file, one block of whole lines at a time (the same
     result: line numbers run on, a byte order mark counts only at the start, a torn line only at
     the end)."""
@@ -349,7 +321,8 @@ def _parse_in_blocks(fh: Any, path: Path) -> ParsedSession:
         pending = data[cut:]
         done = len(result.entries) if result is not None else 0
         result = parse_session_bytes(data[:cut], path, into=result, finish=False)
-        share_common_strings(result.entries, done)
+        if on_block is not None:
+            on_block(result.entries, done)
     if result is None:
         return parse_session_bytes(pending, path)
     if pending:

@@ -9,8 +9,8 @@ from typing import Any
 
 from pi_tui.core.messages import text_of
 from pi_tui.core.session.entries import Entry, ms_from_iso, session_name_of
-from pi_tui.core.session.jsonl import read_header, read_session_file
-from pi_tui.core.session.loading import checked_session
+from pi_tui.core.session.jsonl import read_header
+from pi_tui.core.session.loading import checked_session, read_session
 
 SUBAGENT_ENTRY_TYPE = "pi-tui:subagent"
 """``customType`` of the entry a ``task`` child's file starts with (``data``: ``agent``,
@@ -92,14 +92,14 @@ def _last_activity_ms(entries: list[Entry]) -> int | None:
 def session_info(path: Path) -> SessionInfo | None:
     """Read one file; None if it can't be read or is not a session."""
     try:
-        parsed = read_session_file(path)
+        read = read_session(path)
         stat = path.stat()
         mtime = stat.st_mtime
     except OSError:
         return None
-    if not parsed.valid:
+    if not read.parsed.valid:
         return None
-    checked = checked_session(parsed)
+    checked = checked_session(read)
     header, entries = checked.header, checked.entries
     name: str | None = None
     count = 0

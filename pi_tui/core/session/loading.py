@@ -24,6 +24,7 @@ from pi_tui.core.session.migrations import header_version, migrate_entries
 from pi_tui.core.session.persistence import Persistence
 from pi_tui.core.session.store import keep_backup
 from pi_tui.core.session.validation import Diagnostics, check_entries, check_header
+from pi_tui.core.session.well_formed import Admission
 
 
 @dataclass(slots=True)
@@ -37,12 +38,31 @@ class CheckedSession:
     migrated_from: int | None
 
 
-def checked_session(parsed: ParsedSession, on_migrated: Callable[[list[Entry], int], None] | None = None) -> CheckedSession:
-    """Migrate ``parsed`` (a valid session) in memory, then check it.
+@dataclass(slots=True)
+class ReadSession:
+    """A parsed file and what its entries' fast check answered while it was read."""
+
+    parsed: ParsedSession
+    well_formed: bytearray
+    """``well_formed[i]``: ``parsed.entries[i]`` passed ``well_formed.entry_ok``."""
+
+
+def read_session(path: Path) -> ReadSession:
+    """``read_session_file`` with the entries' fast check run block by block as the file is
+    parsed (``well_formed.Admission``), for ``checked_session``. Raises what that raises."""
+    admission = Admission()
+    parsed = read_session_file(path, admission)
+    admission(parsed.entries, len(admission.well_formed))  # a small file, the last lines
+    return ReadSession(parsed, admission.well_formed)
+
+
+def checked_session(read: ReadSession, on_migrated: Callable[[list[Entry], int], None] | None = None) -> CheckedSession:
+    """Migrate ``read.parsed`` (a valid session) in memory, then check it.
 
     ``on_migrated`` receives the migrated raw entries (header first) and the version they had,
     before they are checked, so a rewrite keeps every line that was read.
     """
+    parsed = read.parsed
     raw = parsed.entries
     diagnostics = Diagnostics(parsed.path)
     _, problem = header_version(raw[0], raw[1:])
@@ -52,7 +72,9 @@ def checked_session(parsed: ParsedSession, on_migrated: Callable[[list[Entry], i
     if migrated_from is not None and on_migrated is not None:
         on_migrated(raw, migrated_from)
     header = check_header(raw[0], diagnostics, suspect=parsed.lines[0] in parsed.suspect_lines)
-    entries = check_entries(raw[1:], parsed.lines[1:], diagnostics, frozenset(parsed.suspect_lines))
+    # a migration rewrote the entries after they were admitted: they are checked again
+    admitted = memoryview(read.well_formed)[1:] if migrated_from is None and len(read.well_formed) == len(raw) else None
+    entries = check_entries(raw[1:], parsed.lines[1:], diagnostics, frozenset(parsed.suspect_lines), admitted)
     return CheckedSession(header, entries, [*parsed.warnings, *diagnostics.warnings()], migrated_from)
 
 
@@ -92,7 +114,8 @@ def load_for_open(path: Path, persistence: Persistence) -> OpenOutcome:
 def _load_locked(path: Path, persistence: Persistence) -> OpenOutcome:
     assert persistence.file is not None
     persistence.file.open()  # lock before reading: no one may append while we look
-    parsed = read_session_file(path)
+    read = read_session(path)
+    parsed = read.parsed
     outcome = OpenOutcome(warnings=parsed.warnings)
     if not parsed.valid:
         outcome.rewrite_header = True
@@ -107,7 +130,7 @@ def _load_locked(path: Path, persistence: Persistence) -> OpenOutcome:
         outcome.backup_file = keep_backup(path, f".v{from_version}.bak")
         persistence.rewrite(raw[0], raw[1:])
 
-    checked = checked_session(parsed, rewrite_migrated)
+    checked = checked_session(read, rewrite_migrated)
     outcome.warnings = checked.warnings
     outcome.migrated_from = checked.migrated_from
     outcome.header = checked.header
@@ -137,11 +160,11 @@ def load_session_readonly(path: Path) -> LoadedSession:
     if path.is_dir():
         raise SessionFormatError(f"{path} is a directory, not a session file")
     try:
-        parsed = read_session_file(path)
+        read = read_session(path)
     except OSError as error:
         raise SessionError(f"cannot read session file {path}: {error.strerror or error}") from None
-    if not parsed.valid:
-        what = "is empty" if not parsed.has_content else "is not a pi session file (no valid session header)"
+    if not read.parsed.valid:
+        what = "is empty" if not read.parsed.has_content else "is not a pi session file (no valid session header)"
         raise SessionFormatError(f"{path} {what}")
-    checked = checked_session(parsed)
+    checked = checked_session(read)
     return LoadedSession(path, checked.header, checked.entries, checked.warnings, checked.migrated_from)

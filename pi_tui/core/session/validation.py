@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pi_tui.core.messages import THINKING_LEVELS
 from pi_tui.core.session.entries import Entry
@@ -34,7 +35,7 @@ from pi_tui.core.session.message_checks import (
     user_content,
 )
 from pi_tui.core.session.non_json import clean_non_json
-from pi_tui.core.session.well_formed import message_ok
+from pi_tui.core.session.well_formed import entry_ok
 
 INVALID_ENTRY = "invalid_entry"
 """The in-memory type of an entry whose payload could not be used (never written by pi-tui
@@ -269,7 +270,7 @@ def check_header(header: Entry, diagnostics: Diagnostics, *, suspect: bool = Fal
 
 
 def check_entries(entries: list[Entry], lines: list[int], diagnostics: Diagnostics,
-                  suspect_lines: frozenset[int] = frozenset()) -> list[Entry]:
+                  suspect_lines: frozenset[int] = frozenset(), well_formed: memoryview | None = None) -> list[Entry]:
     """Tree entries (no header) as they should be used; ``lines[i]`` is entry i's line number.
 
     One pass (this runs on every load of a 100,000-entry session): the common case, a message
@@ -277,22 +278,19 @@ def check_entries(entries: list[Entry], lines: list[int], diagnostics: Diagnosti
     anything; everything else takes ``check_entry``. Parents are resolved on the way: appends
     always follow an earlier entry, so only the few entries whose parent is not seen yet (missing,
     itself, or later in the file: the only way to a cycle) are looked at again at the end. When
-    nothing needs replacing, ``entries`` itself is returned.
+    nothing needs replacing, ``entries`` itself is returned. ``well_formed[i]`` is entry i's
+    ``entry_ok`` when it was answered already, while the file was read (``well_formed.Admission``).
     """
     position: dict[str, int] = {}
     unresolved: list[int] = []
     compactions: list[int] = []
     replaced: dict[int, Entry | None] = {}  # index -> what to use instead (None: skip)
     for index, entry in enumerate(entries):
-        entry_id = entry.get("id")
-        parent = entry.get("parentId", 0)  # missing: not the fast path
+        entry_id: Any = entry.get("id")  # a str once the checks below passed
+        parent = entry.get("parentId")
         compaction = False
         if not (
-            type(entry_id) is str
-            and entry.get("type") == "message"
-            and type(entry.get("timestamp")) is str
-            and (parent is None or type(parent) is str)
-            and message_ok(entry.get("message"))
+            (well_formed[index] if well_formed is not None else entry_ok(entry))
             and not (suspect_lines and lines[index] in suspect_lines)
         ):
             line = lines[index]

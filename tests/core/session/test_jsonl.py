@@ -200,20 +200,26 @@ def test_reading_a_large_file_does_not_hold_its_bytes_while_parsing(tmp_path: Pa
 
 def test_the_words_every_entry_repeats_are_one_string_each(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A 100,000-entry session held 44 MB of copies of "message", "assistant", its provider and
-    model, block types and tool names (issue 19 item 15)."""
+    model, block types and tool names (issue 19 item 15). They are shared as the file is read,
+    a block at a time, by the entries' fast check (``well_formed.Admission``)."""
     pytest.importorskip("orjson", reason="blocks are read with orjson only (the default install)")
     import pi_tui.core.session.jsonl as jsonl
+    from pi_tui.core.session.loading import checked_session, read_session
 
     monkeypatch.setattr(jsonl, "READ_BLOCK_BYTES", 1024)
     reply = {"type": "message", "id": "", "parentId": None, "timestamp": "2026-01-01T00:00:01.000Z",
              "message": {"role": "assistant", "api": "openai-completions", "provider": "fake", "model": "fake-model",
-                         "stopReason": "toolUse", "content": [{"type": "toolCall", "id": "c", "name": "read",
-                                                               "arguments": {}}]}}
-    lines = [HEADER] + [json.dumps({**reply, "id": f"m{i}"}) for i in range(40)]
+                         "stopReason": "toolUse", "timestamp": 1767225601000,
+                         "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2,
+                                   "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
+                         "content": [{"type": "toolCall", "id": "c", "name": "read", "arguments": {}}]}}
+    lines = [HEADER] + [json.dumps({**reply, "id": f"m{i}", "parentId": f"m{i - 1}" if i else None}) for i in range(40)]
     path = tmp_path / "s.jsonl"
     path.write_text("\n".join(lines) + "\n")
-    entries = read_session_file(path).entries
-    first, last = entries[1], entries[-1]
+    read = read_session(path)
+    assert len(read.well_formed) == 41 and all(read.well_formed[1:]) and not read.well_formed[0]
+    entries = checked_session(read).entries
+    first, last = entries[0], entries[-1]
     assert first["type"] is last["type"]
     for key in ("role", "api", "provider", "model", "stopReason"):
         assert first["message"][key] is last["message"][key], key
