@@ -15,7 +15,6 @@ raised, so a huge tree costs a skipped snapshot, never a frozen turn.
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import fcntl
 import hashlib
@@ -30,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pi_tui.checkpoints.scan_limits import ScanLimits, exclude_text, select_new_files, user_git_dir
+from pi_tui.core.exit_cleanup import at_exit
 
 AUTHOR = ("pi-tui checkpoints", "checkpoints@pi-tui.invalid")
 PACK_AT = 200
@@ -373,7 +373,6 @@ def _running(process: subprocess.Popen[bytes]) -> Iterator[None]:
             _LIVE.discard(process)
 
 
-@atexit.register
 def _kill_unfinished() -> None:
     """At exit, a git of ours still running (a background fill, a snapshot left in a daemon
     thread) is killed: as an orphan it would keep writing the store's index while the next
@@ -382,6 +381,9 @@ def _kill_unfinished() -> None:
         for process in list(_LIVE):
             with contextlib.suppress(OSError):
                 process.kill()
+
+
+at_exit(_kill_unfinished)
 
 
 @contextlib.contextmanager

@@ -8,8 +8,8 @@ prints the session header line, then every session event as one JSON line
 events after the header), and so do, in text mode, each automatic retry and a failed automatic
 compaction (one line each); stdout carries only the answer.
 
-Speed: a CLI run ends with flush + ``os._exit``: interpreter teardown after litellm was loaded
-costs about a second and buys nothing here.
+Speed: a CLI run ends with flush + ``os._exit`` (after ``core/exit_cleanup``'s cleanups):
+interpreter teardown after litellm was loaded costs about a second and buys nothing here.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import signal
 import sys
 
 from pi_tui.core.errors import PiError
+from pi_tui.core.exit_cleanup import exit_now
 from pi_tui.core.messages import assistant_text
 from pi_tui.modes.shutdown import SignalShutdown, exit_status
 from pi_tui.tools.shell import kill_running_process_groups
@@ -45,7 +46,7 @@ def run_print_mode(args: argparse.Namespace, *, hard_exit: bool | None = None) -
                 stream.flush()
             except (OSError, ValueError):  # a closed pipe (`pi-tui -p … | head -1`)
                 pass
-        os._exit(code)
+        exit_now(code)
     return code
 
 

@@ -17,6 +17,7 @@ import sys
 from collections.abc import Callable, Coroutine, Iterator
 from typing import IO, Any
 
+from pi_tui.core.exit_cleanup import exit_now
 from pi_tui.tools.shell import kill_running_process_groups
 
 
@@ -67,5 +68,5 @@ def serve_protocol(serve: Callable[[IO[bytes]], Coroutine[Any, Any, int]], *, ha
         hard_exit = "PYTEST_CURRENT_TEST" not in os.environ
     if hard_exit:
         sys.stderr.flush()
-        os._exit(code)
+        exit_now(code)
     return code

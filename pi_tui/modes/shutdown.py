@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import signal
 import sys
 import threading
 from collections.abc import Awaitable, Callable
 
+from pi_tui.core.exit_cleanup import exit_now
 from pi_tui.tools.shell import kill_running_process_groups
 
 SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
@@ -143,7 +143,7 @@ def hard_exit(code: int) -> None:
     kill_running_process_groups()
     with contextlib.suppress(Exception):
         sys.stderr.flush()
-    os._exit(code)
+    exit_now(code)
 
 
 def start_hard_exit_timer(code: int, seconds: float) -> None:

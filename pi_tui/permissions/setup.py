@@ -3,13 +3,13 @@ options (what ``sdk.create_agent_session(permissions=…)`` calls)."""
 
 from __future__ import annotations
 
-import atexit
 import shutil
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pi_tui.core.exit_cleanup import at_exit
 from pi_tui.permissions.config import PermissionSettings, permission_settings
 from pi_tui.permissions.gate import PendingSandbox, PermissionGate, Scope
 from pi_tui.permissions.modes import Mode, ModeChoice, choose_mode
@@ -53,7 +53,7 @@ def build_gate(options: PermissionOptions, *, cwd: Path, agent_dir: Path, settin
                                  global_source=global_source, project_source=project_source)
     options.notices.extend(config.errors)
     temp = new_temp_dir()
-    atexit.register(shutil.rmtree, temp, True)
+    at_exit(shutil.rmtree, temp, True)
     policy = SandboxPolicy(project=cwd, temp_dir=temp, home=home, agent_dir=agent_dir,
                            allow_write=config.allow_write, deny_read=config.deny_read, network=config.network,
                            domains=config.domains)

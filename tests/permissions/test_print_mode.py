@@ -21,7 +21,7 @@ pytestmark = pytest.mark.skipif(find_bwrap() is None, reason="NO SANDBOX TESTED:
 REPO = Path(__file__).resolve().parents[2]
 
 
-def run(world: FakeWorld, *args: str) -> tuple[subprocess.CompletedProcess[str], FakeServer]:
+def run(world: FakeWorld, *args: str, temp: Path | None = None) -> tuple[subprocess.CompletedProcess[str], FakeServer]:
     script = [{"tool_calls": [{"id": "b", "name": "bash", "arguments": {"command": "echo made > made.txt"}}]},
               {"text": "finished"}]
     with FakeServer(script) as server:
@@ -30,6 +30,9 @@ def run(world: FakeWorld, *args: str) -> tuple[subprocess.CompletedProcess[str],
             "models": [{"id": "fake-model", "contextWindow": 8000}]}}}))
         env = {**os.environ, "HOME": str(world.home), "PI_CODING_AGENT_DIR": str(world.agent), "PYTHONPATH": str(REPO)}
         env.pop("PI_PERMISSION_MODE", None)
+        if temp is not None:  # as outside the tests: the run ends with os._exit (print_mode.run_print_mode)
+            env.pop("PYTEST_CURRENT_TEST", None)
+            env["TMPDIR"] = str(temp)
         done = subprocess.run([sys.executable, "-m", "pi_tui", "--model", "fake/fake-model", "--trust-project", *args,
                                "-p", "make it"], cwd=world.project, env=env, capture_output=True, text=True,
                               timeout=60, check=False)
@@ -49,6 +52,17 @@ def test_auto_mode_runs_bash_in_the_sandbox(fake_world: FakeWorld) -> None:
     assert done.returncode == 0, done.stderr
     assert "permission denied" not in done.stderr
     assert (fake_world.project / "made.txt").read_text() == "made\n"
+
+
+def test_a_run_that_made_a_sandbox_leaves_no_temp_folder_behind(fake_world: FakeWorld, tmp_path: Path) -> None:
+    """The sandbox's private /tmp is removed at exit. It was registered with ``atexit``, which the
+    ``os._exit`` a CLI run ends with skips: each such run (and each TUI session) left one behind."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    done, _ = run(fake_world, temp=temp)
+    assert done.returncode == 0, done.stderr
+    assert (fake_world.project / "made.txt").read_text() == "made\n"  # bash ran, in the sandbox
+    assert list(temp.iterdir()) == []
 
 
 def test_json_mode_carries_the_denial_as_an_event_and_plan_is_read_only(fake_world: FakeWorld) -> None:

@@ -15,6 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pi_tui.core.exit_cleanup import exit_now
+
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Callable
@@ -186,4 +188,4 @@ def run_interactive(args: argparse.Namespace) -> int:
     # A litellm import still running in its thread would hold interpreter exit for seconds.
     sys.stdout.flush()
     sys.stderr.flush()
-    os._exit(code if isinstance(code, int) else 0)
+    exit_now(code if isinstance(code, int) else 0)

@@ -27,6 +27,7 @@ import sys
 import threading
 from typing import Any
 
+from pi_tui.core.exit_cleanup import exit_now
 from pi_tui.modes.shutdown import (
     ABORT_GRACE_SECONDS,
     HARD_EXIT_SECONDS,
@@ -91,7 +92,7 @@ class TerminalWatch:
         if manager is not None:
             with contextlib.suppress(Exception):
                 manager.close()
-        os._exit(exit_status(signal.SIGHUP))
+        exit_now(exit_status(signal.SIGHUP))
 
     def watch_terminal(self, loop: asyncio.AbstractEventLoop) -> None:
         """Start the watcher thread on the terminal's file descriptors."""
