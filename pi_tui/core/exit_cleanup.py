@@ -35,9 +35,15 @@ def run_exit_cleanups() -> None:
             function(*args)
 
 
-def exit_now(code: int) -> NoReturn:
-    """``os._exit(code)`` after the cleanups (the caller has flushed what it wrote)."""
-    run_exit_cleanups()
+def exit_now(code: int, *, within: float | None = None) -> NoReturn:
+    """``os._exit(code)`` after the cleanups (the caller has flushed what it wrote). ``within``:
+    the backstops for a way out that hangs wait that many seconds for them, not longer."""
+    if within is None:
+        run_exit_cleanups()
+    else:
+        worker = threading.Thread(target=run_exit_cleanups, name="exit-cleanups", daemon=True)
+        worker.start()
+        worker.join(within)
     os._exit(code)
 
 

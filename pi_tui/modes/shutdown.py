@@ -138,12 +138,16 @@ class HardExitWatch:
         hard_exit(self._code)
 
 
+BACKSTOP_CLEANUP_SECONDS = 2.0
+"""How long the hard exit waits for ``core/exit_cleanup``'s cleanups: it ends the process regardless."""
+
+
 def hard_exit(code: int) -> None:
     """Kill the commands again and end the process at once."""
     kill_running_process_groups()
     with contextlib.suppress(Exception):
         sys.stderr.flush()
-    exit_now(code)
+    exit_now(code, within=BACKSTOP_CLEANUP_SECONDS)
 
 
 def start_hard_exit_timer(code: int, seconds: float) -> None:

@@ -45,3 +45,10 @@ def test_a_cleanup_runs_once(monkeypatch: pytest.MonkeyPatch) -> None:
     exit_cleanup.run_exit_cleanups()
     exit_cleanup.run_exit_cleanups()
     assert calls == [1]
+
+
+def test_a_bounded_exit_does_not_wait_for_a_cleanup_that_hangs(tmp_path: Path) -> None:
+    program = ("import time\nfrom pi_tui.core.exit_cleanup import at_exit, exit_now\n"
+               "at_exit(time.sleep, 60)\nexit_now(7, within=0.2)\n")
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=20, check=False)
+    assert done.returncode == 7, done.stderr

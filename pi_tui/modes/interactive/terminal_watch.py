@@ -92,7 +92,7 @@ class TerminalWatch:
         if manager is not None:
             with contextlib.suppress(Exception):
                 manager.close()
-        exit_now(exit_status(signal.SIGHUP))
+        exit_now(exit_status(signal.SIGHUP), within=_HANGUP_STEP_SECONDS)
 
     def watch_terminal(self, loop: asyncio.AbstractEventLoop) -> None:
         """Start the watcher thread on the terminal's file descriptors."""
