@@ -32,7 +32,8 @@ from pi_tui.core.session.message_checks import (
 
 _share = sys.intern
 _SHARED_MAX = 64
-"""Longer provider, model and tool names are left alone (no one repeats a long name much)."""
+"""Longer api, provider, model and tool names are left alone (no one repeats a long name much, and
+a damaged file's megabyte-long "name" is not worth hashing)."""
 
 
 def _blocks_ok(blocks: Any, allowed: frozenset[str]) -> bool:
@@ -150,17 +151,18 @@ def message_ok(message: Any) -> bool:
             message["role"] = role = _share(role)
         if role == "assistant":
             api, provider, model, reason = message["api"], message["provider"], message["model"], message["stopReason"]
-            if not (type(api) is str and type(provider) is str and type(model) is str and type(reason) is str):
+            if not (type(api) is str and type(provider) is str and type(model) is str and type(reason) is str
+                    and reason in STOP_REASONS):
                 return False
-            message["api"] = _share(api)
             message["stopReason"] = _share(reason)
+            if len(api) <= _SHARED_MAX:
+                message["api"] = _share(api)
             if len(provider) <= _SHARED_MAX:
                 message["provider"] = _share(provider)
             if len(model) <= _SHARED_MAX:
                 message["model"] = _share(model)
             return (
-                reason in STOP_REASONS
-                and _blocks_ok(message["content"], ASSISTANT_BLOCKS)
+                _blocks_ok(message["content"], ASSISTANT_BLOCKS)
                 and _usage_ok(message["usage"])
                 and (len(message) == _ASSISTANT_REQUIRED or _assistant_optional_ok(message))
             )
