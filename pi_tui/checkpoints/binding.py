@@ -112,9 +112,9 @@ def skipped_data(*, bound_to: str | None, reason: str, why: str, ms: int) -> dic
 
 @dataclass(slots=True)
 class SnapshotSeen:
-    """Whether a session's entries hold a usable checkpoint, read incrementally: the question is
-    asked before every prompt and every tool that can change files, and a whole walk of a
-    100,000-entry session costs ~30 ms. Entries are only ever appended, so once a checkpoint is
+    """Whether a session's custom entries (``SessionManager.custom_entries``) hold a usable
+    checkpoint, read incrementally: the question is asked before every prompt and every tool that
+    can change files. Entries are only ever appended, so once a checkpoint is
     seen it stays seen and otherwise only the entries after the last look are read; another
     session (or a list that shrank: a reload) starts again from the top."""
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -298,7 +298,7 @@ class Checkpoints:
         if leaf is not None and sm.leaf_id != leaf:
             sm.branch(leaf)  # the move that follows starts from the leaf the user is on, not our entry
         if target is None and had_pending:  # the session's first snapshot, written just now or still held
-            target = B.latest_by_node(sm.get_entries()).get(B.ROOT)
+            target = B.latest_by_node(sm.custom_entries()).get(B.ROOT)
             if target is None and self._pending_here():
                 assert self._pending is not None
                 target = B.Binding("", None, None, self._pending.snapshot.tree, "base", {})
@@ -345,7 +345,7 @@ class Checkpoints:
     def changes_by_node(self) -> list[dict[str, Any]]:
         """Every node that changed files, in file order: ``{entryId, reason, counts, files}``."""
         out: list[dict[str, Any]] = []
-        for found in B.bindings(self.current().get_entries()):
+        for found in B.bindings(self.current().custom_entries()):
             counts = found.data.get("counts")
             if isinstance(counts, dict) and any(counts.values()):
                 out.append({"entryId": found.bound_to, "reason": found.reason, "commit": found.commit,
@@ -357,13 +357,11 @@ class Checkpoints:
 
     # ------------------------------------------------------------------ helpers
 
-    def _index(self, sm: SessionManager) -> tuple[dict[str, Any], dict[str, B.Binding]]:
-        entries = sm.get_entries()
-        return {str(e["id"]): e for e in entries}, B.latest_by_node(entries)
+    def _index(self, sm: SessionManager) -> tuple[Mapping[str, Any], dict[str, B.Binding]]:
+        return sm.entries_by_id(), B.latest_by_node(sm.custom_entries())
 
     def _node(self, sm: SessionManager) -> str | None:
-        by_id = {str(e["id"]): e for e in sm.get_entries()}
-        return B.node_of(by_id, sm.leaf_id)
+        return B.node_of(sm.entries_by_id(), sm.leaf_id)
 
     def has_snapshots(self) -> bool:
         """Whether this session has any file snapshot (recorded, or its first one held back)."""
@@ -371,7 +369,7 @@ class Checkpoints:
 
     def _has_snapshots(self) -> bool:
         manager = self.current()
-        return self._seen.any_usable((id(manager), manager.session_id), manager.get_entries())
+        return self._seen.any_usable((id(manager), manager.session_id), manager.custom_entries())
 
     def _pending_here(self) -> bool:
         return self._pending is not None and self._pending.session_id == self.current().session_id

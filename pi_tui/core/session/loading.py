@@ -23,7 +23,7 @@ from pi_tui.core.session.jsonl import ParsedSession, read_session_file
 from pi_tui.core.session.migrations import header_version, migrate_entries
 from pi_tui.core.session.persistence import Persistence
 from pi_tui.core.session.store import keep_backup
-from pi_tui.core.session.validation import Diagnostics, check_entries, check_header
+from pi_tui.core.session.validation import CheckedEntries, Diagnostics, check_entries, check_header
 from pi_tui.core.session.well_formed import Admission
 
 
@@ -36,6 +36,8 @@ class CheckedSession:
     entries: list[Entry]
     warnings: list[str]
     migrated_from: int | None
+    index: CheckedEntries
+    """``entries`` by id, and which of them are not plain messages (``check_entries``)."""
 
 
 @dataclass(slots=True)
@@ -74,8 +76,8 @@ def checked_session(read: ReadSession, on_migrated: Callable[[list[Entry], int],
     header = check_header(raw[0], diagnostics, suspect=parsed.lines[0] in parsed.suspect_lines)
     # a migration rewrote the entries after they were admitted: they are checked again
     admitted = memoryview(read.well_formed)[1:] if migrated_from is None and len(read.well_formed) == len(raw) else None
-    entries = check_entries(raw[1:], parsed.lines[1:], diagnostics, frozenset(parsed.suspect_lines), admitted)
-    return CheckedSession(header, entries, [*parsed.warnings, *diagnostics.warnings()], migrated_from)
+    checked = check_entries(raw[1:], parsed.lines[1:], diagnostics, frozenset(parsed.suspect_lines), admitted)
+    return CheckedSession(header, checked.entries, [*parsed.warnings, *diagnostics.warnings()], migrated_from, checked)
 
 
 @dataclass(slots=True)
@@ -88,6 +90,7 @@ class OpenOutcome:
     backup_file: Path | None = None
     rewrite_header: bool = False
     """The file exists but holds no session: write a fresh header into it now (as pi)."""
+    index: CheckedEntries | None = None
 
 
 def load_for_open(path: Path, persistence: Persistence) -> OpenOutcome:
@@ -135,6 +138,7 @@ def _load_locked(path: Path, persistence: Persistence) -> OpenOutcome:
     outcome.migrated_from = checked.migrated_from
     outcome.header = checked.header
     outcome.entries = checked.entries
+    outcome.index = checked.index
     return outcome
 
 

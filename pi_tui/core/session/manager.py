@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from types import TracebackType
+from types import MappingProxyType, TracebackType
 
 from pi_tui.core.errors import EntryNotFoundError
 from pi_tui.core.messages import AgentMessage, JsonValue, UserContent
@@ -41,9 +42,11 @@ from pi_tui.core.session.tree import (
     TreeNode,
     build_tree,
     children_of,
+    index_entries,
     latest_on_path,
     path_to,
 )
+from pi_tui.core.session.validation import CheckedEntries
 
 
 class SessionManager:
@@ -61,6 +64,7 @@ class SessionManager:
         self._header: Entry = {}
         self._entries: list[Entry] = []
         self._by_id: dict[str, Entry] = {}
+        self._custom: list[Entry] = []
         self._labels = LabelState()
         self._leaf_id: str | None = None
         self._session_name: str | None = None
@@ -100,7 +104,7 @@ class SessionManager:
                 if outcome.rewrite_header:
                     manager._persistence.rewrite(manager._header, [])
             else:
-                manager._install(outcome.header, outcome.entries)
+                manager._install(outcome.header, outcome.entries, outcome.index)
                 manager._persistence.mark_all_on_disk(len(outcome.entries))
             loaded[0] = len(outcome.entries)
         return manager
@@ -120,7 +124,7 @@ class SessionManager:
         manager = cls(cwd=target_cwd, session_dir=session_dir, session_file=None)
         manager.load_warnings = checked.warnings
         manager._replace_file(session_dir / session_file_name(str(header["timestamp"]), str(header["id"])))
-        manager._install(header, checked.entries)
+        manager._install(header, checked.entries, checked.index)
         manager._persistence.rewrite(manager._header, manager._entries)
         return manager
 
@@ -171,30 +175,37 @@ class SessionManager:
 
     # ----------------------------------------------------------------- internals
 
-    def _install(self, header: Entry, entries: list[Entry]) -> None:
-        """Make ``header`` + ``entries`` the session; the leaf is the last entry."""
+    def _install(self, header: Entry, entries: list[Entry], index: CheckedEntries | None = None) -> None:
+        """Make ``header`` + ``entries`` the session; the leaf is the last entry. ``index``: what
+        the load's checks learned about ``entries`` (by id, and where the entries other than
+        plain messages are), so a large file is not walked again here."""
         self._header = header
         self._entries = entries
-        self._by_id = {}
         self._labels = LabelState()
         self._session_name = None
-        started = False
-        by_id = self._by_id
-        for entry in entries:
-            entry_id = entry.get("id")
-            if isinstance(entry_id, str):
-                by_id[entry_id] = entry
-            kind = entry.get("type")
-            if kind == "message":
-                if not started and E.starts_the_file(entry):
-                    started = True
-            elif kind == "label":
-                self._labels.apply(entry)
-            elif kind == "session_info":
-                self._session_name = E.session_name_of(entry)
-        self._persistence.started = started
+        self._custom = []
+        if index is None:
+            self._by_id = index_entries(entries)
+            irregular: Iterable[Entry] = entries
+        else:
+            self._by_id = index.by_id
+            irregular = map(entries.__getitem__, index.irregular)
+        for entry in irregular:
+            self._note_kind(entry)
+        self._persistence.started = any(map(E.starts_the_file, entries))  # stops at the first prompt
         last_id = entries[-1].get("id") if entries else None
         self._leaf_id = last_id if isinstance(last_id, str) else None
+
+    def _note_kind(self, entry: Entry) -> None:
+        """What the kind of entry changes besides the tree: labels, the session name, the custom
+        entries (``custom_entries``)."""
+        kind = entry.get("type")
+        if kind == "label":
+            self._labels.apply(entry)
+        elif kind == "session_info":
+            self._session_name = E.session_name_of(entry)
+        elif kind == "custom":
+            self._custom.append(entry)
 
     def _start_new(self, *, parent_session: str | None, session_id: str | None) -> None:
         timestamp = E.iso_now()
@@ -217,12 +228,8 @@ class SessionManager:
         self._entries.append(entry)
         self._by_id[entry_id] = entry
         self._leaf_id = entry_id
-        kind = entry["type"]
-        if kind == "label":
-            self._labels.apply(entry)
-        elif kind == "session_info":
-            self._session_name = E.session_name_of(entry)
-        elif kind == "message" and E.starts_the_file(entry):
+        self._note_kind(entry)
+        if not self._persistence.started and E.starts_the_file(entry):
             self._persistence.started = True
         self._persistence.flush(self._header, self._entries)
         return entry_id
@@ -311,6 +318,15 @@ class SessionManager:
     def get_entries(self) -> list[Entry]:
         """Every tree entry in file order (the header excluded). Do not mutate."""
         return self._entries
+
+    def entries_by_id(self) -> Mapping[str, Entry]:
+        """id -> entry for every tree entry (a read-only view of the manager's own index)."""
+        return MappingProxyType(self._by_id)
+
+    def custom_entries(self) -> list[Entry]:
+        """The ``custom`` entries of ``get_entries()``, in file order (extensions' and the
+        checkpoints' own state: read at every prompt, so kept apart). Do not mutate."""
+        return self._custom
 
     def get_branch(self, from_id: str | None = None) -> list[Entry]:
         """Root → ``from_id`` (default: the leaf); ``[]`` for an unknown id or a null leaf."""

@@ -269,8 +269,23 @@ def check_header(header: Entry, diagnostics: Diagnostics, *, suspect: bool = Fal
     return fix.result()
 
 
+@dataclass(slots=True)
+class CheckedEntries:
+    """What ``check_entries`` decided, with what it learned on the way, so that no one walks the
+    100,000 entries again to learn it."""
+
+    entries: list[Entry]
+    """The tree entries to use (repaired copies where the file is damaged)."""
+    by_id: dict[str, Entry]
+    """id -> entry of ``entries``."""
+    irregular: list[int]
+    """Positions in ``entries`` of every entry that is not a well-formed message of the common
+    roles (labels, session names, compactions, custom entries, repaired ones...): the entries
+    whose kind matters to the session manager, found without looking at the others."""
+
+
 def check_entries(entries: list[Entry], lines: list[int], diagnostics: Diagnostics,
-                  suspect_lines: frozenset[int] = frozenset(), well_formed: memoryview | None = None) -> list[Entry]:
+                  suspect_lines: frozenset[int] = frozenset(), well_formed: memoryview | None = None) -> CheckedEntries:
     """Tree entries (no header) as they should be used; ``lines[i]`` is entry i's line number.
 
     One pass (this runs on every load of a 100,000-entry session): the common case, a message
@@ -278,21 +293,23 @@ def check_entries(entries: list[Entry], lines: list[int], diagnostics: Diagnosti
     anything; everything else takes ``check_entry``. Parents are resolved on the way: appends
     always follow an earlier entry, so only the few entries whose parent is not seen yet (missing,
     itself, or later in the file: the only way to a cycle) are looked at again at the end. When
-    nothing needs replacing, ``entries`` itself is returned. ``well_formed[i]`` is entry i's
+    nothing needs replacing, the result's ``entries`` is ``entries`` itself. ``well_formed[i]`` is entry i's
     ``entry_ok`` when it was answered already, while the file was read (``well_formed.Admission``).
     """
     position: dict[str, int] = {}
+    by_id: dict[str, Entry] = {}
     unresolved: list[int] = []
     compactions: list[int] = []
+    irregular: list[int] = []
     replaced: dict[int, Entry | None] = {}  # index -> what to use instead (None: skip)
     for index, entry in enumerate(entries):
         entry_id: Any = entry.get("id")  # a str once the checks below passed
         parent = entry.get("parentId")
         compaction = False
-        if not (
-            (well_formed[index] if well_formed is not None else entry_ok(entry))
-            and not (suspect_lines and lines[index] in suspect_lines)
-        ):
+        used = entry
+        regular = ((well_formed[index] if well_formed is not None else entry_ok(entry))
+                   and not (suspect_lines and lines[index] in suspect_lines))
+        if not regular:
             line = lines[index]
 
             def note(problem: str, line: int = line, entry: Entry = entry) -> None:
@@ -303,7 +320,7 @@ def check_entries(entries: list[Entry], lines: list[int], diagnostics: Diagnosti
                 replaced[index] = None
                 continue
             if good is not entry:
-                replaced[index] = good
+                replaced[index] = used = good
             entry_id = good["id"]
             parent = good["parentId"]
             compaction = good["type"] == "compaction"
@@ -316,9 +333,13 @@ def check_entries(entries: list[Entry], lines: list[int], diagnostics: Diagnosti
             unresolved.append(index)
         if compaction:
             compactions.append(index)
+        if not regular:
+            irregular.append(index)
         position[entry_id] = index
+        by_id[entry_id] = used
     if not replaced:
-        return check_structure(entries, lines, position, diagnostics, unresolved, compactions)
+        checked = check_structure(entries, lines, position, diagnostics, unresolved, compactions, by_id)
+        return CheckedEntries(checked, by_id, irregular)
     # something was skipped or replaced (rare): build the list to use, indexes renumbered
     kept: list[Entry] = []
     kept_lines: list[int] = []
@@ -331,16 +352,18 @@ def check_entries(entries: list[Entry], lines: list[int], diagnostics: Diagnosti
         kept.append(use)
         kept_lines.append(lines[index])
     position = {entry_id: renumber[index] for entry_id, index in position.items()}
-    return check_structure(kept, kept_lines, position, diagnostics, [renumber[i] for i in unresolved],
-                           [renumber[i] for i in compactions])
+    checked = check_structure(kept, kept_lines, position, diagnostics, [renumber[i] for i in unresolved],
+                              [renumber[i] for i in compactions], by_id)
+    return CheckedEntries(checked, by_id, [renumber[i] for i in irregular])
 
 
 def check_structure(entries: list[Entry], lines: list[int], position: dict[str, int], diagnostics: Diagnostics,
-                    unresolved: list[int], compactions: list[int]) -> list[Entry]:
+                    unresolved: list[int], compactions: list[int], by_id: dict[str, Entry]) -> list[Entry]:
     """Parents that are missing, the entry itself, or part of a cycle (which would hide every
     entry of the cycle and below from the tree): reported; a self-parent or a cycle is cut so
-    the entry becomes a root (in memory only). ``position``: id -> index in ``entries``;
-    ``unresolved``: the entries whose parent came later in the file or not at all."""
+    the entry becomes a root (in memory only; ``by_id`` is given the cut copy). ``position``:
+    id -> index in ``entries``; ``unresolved``: the entries whose parent came later in the file
+    or not at all."""
     cut: dict[int, str] = {}
     points_forward = False
     for index in unresolved:
@@ -367,7 +390,7 @@ def check_structure(entries: list[Entry], lines: list[int], position: dict[str, 
     repaired = list(entries)
     for index in sorted(cut):
         diagnostics.add(lines[index], entry_name(entries[index]), cut[index])
-        repaired[index] = {**entries[index], "parentId": None}
+        repaired[index] = by_id[entries[index]["id"]] = {**entries[index], "parentId": None}
     return repaired
 
 
