@@ -172,6 +172,38 @@ def test_a_large_file_read_in_blocks_parses_as_a_whole(tmp_path: Path, monkeypat
     assert whole.torn_last_line == ending.endswith('mess') and len(whole.entries) == 20
 
 
+@settings(max_examples=80, deadline=None, derandomize=True)
+@given(sizes=st.lists(st.integers(0, 400), min_size=1, max_size=40), block=st.integers(8, 700),
+       odd=st.sampled_from(["", "blank", "not json", "[1]", "bom", "crlf"]))
+def test_blocks_read_in_place_parse_as_the_whole_file(sizes: list[int], block: int, odd: str) -> None:
+    """Each block's whole lines are read where they lie (no copy), the line cut by the block's
+    end is completed by the next block's first line: any block size, any line lengths, the same
+    result as one read of the whole file, with an odd line anywhere sending a block the slow way."""
+    pytest.importorskip("orjson", reason="blocks are read with orjson only (the default install)")
+    import tempfile
+
+    import pi_tui.core.session.jsonl as jsonl
+
+    lines = [HEADER] + [ENTRY.replace('"a1"', f'"e{i}"').replace('"x"', json.dumps("y" * size))
+                        for i, size in enumerate(sizes)]
+    if odd in ("blank", "not json", "[1]"):
+        lines.insert(len(lines) // 2 + 1, "" if odd == "blank" else odd)
+    newline = "\r\n" if odd == "crlf" else "\n"
+    data = (("\ufeff" if odd == "bom" else "") + newline.join(lines) + newline).encode()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "s.jsonl"
+        path.write_bytes(data)
+        saved = jsonl.READ_BLOCK_BYTES
+        jsonl.READ_BLOCK_BYTES = block
+        try:
+            blocks = read_session_file(path)
+        finally:
+            jsonl.READ_BLOCK_BYTES = saved
+    whole = parse_session_bytes(data, path)
+    assert _fields(blocks) == _fields(whole)
+    assert len(whole.entries) == len(sizes) + 1
+
+
 def test_reading_a_large_file_does_not_hold_its_bytes_while_parsing(tmp_path: Path,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """Resuming a 100,000-entry session peaked with the file's 75 MB of bytes held on top of its
