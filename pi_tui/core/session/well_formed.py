@@ -37,38 +37,40 @@ a damaged file's megabyte-long "name" is not worth hashing)."""
 
 
 def _blocks_ok(blocks: Any, allowed: frozenset[str]) -> bool:
+    # subscripts in one ``try`` rather than ``.get``: a missing key is a KeyError (not the fast
+    # path), and a subscript costs less than a method call, 100,000 times per load
     if type(blocks) is not list:
         return False
     for block in blocks:
         if type(block) is not dict:
             return False
-        kind = block.get("type")
-        if type(kind) is str:
+        try:
+            kind = block["type"]
+            if type(kind) is not str:
+                return False
             block["type"] = kind = _share(kind)
-        if kind == "text":
-            if type(block.get("text")) is not str:
+            if kind == "text":
+                if type(block["text"]) is not str or ("textSignature" in block and type(block["textSignature"]) is not str):
+                    return False
+            elif kind == "toolCall":
+                name = block["name"]
+                if type(block["id"]) is not str or type(name) is not str or type(block["arguments"]) is not dict:
+                    return False
+                if len(name) <= _SHARED_MAX:
+                    block["name"] = _share(name)
+                if "thoughtSignature" in block and type(block["thoughtSignature"]) is not str:
+                    return False
+            elif kind == "thinking":
+                if (type(block["thinking"]) is not str
+                        or ("thinkingSignature" in block and type(block["thinkingSignature"]) is not str)
+                        or ("redacted" in block and type(block["redacted"]) is not bool)):
+                    return False
+            elif kind == "image":
+                if type(block["data"]) is not str or type(block["mimeType"]) is not str:
+                    return False
+            else:
                 return False
-            if "textSignature" in block and type(block["textSignature"]) is not str:
-                return False
-        elif kind == "toolCall":
-            name = block.get("name")
-            if type(block.get("id")) is not str or type(name) is not str or type(block.get("arguments")) is not dict:
-                return False
-            if len(name) <= _SHARED_MAX:
-                block["name"] = _share(name)
-            if "thoughtSignature" in block and type(block["thoughtSignature"]) is not str:
-                return False
-        elif kind == "thinking":
-            if type(block.get("thinking")) is not str:
-                return False
-            if "thinkingSignature" in block and type(block["thinkingSignature"]) is not str:
-                return False
-            if "redacted" in block and type(block["redacted"]) is not bool:
-                return False
-        elif kind == "image":
-            if type(block.get("data")) is not str or type(block.get("mimeType")) is not str:
-                return False
-        else:
+        except KeyError:
             return False
         if kind not in allowed:
             return False
@@ -106,6 +108,8 @@ def _usage_ok(usage: Any) -> bool:
                             and low <= c <= high and low <= d <= high and low <= e <= high)
     for key, value in usage.items():
         kind = type(value)
+        if key == "cost" and kind is not dict:  # a number there is no cost object: the full check repairs it
+            return False
         if kind is int or kind is float:
             if not 0 <= value <= MAX_COUNT:  # NaN fails too
                 return False
@@ -143,62 +147,72 @@ def message_ok(message: Any) -> bool:
     if type(message) is not dict:
         return False
     try:
-        stamp = message["timestamp"]
-        if type(stamp) not in _NUMBER or not MIN_MS <= stamp <= MAX_MS:
-            return False
-        role = message["role"]
-        if type(role) is str:
-            message["role"] = role = _share(role)
-        if role == "assistant":
-            api, provider, model, reason = message["api"], message["provider"], message["model"], message["stopReason"]
-            if not (type(api) is str and type(provider) is str and type(model) is str and type(reason) is str
-                    and reason in STOP_REASONS):
-                return False
-            message["stopReason"] = _share(reason)
-            if len(api) <= _SHARED_MAX:
-                message["api"] = _share(api)
-            if len(provider) <= _SHARED_MAX:
-                message["provider"] = _share(provider)
-            if len(model) <= _SHARED_MAX:
-                message["model"] = _share(model)
-            return (
-                _blocks_ok(message["content"], ASSISTANT_BLOCKS)
-                and _usage_ok(message["usage"])
-                and (len(message) == _ASSISTANT_REQUIRED or _assistant_optional_ok(message))
-            )
-        if role == "toolResult":
-            name = message["toolName"]
-            if type(name) is not str:
-                return False
-            if len(name) <= _SHARED_MAX:
-                message["toolName"] = _share(name)
-            return (
-                type(message["toolCallId"]) is str
-                and type(message["isError"]) is bool
-                and _blocks_ok(message["content"], USER_BLOCKS)
-            )
-        if role == "user":
-            content = message["content"]
-            return type(content) is str or _blocks_ok(content, USER_BLOCKS)
+        return _message_ok(message)
     except (KeyError, TypeError):
         return False
+
+
+def _message_ok(message: dict[str, Any]) -> bool:
+    """``message_ok`` for a dict; a missing key raises KeyError (the most common roles first)."""
+    stamp = message["timestamp"]
+    if type(stamp) not in _NUMBER or not MIN_MS <= stamp <= MAX_MS:
+        return False
+    role = message["role"]
+    if type(role) is not str:
+        return False
+    message["role"] = role = _share(role)
+    if role == "toolResult":
+        name = message["toolName"]
+        if type(name) is not str:
+            return False
+        if len(name) <= _SHARED_MAX:
+            message["toolName"] = _share(name)
+        return (
+            type(message["toolCallId"]) is str
+            and type(message["isError"]) is bool
+            and _blocks_ok(message["content"], USER_BLOCKS)
+        )
+    if role == "assistant":
+        api, provider, model, reason = message["api"], message["provider"], message["model"], message["stopReason"]
+        if not (type(api) is str and type(provider) is str and type(model) is str and type(reason) is str
+                and reason in STOP_REASONS):
+            return False
+        message["stopReason"] = _share(reason)
+        if len(api) <= _SHARED_MAX:
+            message["api"] = _share(api)
+        if len(provider) <= _SHARED_MAX:
+            message["provider"] = _share(provider)
+        if len(model) <= _SHARED_MAX:
+            message["model"] = _share(model)
+        return (
+            _blocks_ok(message["content"], ASSISTANT_BLOCKS)
+            and _usage_ok(message["usage"])
+            and (len(message) == _ASSISTANT_REQUIRED or _assistant_optional_ok(message))
+        )
+    if role == "user":
+        content = message["content"]
+        return type(content) is str or _blocks_ok(content, USER_BLOCKS)
     return False  # the rarer roles always take the full check
 
 
 def entry_ok(entry: Entry) -> bool:
     """True for the common entry, a well-formed message entry: ``check_entry`` would return it
     unchanged and report nothing (its type shared, as the words of its message)."""
-    kind = entry.get("type")
-    if type(kind) is str:
+    try:
+        kind = entry["type"]
+        if type(kind) is not str:
+            return False
         entry["type"] = kind = _share(kind)
-    parent = entry.get("parentId", 0)  # missing: not the fast path
-    return (
-        kind == "message"
-        and type(entry.get("id")) is str
-        and type(entry.get("timestamp")) is str
-        and (parent is None or type(parent) is str)
-        and message_ok(entry.get("message"))
-    )
+        if kind != "message":
+            return False
+        parent = entry["parentId"]  # missing: not the fast path
+        message = entry["message"]
+        if (type(entry["id"]) is not str or type(entry["timestamp"]) is not str
+                or not (parent is None or type(parent) is str) or type(message) is not dict):
+            return False
+        return _message_ok(message)
+    except (KeyError, TypeError):
+        return False
 
 
 class Admission:

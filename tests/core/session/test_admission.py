@@ -102,3 +102,62 @@ def test_a_migrated_file_read_in_blocks_loads_as_the_checks_alone_load_it(tmp_pa
     assert admitted.migrated_from == 2
     assert admitted.entries == alone.entries and admitted.warnings == alone.warnings
     assert admitted.entries[8]["message"]["role"] == "custom"
+
+
+FULL_MESSAGES: list[dict[str, Any]] = [
+    {"role": "user", "timestamp": 1767225601000, "content": [
+        {"type": "text", "text": "look", "textSignature": "s"}, {"type": "image", "data": "AA==", "mimeType": "image/png"}]},
+    {"role": "user", "timestamp": 1767225601000, "content": "plain"},
+    {"role": "assistant", "api": "anthropic-messages", "provider": "anthropic", "model": "claude",
+     "stopReason": "toolUse", "timestamp": 1767225601000, "usage": USAGE, "errorMessage": "e", "responseId": "r",
+     "retryAfterMs": 5, "diagnostics": [],
+     "content": [{"type": "thinking", "thinking": "hm", "thinkingSignature": "sig", "redacted": False},
+                 {"type": "text", "text": "ok", "textSignature": "t"},
+                 {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "a"}, "thoughtSignature": "x"}]},
+    {"role": "toolResult", "toolCallId": "c1", "toolName": "read", "isError": False, "timestamp": 1767225601000,
+     "content": [{"type": "text", "text": "file"}, {"type": "image", "data": "AA==", "mimeType": "image/png"}]},
+]
+_GONE = object()
+WRONG_VALUES: list[Any] = [_GONE, None, True, 0, -1, 1.5, 2**60, float("nan"), "", "x", [], {}, [{}], {"type": "text"}]
+
+
+def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    found: list[tuple[Any, ...]] = []
+    for key, child in items:
+        found += [(*prefix, key), *_paths(child, (*prefix, key))]
+    return found
+
+
+def test_the_fast_check_passes_nothing_the_full_check_would_change() -> None:
+    """Every field of a message of each role (each block kind, the optional fields too) and of the
+    entry around it, made missing or each of a dozen wrong values in turn: whenever ``entry_ok``
+    still says yes, ``check_entry`` must leave the entry as it is and say nothing. (A random
+    sample of damage missed a fast check that forgot ``isError``.)"""
+    import copy
+
+    from pi_tui.core.session.validation import check_entry
+
+    tried = passed = 0
+    for body in FULL_MESSAGES:
+        entry: dict[str, Any] = {"type": "message", "id": "m1", "parentId": None,
+                                 "timestamp": "2026-01-01T00:00:01.000Z", "message": body}
+        assert entry_ok(copy.deepcopy(entry)), body["role"]  # the well-formed ones stay on the fast path
+        for path in _paths(entry):
+            for value in WRONG_VALUES:
+                damaged = copy.deepcopy(entry)
+                target: Any = damaged
+                for key in path[:-1]:
+                    target = target[key]
+                if value is _GONE:
+                    if isinstance(target, list):
+                        continue
+                    del target[path[-1]]
+                else:
+                    target[path[-1]] = copy.deepcopy(value)
+                tried += 1
+                if entry_ok(damaged):
+                    passed += 1
+                    notes: list[str] = []
+                    assert check_entry(damaged, notes.append) is damaged and notes == [], (path, value)
+    assert tried > 1000 and passed > 0  # harmless changes (another text, a different count) stay fast
