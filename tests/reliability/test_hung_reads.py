@@ -38,20 +38,26 @@ def hung(tmp_path: Path) -> Iterator[tuple[ToolContext, threading.Event]]:
     """A tool context whose cwd holds the hung file; (context, set when a read is blocked)."""
     (tmp_path / "work").mkdir()
     (tmp_path / "work" / HUNG_NAME).write_text("never seen\n")
+    from pi_tui.core import cancellable_thread
+
     release, reading = threading.Event(), threading.Event()
+    bound = cancellable_thread.STALLED_AFTER_SECONDS
     patched = install(release, reading, stalled_after=0.5)
     try:
         yield ToolContext(cwd=tmp_path / "work", artifact_dir=tmp_path / "artifacts"), reading
     finally:
         release.set()  # let the blocked threads of this test end
         restore(patched)
+        assert cancellable_thread.STALLED_AFTER_SECONDS == bound  # nothing of this test's bound is left
 
 
-async def test_abort_ends_a_read_that_never_answers(fault: FaultRecord, hung: tuple[ToolContext, threading.Event],
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_abort_ends_a_read_that_never_answers(fault: FaultRecord, hung: tuple[ToolContext, threading.Event]) -> None:
     from pi_tui.core import cancellable_thread
 
-    monkeypatch.setattr(cancellable_thread, "STALLED_AFTER_SECONDS", 60.0)  # the abort, not the bound, ends it
+    # the abort, not the bound, ends it; ``hung`` puts the real bound back afterwards. (A
+    # monkeypatch here, undone after ``hung``'s own restore, left 0.5 s to every later test of the
+    # run: a slow image re-encode in test_read was then "a file that gave no data".)
+    cancellable_thread.STALLED_AFTER_SECONDS = 60.0
     ctx, reading = hung
     with fault.case("abort read on a hung mount"):
         took = await call_then_abort("read", {"path": HUNG_NAME}, ctx, after=0.3)
