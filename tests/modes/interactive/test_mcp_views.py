@@ -173,7 +173,9 @@ async def test_everything_prompts_are_commands_and_its_elicitation_is_a_dialog(m
         assert json.dumps(users[0]["content"], ensure_ascii=False).count("What's weather in São Paulo?") == 1
 
         await submit(pilot, "ask me")
-        await wait_for(pilot, lambda: isinstance(app.screen, ElicitScreen), seconds=60)
+        # composed and focused, not only pushed (under load the screen is on top before its widgets)
+        await wait_for(pilot, lambda: isinstance(app.screen, ElicitScreen)
+                       and any(i.has_focus for i in app.screen.query(Input)), seconds=60)
         dialog = app.screen
         shown = " ".join(str(w.render()) for w in dialog.query("Static"))
         assert "MCP server ev asks" in shown and "Your full, legal name" in shown
@@ -204,15 +206,19 @@ async def test_a_url_elicitation_shows_the_link_and_escape_declines(make_app: An
     app, session = make_app(turns)
     async with app.run_test(size=SIZE) as pilot:
         await submit(pilot, "open it")
-        await wait_for(pilot, lambda: isinstance(app.screen, ElicitScreen), seconds=60)
-        shown = " ".join(str(w.render()) for w in app.screen.query("Static"))
+        def shown_text() -> str:
+            return " ".join(str(w.render()) for w in app.screen.query("Static")) if isinstance(app.screen, ElicitScreen) else ""
+
+        # the dialog's text, not only its screen: pushed under load, it is on top before it is composed
+        await wait_for(pilot, lambda: "esc decline" in shown_text(), seconds=60)
+        shown = shown_text()
         assert "Open: https://example.com/sign-in enter" in shown and "\x1b" not in shown  # the escape dropped
         assert "enter accept (done) · esc decline" in shown
         await pilot.press("escape")
         await wait_for(pilot, lambda: len([m for m in session.messages if m["role"] == "assistant"]) == 2, seconds=60)
         await settle(app, pilot)
         await submit(pilot, "again")
-        await wait_for(pilot, lambda: isinstance(app.screen, ElicitScreen), seconds=60)
+        await wait_for(pilot, lambda: "esc decline" in shown_text(), seconds=60)
         await pilot.press("enter")
         await wait_for(pilot, lambda: len([m for m in session.messages if m["role"] == "assistant"]) == 4, seconds=60)
         await settle(app, pilot)
