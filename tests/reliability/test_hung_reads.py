@@ -48,7 +48,7 @@ def hung(tmp_path: Path) -> Iterator[tuple[ToolContext, threading.Event]]:
     finally:
         release.set()  # let the blocked threads of this test end
         restore(patched)
-        assert cancellable_thread.STALLED_AFTER_SECONDS == bound  # nothing of this test's bound is left
+        assert bound == cancellable_thread.STALLED_AFTER_SECONDS  # nothing of this test's bound is left
 
 
 async def test_abort_ends_a_read_that_never_answers(fault: FaultRecord, hung: tuple[ToolContext, threading.Event]) -> None:
