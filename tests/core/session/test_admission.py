@@ -13,6 +13,7 @@ import pytest
 import pi_tui.core.session.jsonl as jsonl
 from pi_tui.core.session.loading import ReadSession, checked_session, read_session
 from pi_tui.core.session.well_formed import entry_ok
+from tests.reliability.session_strategies import paths_of
 
 USAGE = {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2,
          "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}
@@ -121,14 +122,6 @@ _GONE = object()
 WRONG_VALUES: list[Any] = [_GONE, None, True, 0, -1, 1.5, 2**60, float("nan"), "", "x", [], {}, [{}], {"type": "text"}]
 
 
-def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
-    found: list[tuple[Any, ...]] = []
-    for key, child in items:
-        found += [(*prefix, key), *_paths(child, (*prefix, key))]
-    return found
-
-
 def test_the_fast_check_passes_nothing_the_full_check_would_change() -> None:
     """Every field of a message of each role (each block kind, the optional fields too) and of the
     entry around it, made missing or each of a dozen wrong values in turn: whenever ``entry_ok``
@@ -143,7 +136,7 @@ def test_the_fast_check_passes_nothing_the_full_check_would_change() -> None:
         entry: dict[str, Any] = {"type": "message", "id": "m1", "parentId": None,
                                  "timestamp": "2026-01-01T00:00:01.000Z", "message": body}
         assert entry_ok(copy.deepcopy(entry)), body["role"]  # the well-formed ones stay on the fast path
-        for path in _paths(entry):
+        for path in paths_of(entry):
             for value in WRONG_VALUES:
                 damaged = copy.deepcopy(entry)
                 target: Any = damaged
