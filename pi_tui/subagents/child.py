@@ -39,6 +39,9 @@ class ChildHandle:
     prompt: Callable[[str], Awaitable[None]]
     abort: Callable[[], Awaitable[None]]
     messages: Callable[[], list[AgentMessage]]
+    """The child's context now (after a compaction: the summary and what it kept)."""
+    history: Callable[[], list[AgentMessage]]
+    """Every message the child's session holds, compacted ones included: what its usage counts."""
     subscribe: Callable[[Listener], Callable[[], None]]
     close: Callable[[], None]
     """Release the child's session file (its lock); called once the task has ended."""

@@ -95,8 +95,12 @@ def child_session_manager(parent: SessionManager, spec: ChildSpec | None = None)
 
 def child_handle(child: Any, manager: SessionManager, model: ModelInfo, notes: list[str]) -> ChildHandle:
     """What the task tool holds of a child ``AgentSession``."""
+
+    def history() -> list[Any]:  # every entry of its file, as pi's footer counts a session's usage
+        return [entry["message"] for entry in manager.get_entries() if entry.get("type") == "message"]
+
     return ChildHandle(
         session_id=manager.session_id, session_file=manager.session_file, model=f"{model.provider}/{model.id}",
-        prompt=child.prompt, abort=child.abort, messages=lambda: child.messages, subscribe=child.subscribe,
-        close=manager.close, notes=tuple(notes),
+        prompt=child.prompt, abort=child.abort, messages=lambda: child.messages, history=history,
+        subscribe=child.subscribe, close=manager.close, notes=tuple(notes),
     )

@@ -7,7 +7,8 @@ compaction and abort; whatever happens to it ends as this call's result, never a
 
 * its final answer (truncated like other tool output, the whole answer saved beside the
   session's artifacts), with ``details``: agent, child session file and id, model, status,
-  usage (turns, tokens, cost — its own subagents included), duration, its tool calls;
+  usage (turns, tokens, cost of every model call in its session file, compactions
+  notwithstanding — its own subagents included), duration, its tool calls;
 * an error result when it failed (its error message), gave no answer, or could not start;
 * on the parent's abort: the child is aborted and given ``STOP_SECONDS`` to record it, and the
   call's result says ``Task aborted`` (``ToolAborted``).
@@ -196,7 +197,7 @@ class TaskTool:
         else:
             text = answer or "(The subagent finished without a text answer.)"
         details: dict[str, JsonValue] = progress.details(status, self._elapsed(started))
-        details["usage"] = usage_of(messages).to_json()
+        details["usage"] = usage_of(child.history()).to_json()  # compacted turns were paid for too
         if status == "completed":
             text = self._bounded(text, call_id, ctx, details)
         elif answer and status == "aborted":

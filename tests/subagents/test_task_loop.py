@@ -206,3 +206,38 @@ def test_a_session_without_the_tools_never_imports_the_room(project: Path, agent
             "print(sorted(m for m in sys.modules if m.startswith('pi_tui.subagents')))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert out.stdout.strip() == "[]"  # -p and the TUI's session load pay nothing for task/todo
+
+
+SUMMARIZER = {"when": {"system_contains": "summarize conversations"}, "text": "## Goal\nCHILD-SUMMARY"}
+OVERFLOW = {"status": 400, "message": "prompt is too long: context length exceeded", "code": "context_length_exceeded"}
+
+
+def _assistant_usages(path: Path) -> list[dict]:
+    return [e["message"]["usage"] for e in read_jsonl(path) if e["type"] == "message" and e["message"]["role"] == "assistant"]
+
+
+async def test_a_child_that_compacted_reports_every_model_call_of_its_run(make_parent, project: Path) -> None:
+    for i in range(2):
+        (project / f"f{i}.txt").write_text(f"file {i}\n" + ("x" * 79 + "\n") * 100)
+    session, _, _ = make_parent(_delegating([
+        SUMMARIZER,
+        {"when": {"last_user_contains": "CHILD-A"}, "tool_calls": [{"id": "r0", "name": "read", "arguments": {"path": "f0.txt"}}],
+         "usage": {"prompt_tokens": 3000, "completion_tokens": 7}},
+        {"when": {"last_user_contains": "CHILD-A"}, "tool_calls": [{"id": "r1", "name": "read", "arguments": {"path": "f1.txt"}}],
+         "usage": {"prompt_tokens": 5000, "completion_tokens": 11}},
+        {"when": {"system_contains": SUBAGENT}, "error": OVERFLOW},
+        {"when": {"system_contains": SUBAGENT}, "text": "child answer", "usage": {"prompt_tokens": 2000, "completion_tokens": 13}},
+    ]), settings={"compaction": {"keepRecentTokens": 500}})
+    await session.prompt("PARENT: delegate")
+    result = next(m for m in session.messages if m.get("role") == "toolResult")
+    assert result["details"]["status"] == "completed", result["content"]
+    child_file = Path(result["details"]["childSession"])
+    assert any(e["type"] == "compaction" for e in read_jsonl(child_file))  # the child did compact
+    usages = _assistant_usages(child_file)
+    usage = result["details"]["usage"]
+    # every model call of the child's run, the ones compaction took out of its context included
+    # (the summarizer's call is counted nowhere, as for the parent's compactions)
+    assert usage["turns"] == len(usages) == 4
+    assert usage["input"] == sum(u["input"] for u in usages) == 10_000
+    assert usage["output"] == sum(u["output"] for u in usages) == 31
+    assert usage["cost"] == sum(u["cost"]["total"] for u in usages) > 0
