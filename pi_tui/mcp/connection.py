@@ -92,6 +92,9 @@ class Connection:
         self._settled = asyncio.Event()
         """Set once the first attempt connected or failed (``wait_started``)."""
         self._tools_changed: Callable[[Connection], None] | None = None
+        self._relist_wanted = False
+        """A ``list_changed`` came while connecting (before ``_client`` is set): list again."""
+        self._relists: set[asyncio.Task[None]] = set()
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -196,7 +199,7 @@ class Connection:
             info = entered.server_info
             self.server_info = f"{info.name} {info.version}" if info is not None else ""
             self.instructions = printable(entered.instructions or "")
-            await asyncio.wait_for(self._list(entered), self.config.startup_timeout_s)
+            await asyncio.wait_for(self._list_settled(entered), self.config.startup_timeout_s)
             self._client = entered
             self.error = None
             self.connected_at = time.monotonic()
@@ -254,6 +257,16 @@ class Connection:
         """The configured cwd, relative ones from the session's cwd; else the session's cwd."""
         configured = self.config.cwd
         return os.path.join(self._cwd, os.path.expanduser(configured)) if configured else str(self._cwd)
+
+    async def _list_settled(self, client: Any) -> None:
+        """List while connecting; a ``list_changed`` that arrives meanwhile (the server registers
+        tools as the session starts) lists again, a few times at most, so the connected server's
+        list is its current one."""
+        for _round in range(4):
+            self._relist_wanted = False
+            await self._list(client)
+            if not self._relist_wanted:
+                return
 
     async def _list(self, client: Any) -> None:
         tools: list[ToolSpec] = []
@@ -363,8 +376,13 @@ class Connection:
 
     async def _on_message(self, message: Any) -> None:
         method = getattr(message, "method", "")
-        if method == "notifications/tools/list_changed" and self._client is not None:
-            asyncio.get_running_loop().create_task(self._relist())
+        if method == "notifications/tools/list_changed":
+            if self._client is None:  # still connecting: _list_settled lists again
+                self._relist_wanted = True
+                return
+            task = asyncio.get_running_loop().create_task(self._relist())
+            self._relists.add(task)
+            task.add_done_callback(self._relists.discard)
         elif isinstance(message, Exception):
             self.log.write(f"[transport] {message}\n")
 
@@ -372,9 +390,11 @@ class Connection:
         client = self._client
         if client is None:
             return
+        before = [(t.name, t.description, t.input_schema) for t in self.tools]
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self._list(client), self.config.startup_timeout_s)
-            if self._tools_changed is not None:
+            changed = [(t.name, t.description, t.input_schema) for t in self.tools] != before
+            if changed and self._tools_changed is not None:
                 self._tools_changed(self)
 
     async def _on_elicit(self, _context: Any, params: Any) -> Any:

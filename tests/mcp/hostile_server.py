@@ -8,6 +8,11 @@ misbehave in the ways real servers do. ``python hostile_server.py MODE [N]``:
 ``flood``        writes N megabytes to stderr at start, then answers normally
 ``ask``          also has the tool ``ask``: it asks the user for a name (``elicitation/create``)
                  and answers with what came back
+``changing``     after its first tool call adds the tool ``late`` and sends
+                 ``notifications/tools/list_changed`` (after the call's answer)
+``racing``       while answering the first ``tools/list`` adds the tool ``early``, sends
+                 ``list_changed`` and only then (0.3 s later) the list it had before
+``names``        tools whose names need sanitizing: ``a.b c``, one of 80 characters
 
 Tools: ``echo {text}``, ``env`` (its environment as JSON), ``big {mb}`` (one text of that many
 megabytes), ``hang`` (never answers; records a cancellation it receives in ``$CANCEL_FILE``).
@@ -18,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 
 MODE = sys.argv[1] if len(sys.argv) > 1 else "normal"
 N = int(sys.argv[2]) if len(sys.argv) > 2 else 1
@@ -34,7 +40,12 @@ TOOLS = [
 ]
 if MODE == "ask":
     TOOLS.append({"name": "ask", "description": "Asks the user", "inputSchema": {"type": "object", "properties": {}}})
+if MODE == "names":
+    TOOLS.extend({"name": name, "description": f"tool {name}", "inputSchema": {"type": "object", "properties": {}}}
+                 for name in ("a.b c", "t" * 80))
+LATE = {"changing": "late", "racing": "early"}
 calls = 0
+lists = 0
 asking: object = None
 """The id of the ``ask`` call waiting for the user's answer."""
 
@@ -47,7 +58,7 @@ def send(message: dict[str, object]) -> None:
 
 
 def answer(request: dict[str, object]) -> None:
-    global calls, asking
+    global calls, asking, lists
     method = request.get("method")
     rid = request.get("id")
     if method is None and rid == "elicit-1":  # the client's answer to our question
@@ -68,9 +79,14 @@ def answer(request: dict[str, object]) -> None:
             return
         send({"jsonrpc": "2.0", "id": rid, "result": {
             "protocolVersion": params.get("protocolVersion", "2025-06-18"),
-            "capabilities": {"tools": {}}, "serverInfo": {"name": f"hostile-{MODE}", "version": "1"}}})
+            "capabilities": {"tools": {"listChanged": True} if MODE in LATE else {}}, "serverInfo": {"name": f"hostile-{MODE}", "version": "1"}}})
     elif method == "tools/list":
-        send({"jsonrpc": "2.0", "id": rid, "result": {"tools": TOOLS}})
+        lists += 1
+        listed = list(TOOLS)
+        if MODE == "racing" and lists == 1:
+            add_late_tool()
+            time.sleep(0.3)
+        send({"jsonrpc": "2.0", "id": rid, "result": {"tools": listed}})
     elif method == "tools/call":
         calls += 1
         if MODE == "crash" and calls > N:
@@ -87,6 +103,8 @@ def answer(request: dict[str, object]) -> None:
             return
         if name == "echo":
             text = f"echo: {args.get('text')}"
+        elif name in ("late", "early", "a.b c", "t" * 80):
+            text = f"{name}: ok"
         elif name == "env":
             text = json.dumps(dict(os.environ))
         elif name == "big":
@@ -99,10 +117,18 @@ def answer(request: dict[str, object]) -> None:
             send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32602, "message": f"unknown tool {name}"}})
             return
         send({"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": text}]}})
+        if MODE == "changing" and calls == 1:
+            add_late_tool()
     elif method == "ping":
         send({"jsonrpc": "2.0", "id": rid, "result": {}})
     else:
         send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": f"Method not found: {method}"}})
+
+
+def add_late_tool() -> None:
+    TOOLS.append({"name": LATE[MODE], "description": f"A tool that arrived {LATE[MODE]}",
+                  "inputSchema": {"type": "object", "properties": {"x": {"type": "string"}}}})
+    send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
 
 
 def main() -> None:
