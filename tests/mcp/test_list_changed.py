@@ -20,7 +20,7 @@ def _tools_bytes(request: Any) -> str:
 async def test_a_tool_added_after_a_call_reaches_the_model_through_mcp_and_the_list_stays_the_same_bytes(
         project: Path, agent_dir: Path) -> None:
     write_servers(agent_dir / "mcp.json", {"h": hostile("changing")})
-    turns = [{"tool_calls": [{"id": "c1", "name": "mcp__h__echo", "arguments": {"text": "one"}}]},
+    turns: list[dict[str, Any]] = [{"tool_calls": [{"id": "c1", "name": "mcp__h__echo", "arguments": {"text": "one"}}]},
              {"text": "first done"},
              {"tool_calls": [{"id": "c2", "name": "mcp", "arguments": {"action": "search", "query": "late"}}]},
              {"tool_calls": [{"id": "c3", "name": "mcp", "arguments": {"action": "describe", "tool": "mcp__h__late"}}]},
