@@ -258,6 +258,11 @@ class Connection:
         configured = self.config.cwd
         return os.path.join(self._cwd, os.path.expanduser(configured)) if configured else str(self._cwd)
 
+    @property
+    def allowed_tools(self) -> list[ToolSpec]:
+        """The server's tools the config keeps (``includeTools`` / ``excludeTools``)."""
+        return [t for t in self.tools if self.config.allows_tool(t.name)]
+
     async def _list_settled(self, client: Any) -> None:
         """List while connecting; a ``list_changed`` that arrives meanwhile (the server registers
         tools as the session starts) lists again, a few times at most, so the connected server's
@@ -427,7 +432,7 @@ class Connection:
         if status == "failed" and self.error:
             event["error"] = self.error
         if status == "connected":
-            event["tools"] = len(self.tools)
+            event["tools"] = len(self.allowed_tools)
         self._events(event)
 
 

@@ -95,7 +95,7 @@ class McpManager:
         await asyncio.gather(*(c.stop() for c in self.connections.values()), return_exceptions=True)
 
     def _tools_changed(self, connection: Connection) -> None:
-        self._emit({"type": "mcp_tools_changed", "server": connection.name, "tools": len(connection.tools),
+        self._emit({"type": "mcp_tools_changed", "server": connection.name, "tools": len(connection.allowed_tools),
                     "frozen": self.frozen is not None})
 
     # ------------------------------------------------------------------ tools
@@ -178,7 +178,7 @@ class McpManager:
             config = connection.config
             rows.append({
                 "name": connection.name, "status": connection.status, "transport": config.transport,
-                "scope": config.scope, "source": str(config.source), "tools": len(connection.tools),
+                "scope": config.scope, "source": str(config.source), "tools": len(connection.allowed_tools),
                 "toolTokens": self.tool_tokens(connection), "prompts": len(connection.prompts),
                 "error": connection.error, "log": str(connection.log.path), "restarts": connection.restarts,
                 "protocolVersion": connection.protocol_version or None, "server": connection.server_info or None,

@@ -144,7 +144,7 @@ async def _list(cwd: Path, agent: Path, args: argparse.Namespace) -> int:
         rows = manager.state()
         for row in rows:
             connection = manager.connections.get(row["name"])
-            row["toolNames"] = sorted(tool_name(row["name"], t.name) for t in connection.tools) if connection else []
+            row["toolNames"] = sorted(tool_name(row["name"], t.name) for t in connection.allowed_tools) if connection else []
     finally:
         await manager.close()
     for message in manager.diagnostics:
