@@ -54,12 +54,15 @@ class FileAccess(Protocol):
 
 
 class WrappedCommand(Protocol):
-    """A command made to run inside a sandbox: start ``argv`` passing ``pass_fds``, then ``close``."""
+    """A command made to run inside a sandbox: start ``argv`` passing ``pass_fds``, then ``close``;
+    once it ended, ``finish`` (what the sandbox has to say afterwards, appended to the output)."""
 
     argv: list[str]
     pass_fds: tuple[int, ...]
 
     def close(self) -> None: ...
+
+    def finish(self) -> str: ...
 
 
 class ShellSandbox(Protocol):

@@ -5,8 +5,10 @@
   an empty ``/tmp`` and ``/run`` (the host's hold tmux, X11, D-Bus and container sockets, which
   a read-only mount does not stop anyone from connecting to).
 * Writable: the project, the session's own temp dir (``TMPDIR`` inside), ``sandbox.allowWrite``.
-* Inside them, read-only again: ``.git/hooks``, ``.git/config``, ``.pi`` (what would run later
-  on the host, outside the sandbox), and the shell start-up files when home is writable.
+* Inside them, read-only again: ``.pi`` and, in every repository's gitdirs, ``config``,
+  ``config.worktree``, ``commondir`` and ``hooks`` (what would run later on the host, outside the
+  sandbox; ``git_guard.py``, which also checks them after each command), and the shell start-up
+  files when home is writable.
 * Hidden (an empty folder or ``/dev/null`` mounted over them): ``~/.ssh``, ``~/.aws``,
   ``~/.gnupg``, ``~/.config/gh``, the agent dir's ``auth.json``/``models.json``/``sessions``,
   container sockets, ``sandbox.denyRead``.
@@ -32,6 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from pi_tui.permissions import git_guard
+
 if TYPE_CHECKING:
     from pi_tui.permissions.proxy import DomainProxy
 
@@ -41,7 +45,7 @@ HIDDEN_HOME = (".ssh", ".aws", ".gnupg", ".config/gh", ".docker", ".kube", ".net
                ".pypirc", ".npmrc", ".config/gcloud", ".azure", ".password-store", ".local/share/keyrings")
 """Credentials under the home folder that no command in the sandbox reads."""
 HIDDEN_AGENT = ("auth.json", "models.json", "sessions")
-PROTECTED_IN_ROOTS = (".git/hooks", ".git/config", ".pi")
+PROTECTED_IN_ROOTS = (".pi",)
 """Inside a writable root, read-only: what runs later outside the sandbox."""
 PROTECTED_HOME = (".bashrc", ".bash_profile", ".profile", ".zshrc", ".zprofile", ".bash_login", ".gitconfig",
                   ".config/git", ".pi")
@@ -80,7 +84,7 @@ class SandboxPolicy:
         found: list[Path] = []
         home = Path(os.path.realpath(self.home))
         for root in self.writable_roots():
-            found += [root / rel for rel in PROTECTED_IN_ROOTS]
+            found += [root / rel for rel in PROTECTED_IN_ROOTS] + git_guard.protected_in(root)
             if root == home or home.is_relative_to(root):
                 found += [home / rel for rel in PROTECTED_HOME]
         return found
@@ -136,10 +140,10 @@ def bwrap_arguments(policy: SandboxPolicy, cwd: Path, *, disable_userns: bool, s
     runtime = os.environ.get("XDG_RUNTIME_DIR")
     if runtime and os.path.isdir(runtime) and not runtime.startswith("/run/"):
         args += ["--tmpfs", runtime]
+    _make_protected_folders(policy)
     for root in policy.writable_roots():
         if root.is_dir() and root != Path(os.path.realpath(policy.temp_dir)):
-            args += ["--bind", str(root), str(root)]
-    _make_protected_folders(policy)
+            args += ["--bind", str(root), str(root), *git_guard.bind_arguments(root)]
     for path in policy.protected_paths():
         if path.is_symlink():  # a link where a protected folder belongs: nothing may go through it
             args += ["--ro-bind", "/dev/null", str(path)]
@@ -246,12 +250,18 @@ class SandboxRuntime:
         proxy = self._proxy()
         args = bwrap_arguments(self.policy, cwd, disable_userns=bwrap.disable_userns, seccomp_fd=fd,
                                proxy_folder=proxy.folder if proxy is not None else None)
+        temp = Path(os.path.realpath(self.policy.temp_dir))
+        guard = git_guard.GitGuard.before([r for r in self.policy.writable_roots() if r != temp])
+        info_read, info_write = os.pipe()  # bwrap writes the sandbox's pid 1 there: finish waits for it
+        os.set_blocking(info_read, False)
+        args[:0] = ["--info-fd", str(info_write)]
         if proxy is not None:
             from pi_tui.permissions.proxy import INSIDE_PORT
 
             argv = [sys.executable, "-I", "-S", str(FORWARDER), f"{PROXY_INSIDE}/proxy.sock", str(INSIDE_PORT),
                     "--", *argv]
-        return SandboxedCommand([bwrap.program, *args, "--", *argv], () if fd is None else (fd,))
+        return SandboxedCommand([bwrap.program, *args, "--", *argv], (info_write,) if fd is None else (fd, info_write),
+                                info_read, guard)
 
     def _proxy(self) -> DomainProxy | None:
         """The domain proxy, started with the first command that needs it (shared by the
@@ -288,11 +298,56 @@ class SandboxedCommand:
 
     argv: list[str]
     pass_fds: tuple[int, ...]
+    info_fd: int | None = None
+    """Where bwrap wrote ``{"child-pid": …}``: the sandbox's pid 1, as the host sees it."""
+    guard: git_guard.GitGuard | None = None
 
     def close(self) -> None:
         for fd in self.pass_fds:
             with contextlib.suppress(OSError):
                 os.close(fd)
+
+    def finish(self) -> str:
+        """After bwrap exited: wait (bounded) until the sandbox's pid 1 is gone — its PID namespace,
+        and every process in it, ends with it — then run the git guard. The lines to append to
+        the command's output ("" when nothing was moved)."""
+        if self.info_fd is not None:
+            info = b""
+            with contextlib.suppress(OSError):
+                info = os.read(self.info_fd, 4096)
+            with contextlib.suppress(OSError):
+                os.close(self.info_fd)
+            self.info_fd = None
+            _wait_gone(_child_pid(info))
+        guard, self.guard = self.guard, None
+        return "\n".join(guard.check()) if guard is not None else ""
+
+
+def _child_pid(info: bytes) -> int | None:
+    import json
+
+    try:
+        pid = json.loads(info.decode()).get("child-pid")
+    except (ValueError, AttributeError):
+        return None
+    return pid if isinstance(pid, int) and pid > 1 else None
+
+
+def _wait_gone(pid: int | None, within: float = 2.0) -> None:
+    """Until ``pid`` is no longer running (gone or a zombie: a PID namespace's pid 1 becomes a
+    zombie only once every other process in it has exited). Normally at once: bwrap waits for
+    it; after a SIGKILL (timeout, abort) it takes a moment."""
+    if pid is None:
+        return
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            return
+        if stat.rpartition(")")[2].split()[:1] in (["Z"], ["X"]):
+            return
+        time.sleep(0.005)
 
 
 def new_temp_dir() -> Path:
@@ -319,6 +374,7 @@ def run_preflight(policy: SandboxPolicy, *, timeout: float = 10.0) -> Preflight:
         return Preflight(False, f"bwrap could not start: {error}", time.perf_counter() - started)
     finally:
         command.close()
+        command.finish()
     elapsed = time.perf_counter() - started
     if done.returncode != 0:
         return Preflight(False, explain_failure(done.stderr), elapsed)

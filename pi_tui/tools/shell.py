@@ -197,6 +197,8 @@ async def run_shell(
         await _kill_once_started(spawn)
         raise
     except OSError as error:
+        if wrapped is not None:
+            wrapped.finish()
         raise ToolError(f"Failed to start shell {shell}: {error.strerror or error} (command: {command})") from None
     finally:
         if wrapped is not None:
@@ -262,6 +264,11 @@ async def run_shell(
         _RUNNING_GROUPS.discard(pid)
         group_ended(pid)
         transport.close()
+        if wrapped is not None:  # the sandbox is gone: what it says afterwards ends the output
+            notice = wrapped.finish()
+            if notice:
+                with contextlib.suppress(Exception):
+                    on_output(f"\n{notice}\n".encode())
 
 
 async def _kill_once_started(spawn: asyncio.Future[Any]) -> None:
