@@ -398,6 +398,7 @@ def _spawn_child(parent: AgentSession, spec: Any, provider: Callable[[ModelInfo]
         model_registry=parent.model_registry, load_extensions=False,
         trust_project=getattr(parent.project_trust, "trusted", None), clock=parent.clock,
     )
+    child.one_shot = True  # threshold compaction between its turns, none after its answer
     child.file_access = parent.file_access  # ACP: the child reads the editor's buffers too
     child.before_tool_call = parent.before_tool_call  # ACP's permission question guards the child's calls too
     share_permissions(parent, child, read_only=spec.agent.read_only)

@@ -84,6 +84,7 @@ class AgentSession:
     base_system_prompt: Forwarded[str] = Forwarded("_state")
     last_request: Forwarded[CompletionRequest | None] = Forwarded("_state")
     file_access: Forwarded[Any] = Forwarded("_state")
+    one_shot: Forwarded[bool] = Forwarded("_state")
     model_registry: Forwarded[Any] = Forwarded("_models")
     project_trust: Forwarded[Any] = Forwarded("_lifecycle")
     fresh_start: Forwarded[FreshStart | None] = Forwarded("_replacer")
@@ -166,7 +167,8 @@ class AgentSession:
 
             extension_hooks = AgentHooks(extensions)
         self._run_config = RunConfig(state, models, self.hooks, extensions=extensions, extension_hooks=extension_hooks,
-                                     reducer=runner.prepare_request_messages, emit=events.emit)
+                                     reducer=runner.prepare_request_messages, emit=events.emit,
+                                     before_request=runner.compact_before_request)
         self._user_bash = user_bash = UserBash(state, extensions=extensions, emit=events.emit,
                                                is_streaming=lambda: self.is_streaming, record=self._record)
         self._retry = retry = RetryLoop(state, agent, clock=self.clock, emit=events.emit)

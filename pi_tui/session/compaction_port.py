@@ -52,6 +52,10 @@ class CompactionPort:
         return self._state.thinking_level
 
     @property
+    def one_shot(self) -> bool:
+        return self._state.one_shot
+
+    @property
     def lock(self) -> asyncio.Lock:
         return self._state.lock
 

@@ -30,12 +30,14 @@ inside a model-call preparation (the loop holds the lock) and therefore takes no
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import copy
 import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from pi_tui.agent.abort import AbortSignal
 from pi_tui.core.context.compaction import (
@@ -237,8 +239,19 @@ class CompactionRunner(CompactionSteps):
     # ------------------------------------------------------------------ automatic
 
     async def check_after_run(self, last_assistant: AssistantMessage) -> bool:
-        """After a run: overflow → compact and tell the caller to ``continue()`` once (True)."""
-        return await self._check(last_assistant, skip_aborted=True)
+        """After a run: overflow → compact and tell the caller to ``continue()`` once (True).
+        A one-shot session (a subagent child) has answered: no threshold compaction now."""
+        return await self._check(last_assistant, skip_aborted=True, threshold=not getattr(self.host, "one_shot", False))
+
+    async def compact_before_request(self, messages: list[AgentMessage], transform: Any = None) -> list[AgentMessage]:
+        """A one-shot session's threshold check between its turns (the loop holds the lock): the
+        request is rebuilt from the session after a compaction, through ``transform`` again."""
+        last = cast("AssistantMessage | None", next((m for m in reversed(messages) if m.get("role") == "assistant"), None))
+        if last is None or last.get("stopReason") in ("error", "aborted") or not await self._check(
+                last, skip_aborted=True, overflow=False, held=True):
+            return messages
+        fresh = list(self.host.session_manager.build_session_context().messages)
+        return list(await transform(copy.deepcopy(fresh))) if transform is not None else fresh
 
     async def check_before_prompt(self, last_assistant: AssistantMessage | None = None) -> None:
         """Before a new prompt: the last assistant in the agent's state, aborted ones included."""
@@ -256,12 +269,15 @@ class CompactionRunner(CompactionSteps):
                 return found
         return None
 
-    async def _check(self, message: AssistantMessage, *, skip_aborted: bool) -> bool:
+    async def _check(self, message: AssistantMessage, *, skip_aborted: bool, threshold: bool = True,
+                     overflow: bool = True, held: bool = False) -> bool:
+        """True after an overflow compaction (the caller retries) or, ``threshold`` only, after a
+        threshold compaction; ``held``: the caller holds the lock (inside a run)."""
         model = self.host.current_model()
         if model is None:
             return False
         settings = self.settings_for(model)
-        overflow = (
+        overflow = overflow and (
             message.get("provider") == model.provider
             and message.get("model") == model.id
             and is_context_overflow(message, model.context_window)
@@ -282,12 +298,14 @@ class CompactionRunner(CompactionSteps):
                 return False
             state.overflow_attempted = True
             return await self._run_auto("overflow", will_retry=True)
-        tokens = self._context_tokens(message)
+        tokens = self._context_tokens(message) if threshold else None
         if tokens is not None and should_compact(tokens, model.context_window, enabled=True, reserve_tokens=settings.reserve_tokens):
             if state.threshold_attempted or self._threshold_compaction_futile(model, settings):
                 return False
             state.threshold_attempted = True
-            await self._run_auto("threshold", will_retry=False, tokens=tokens)
+            leaf = self.host.session_manager.leaf_id
+            await self._run_auto("threshold", will_retry=False, tokens=tokens, held=held)
+            return held and self.host.session_manager.leaf_id != leaf  # written: the context changed
         return False
 
     def _stuck_key(self, model: ModelInfo, settings: CompactionSettings) -> tuple[object, ...]:
@@ -342,7 +360,7 @@ class CompactionRunner(CompactionSteps):
             return None
         return estimate.tokens
 
-    async def _run_auto(self, reason: str, *, will_retry: bool, tokens: int | None = None) -> bool:
+    async def _run_auto(self, reason: str, *, will_retry: bool, tokens: int | None = None, held: bool = False) -> bool:
         state = self.state
         if state.automatic.open:
             return False
@@ -350,7 +368,7 @@ class CompactionRunner(CompactionSteps):
         started = time.monotonic()
         with self.operation():
             try:
-                async with self.lock:
+                async with contextlib.nullcontext() if held else self.lock:
                     outcome = await self._compact_locked(reason, None, will_retry=will_retry, automatic=True)
             except (SummaryCancelled, asyncio.CancelledError) as err:
                 self.host.emit({"type": "compaction_end", "reason": reason, "result": None, "aborted": True, "willRetry": False})

@@ -51,6 +51,9 @@ class LiveState:
     session replacement, so none of them overlaps another."""
     run_task: asyncio.Task[Any] | None = None
     """The task running the agent under the lock: a hook it awaits must not wait for the run."""
+    one_shot: bool = False
+    """A subagent child (the ``task`` tool's): it answers one prompt, so threshold compaction runs
+    between its turns (before a model call), never after its answer (docs/subagents.md)."""
     abort_requested: bool = False
     aborts: int = 0
     """How many aborts were requested; a turn scheduled before one does not start after it."""

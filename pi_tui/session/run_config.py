@@ -44,6 +44,7 @@ class RunConfig:
     def __init__(
         self, state: LiveState, models: ModelAccess, hooks: SessionHooks, *, extensions: ExtensionRunner | None,
         extension_hooks: AgentHooks | None, reducer: Reducer | None, emit: Callable[[dict[str, Any]], None],
+        before_request: Reducer | None = None,
     ) -> None:
         self._state = state
         self._models = models
@@ -52,6 +53,8 @@ class RunConfig:
         self._extension_hooks = extension_hooks
         self._reducer = reducer
         """The compaction runner's request reducer (used under ``context.strategy = "pipeline"``)."""
+        self._before_request = before_request
+        """The runner's threshold check between a one-shot session's turns (``LiveState.one_shot``)."""
         self._emit = emit
 
     def loop_config(self) -> AgentLoopConfig:
@@ -68,7 +71,7 @@ class RunConfig:
             thinking_budgets=self._thinking_budgets(),
             get_api_key=self._models.api_key_for,
             transform_context=self._transform_for_request if self._transforms_context() else None,
-            reduce_messages=self._reduce if self._reducer is not None and self.context_strategy() == "pipeline" else None,
+            reduce_messages=self._reduce_with(self._request_reducer()),
             prepare_request=self._hooks.prepare_request,
             before_tool_call=self._before_tool_call,
             after_tool_call=self._after_tool_call,
@@ -101,13 +104,23 @@ class RunConfig:
     def _remember_request(self, request: CompletionRequest) -> None:
         self._state.last_request = request
 
-    async def _reduce(self, messages: list[AgentMessage]) -> list[AgentMessage]:
-        assert self._reducer is not None
-        transform = self._transform_for_request if self._transforms_context() else None
-        result = self._reducer(messages, transform)
-        if inspect.isawaitable(result):
-            result = await result
-        return list(result)
+    def _request_reducer(self) -> Reducer | None:
+        if self.context_strategy() == "pipeline":
+            return self._reducer
+        return self._before_request if self._state.one_shot else None
+
+    def _reduce_with(self, reducer: Reducer | None) -> Callable[[list[AgentMessage]], Awaitable[list[AgentMessage]]] | None:
+        if reducer is None:
+            return None
+
+        async def reduce(messages: list[AgentMessage]) -> list[AgentMessage]:
+            transform = self._transform_for_request if self._transforms_context() else None
+            result = reducer(messages, transform)
+            if inspect.isawaitable(result):
+                result = await result
+            return list(result)
+
+        return reduce
 
     def _transforms_context(self) -> bool:
         """Does anything outside pi-tui see the context before the request? Only then does the

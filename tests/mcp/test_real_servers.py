@@ -1,6 +1,6 @@
 """Against real MCP servers nobody here wrote (``make mcp-servers`` installs them from the
 registries into ``.mcp-servers/``; each test skips, saying so, when its server is missing):
-npm's server-everything over stdio and Streamable HTTP, server-filesystem, PyPI's mcp-server-time."""
+npm's server-everything over stdio, Streamable HTTP and SSE, server-filesystem, PyPI's mcp-server-time."""
 
 from __future__ import annotations
 
@@ -92,6 +92,7 @@ async def test_the_tool_list_stays_byte_identical_when_a_server_reconnects_and_l
         assert len({_tools_bytes(r) for r in provider.requests}) == 1
         assert len({r.system_prompt for r in provider.requests}) == 1
         assert "mcp__ev__get-sum" in result_texts(session)[-1]
+        assert connection.protocol_version == "2025-11-25"  # a 2025 server beside time's 2026 one
         assert any(e.get("type") == "mcp_server" and e.get("status") == "connected" for e in events)
     finally:
         await session.mcp.close()
@@ -127,11 +128,11 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture
-def everything_http() -> Any:
+def _everything_listening(mode: str, path: str) -> Any:
+    """server-everything in its ``streamableHttp`` or ``sse`` mode on a free port: its URL."""
     need(EVERYTHING)
     port = _free_port()
-    process = subprocess.Popen([str(EVERYTHING), "streamableHttp"], env={**os.environ, "PORT": str(port)},
+    process = subprocess.Popen([str(EVERYTHING), mode], env={**os.environ, "PORT": str(port)},
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     try:
         deadline = time.monotonic() + 30
@@ -141,11 +142,37 @@ def everything_http() -> Any:
                     break
             time.sleep(0.1)
         else:
-            pytest.fail("server-everything (streamableHttp) did not listen within 30 s")
-        yield f"http://127.0.0.1:{port}/mcp"
+            pytest.fail(f"server-everything ({mode}) did not listen within 30 s")
+        yield f"http://127.0.0.1:{port}{path}"
     finally:
         process.terminate()
         process.wait(10)
+
+
+@pytest.fixture
+def everything_http() -> Any:
+    yield from _everything_listening("streamableHttp", "/mcp")
+
+
+@pytest.fixture
+def everything_sse() -> Any:
+    yield from _everything_listening("sse", "/sse")
+
+
+async def test_everything_over_sse_on_localhost(project: Path, agent_dir: Path, everything_sse: str) -> None:
+    write_servers(agent_dir / "mcp.json", {"old": {"type": "sse", "url": everything_sse}})
+    turns = [{"tool_calls": [{"id": "c1", "name": "mcp__old__echo", "arguments": {"message": "über SSE"}}]},
+             {"text": "done"}]
+    session, provider = session_with(project, agent_dir, turns)
+    try:
+        await asyncio.wait_for(session.prompt("go"), 60)
+        assert result_texts(session) == ["Echo: über SSE"]
+        connection = session.mcp.connections["old"]
+        assert (connection.config.transport, connection.status) == ("sse", "connected")
+        assert connection.protocol_version == "2025-11-25"
+        assert "mcp__old__get-sum" in [t.name for t in provider.requests[0].tools]
+    finally:
+        await session.mcp.close()
 
 
 async def test_everything_over_streamable_http_on_localhost(project: Path, agent_dir: Path, everything_http: str) -> None:
@@ -157,7 +184,7 @@ async def test_everything_over_streamable_http_on_localhost(project: Path, agent
     try:
         await asyncio.wait_for(session.prompt("go"), 60)
         assert result_texts(session) == ["Echo: über HTTP"]
-        assert session.mcp.connections["web"].protocol_version
+        assert session.mcp.connections["web"].protocol_version == "2025-11-25"
     finally:
         await session.mcp.close()
 
@@ -194,6 +221,6 @@ async def test_the_time_server_from_pypi_in_its_own_venv(project: Path, agent_di
         await asyncio.wait_for(session.prompt("go"), 60)
         text = result_texts(session)[0]
         assert '"timezone"' in text and "UTC" in text
-        assert session.mcp.connections["time"].protocol_version
+        assert session.mcp.connections["time"].protocol_version == "2026-07-28"  # the newest protocol
     finally:
         await session.mcp.close()

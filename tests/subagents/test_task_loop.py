@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from pi_tui.core.provider import ModelInfo
 from tests.subagents.conftest import (
     SUBAGENT,
     child_requests,
@@ -241,3 +242,63 @@ async def test_a_child_that_compacted_reports_every_model_call_of_its_run(make_p
     assert usage["input"] == sum(u["input"] for u in usages) == 10_000
     assert usage["output"] == sum(u["output"] for u in usages) == 31
     assert usage["cost"] == sum(u["cost"]["total"] for u in usages) > 0
+
+
+SMALL = ModelInfo(provider="fake", id="fake-model", context_window=8192, max_tokens=1000)
+"""Compaction threshold 6,192 tokens with ``reserveTokens`` 2,000."""
+
+
+def _reading_child(answer_usage: int) -> list[dict]:
+    """Two reads (the second request at 3,000 tokens, the third at 7,000: above the threshold),
+    then the answer, whose request is ``answer_usage`` tokens."""
+    return [
+        SUMMARIZER,
+        {"when": {"last_user_contains": "CHILD-A"}, "tool_calls": [{"id": "r0", "name": "read", "arguments": {"path": "f0.txt"}}],
+         "usage": {"prompt_tokens": 1000, "completion_tokens": 5}},
+        {"when": {"last_user_contains": "CHILD-A"}, "tool_calls": [{"id": "r1", "name": "read", "arguments": {"path": "f1.txt"}}],
+         "usage": {"prompt_tokens": 3000, "completion_tokens": 5}},
+        {"when": {"system_contains": SUBAGENT}, "text": "child answer", "usage": {"prompt_tokens": answer_usage, "completion_tokens": 5}},
+    ]
+
+
+def _summarizer_calls(provider) -> int:
+    return sum("summarize conversations" in r.system_prompt for r in provider.requests)
+
+
+async def test_a_child_does_not_compact_after_its_answer(make_parent, project: Path) -> None:
+    for i in range(2):
+        (project / f"f{i}.txt").write_text(f"file {i}\n" + ("x" * 79 + "\n") * 60)
+    # Below the threshold until the answer's own request: nothing to compact before a request,
+    # and a one-shot child needs no smaller context once it has answered.
+    session, provider, events = make_parent(_delegating(_reading_child(answer_usage=7000)), model=SMALL,
+                                            settings={"compaction": {"reserveTokens": 2000, "keepRecentTokens": 2000}})
+    await session.prompt("PARENT: delegate")
+    result = next(m for m in session.messages if m.get("role") == "toolResult")
+    assert result["details"]["status"] == "completed"
+    assert _summarizer_calls(provider) == 0
+    assert [e["type"] for e in read_jsonl(Path(result["details"]["childSession"])) if e["type"] == "compaction"] == []
+    forwarded = [e["event"]["type"] for e in events if e["type"] == "subagent_event"]
+    assert "compaction_start" not in forwarded
+    assert session.messages[-1]["content"][0]["text"] == "Parent done."
+
+
+async def test_a_child_compacts_on_its_own_threshold_between_its_turns(make_parent, project: Path) -> None:
+    for i in range(2):
+        (project / f"f{i}.txt").write_text(f"file {i}\n" + ("x" * 79 + "\n") * 60)
+    turns = _reading_child(answer_usage=2000)
+    turns[2]["usage"]["prompt_tokens"] = 7000  # the third request would be above the threshold
+    session, provider, events = make_parent(_delegating(turns), model=SMALL,
+                                            settings={"compaction": {"reserveTokens": 2000, "keepRecentTokens": 2000}})
+    await session.prompt("PARENT: delegate")
+    result = next(m for m in session.messages if m.get("role") == "toolResult")
+    assert result["details"]["status"] == "completed"
+    assert _summarizer_calls(provider) == 1
+    children = child_requests(provider)
+    assert len(children) == 3 and "CHILD-SUMMARY" in text_of_request(children[2])  # compacted before it
+    kinds = [e["type"] if e["type"] != "message" else e["message"]["role"]
+             for e in read_jsonl(Path(result["details"]["childSession"]))]
+    assert kinds.index("compaction") < len(kinds) - 1 and kinds[-1] == "assistant"  # not after the answer
+    compactions = [e["event"] for e in events if e["type"] == "subagent_event" and e["event"]["type"] == "compaction_end"]
+    assert [c["reason"] for c in compactions] == ["threshold"] and compactions[0]["result"] is not None
+    assert "compacting its context (threshold)" in result["details"]["lines"]
+    assert result["details"]["usage"]["turns"] == 3  # the summarizer's call is not a turn of the child
