@@ -224,3 +224,22 @@ async def test_the_time_server_from_pypi_in_its_own_venv(project: Path, agent_di
         assert session.mcp.connections["time"].protocol_version == "2026-07-28"  # the newest protocol
     finally:
         await session.mcp.close()
+
+
+async def test_resource_links_and_an_embedded_resource_are_named_in_the_result(project: Path, agent_dir: Path) -> None:
+    need(EVERYTHING)
+    write_servers(agent_dir / "mcp.json", {"ev": {"command": str(EVERYTHING), "args": ["stdio"]}})
+    turns = [{"tool_calls": [{"id": "c1", "name": "mcp__ev__get-resource-links", "arguments": {"count": 2}},
+                             {"id": "c2", "name": "mcp__ev__get-resource-reference",
+                              "arguments": {"resourceType": "Text", "resourceId": 2}}]},
+             {"text": "done"}]
+    session, provider = session_with(project, agent_dir, turns)
+    try:
+        await asyncio.wait_for(session.prompt("go"), 60)
+        links, reference = result_texts(session)
+        assert "[resource link: Blob Resource 1 demo://resource/dynamic/blob/1" in links
+        assert "[resource link: Text Resource 2 demo://resource/dynamic/text/2" in links
+        assert "[resource demo://resource/dynamic/text/2]" in reference
+        assert "[resource link: Text Resource 2" in json.dumps(provider.requests[1].messages)
+    finally:
+        await session.mcp.close()
