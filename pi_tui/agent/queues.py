@@ -9,11 +9,18 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
-from typing import Literal
+from typing import Any, Literal
 
 from pi_tui.core.messages import AgentMessage
 
 QueueMode = Literal["one-at-a-time", "all"]
+
+
+def queue_modes(settings: Any) -> tuple[QueueMode, QueueMode]:
+    """The steering and follow-up modes the settings name (``one-at-a-time`` unless ``all``)."""
+    steering = getattr(settings, "steering_mode", "one-at-a-time")
+    follow_up = getattr(settings, "follow_up_mode", "one-at-a-time")
+    return ("all" if steering == "all" else "one-at-a-time", "all" if follow_up == "all" else "one-at-a-time")
 
 
 class MessageQueue:

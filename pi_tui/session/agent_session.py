@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pi_tui.agent.agent import Agent
-from pi_tui.agent.queues import QueueMode
+from pi_tui.agent.queues import queue_modes
 from pi_tui.agent.types import (
     AfterToolCall,
     AgentContext,
@@ -85,6 +85,8 @@ class AgentSession:
     last_request: Forwarded[CompletionRequest | None] = Forwarded("_state")
     file_access: Forwarded[Any] = Forwarded("_state")
     one_shot: Forwarded[bool] = Forwarded("_state")
+    sandbox: Forwarded[Any] = Forwarded("_state")  # what bash and !cmd run inside (the permission gate)
+    all_tools: Forwarded[dict[str, Tool]] = Forwarded("_state")  # every tool by name, active or not
     model_registry: Forwarded[Any] = Forwarded("_models")
     project_trust: Forwarded[Any] = Forwarded("_lifecycle")
     fresh_start: Forwarded[FreshStart | None] = Forwarded("_replacer")
@@ -99,11 +101,11 @@ class AgentSession:
     _system_prompt_builder: Forwarded[PromptBuilder | None] = Forwarded("_system_prompt", "builder")
     _listeners: Forwarded[list[Listener]] = Forwarded("_events", "listeners")
     mcp: Any = None
+    """The MCP servers' manager (``pi_tui.mcp.manager.McpManager``) the SDK attached, or None."""
     checkpoints: Any = None
     """``pi_tui.checkpoints.Checkpoints`` (files follow the session tree) the SDK attached, or None."""
     last_restore: dict[str, Any] | None = None
     """What the last ``fork(restore_files=True)`` did to the files (None: cancelled)."""
-    """The MCP servers' manager (``pi_tui.mcp.manager.McpManager``) the SDK attached, or None."""
 
     def __init__(
         self,
@@ -151,9 +153,9 @@ class AgentSession:
         self._lifecycle = lifecycle = Lifecycle(state, paths, self.hooks, extensions=extensions,
                                                 model_registry=model_registry, rebuild_system_prompt=prompt.rebuild,
                                                 notify=self.notify)
-        self._background = background = BackgroundTasks(state, extensions=extensions, notify=self.notify)
+        self.background = background = BackgroundTasks(state, extensions=extensions, notify=self.notify)
         context = AgentContext(system_prompt="", messages=list(session_manager.build_session_context().messages))
-        steering, follow_up = _queue_modes(settings)
+        steering, follow_up = queue_modes(settings)
         self.agent = agent = Agent(context, self._loop_config, steering_mode=steering, follow_up_mode=follow_up)
         self._control = control = SessionControl(state, agent, emit=events.emit, rebuild_system_prompt=prompt.rebuild,
                                                  tell_extensions=background.tell_extensions)
@@ -429,7 +431,7 @@ class AgentSession:
         ``send_user_message`` turn, a ``trigger_turn`` message's turn, a compaction an extension
         asked for, extension notifications. A caller that reports a prompt's end (ACP's
         ``session/prompt`` answer, whose updates must all come before it) waits for these."""
-        await self._background.settle()
+        await self.background.settle()
 
     @property
     def has_ui(self) -> bool:
@@ -492,8 +494,3 @@ class AgentSession:
             model=self._state.model,
         )
 
-
-def _queue_modes(settings: Any) -> tuple[QueueMode, QueueMode]:
-    steering = getattr(settings, "steering_mode", "one-at-a-time")
-    follow_up = getattr(settings, "follow_up_mode", "one-at-a-time")
-    return ("all" if steering == "all" else "one-at-a-time", "all" if follow_up == "all" else "one-at-a-time")

@@ -103,7 +103,7 @@ async def _move(
     extension_summary: dict[str, Any] | None = None
     emit = getattr(host.extensions, "emit_session_before_tree", None)
     if callable(emit):
-        decision = await runner._guarded(emit(preparation, runner._signal))
+        decision = await runner.guarded(emit(preparation, runner.current_signal))
         if decision.cancel:
             return None
         extension_summary = decision.summary
@@ -120,7 +120,7 @@ async def _move(
         summary, details, from_extension = extension_summary["summary"], extension_summary.get("details"), True
     elif summarize and collection.entries:
         summary, details = await _summarize_branch(runner, collection.entries, custom_instructions, replace_instructions)
-    runner._raise_if_aborted()
+    runner.raise_if_aborted()
     new_leaf, editor_text = _new_leaf(target)
     summary_entry = None
     if summary is not None:
@@ -135,7 +135,7 @@ async def _move(
             sm.branch(new_leaf)
         if label:
             sm.append_label_change(target_id, label)
-    runner._replace_messages()
+    runner.replace_messages()
     return editor_text, summary_entry, from_extension
 
 
@@ -145,7 +145,7 @@ async def _summarize_branch(
     host = runner.host
     model = host.current_model()
     assert model is not None
-    api_key = runner._require_key(model)
+    api_key = runner.require_key(model)
     budget = branch_token_budget(model.context_window, _branch_reserve(host.settings))
     prepared = prepare_branch_entries(entries, budget)
     if not prepared.messages:
@@ -159,5 +159,5 @@ async def _summarize_branch(
         host.emit({"type": "notify", "level": "warning",
                    "message": dropped_notice("Branch summary", spec.dropped, model.id, model.context_window)})
     # pi raises the provider's message as it is (no prefix of its own), and keeps an empty answer
-    text = await runner._call(host.provider_for(model), summary_request(model, spec, api_key), None, whole_summary=False)
+    text = await runner.summarize_call(host.provider_for(model), summary_request(model, spec, api_key), None, whole_summary=False)
     return branch_summary_text(text, prepared.file_ops)

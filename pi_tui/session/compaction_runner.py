@@ -95,8 +95,8 @@ class CompactionRunner(CompactionSteps):
         self._states: dict[str | None, SessionCompactionState] = {}
         self._state_key: str | None = None
         self._busy = 0
-        self._signal: AbortSignal | None = None
-        self._preparer: Any = None
+        self.current_signal: AbortSignal | None = None
+        self.request_preparer: Any = None
         self.last_request_bytes: int | None = None
         """Pipeline: the size of the last prepared request (what its summary threshold compared)."""
         self.preparation_reuse: Counter[str] = Counter()
@@ -125,8 +125,8 @@ class CompactionRunner(CompactionSteps):
         key = getattr(self.host.session_manager, "session_id", None)
         if key != self._state_key:
             self._state_key = key
-            if self._preparer is not None:
-                self._preparer.invalidate()
+            if self.request_preparer is not None:
+                self.request_preparer.invalidate()
         state = self._states.get(key)
         if state is None:
             state = self._states[key] = SessionCompactionState()
@@ -153,20 +153,20 @@ class CompactionRunner(CompactionSteps):
     def operation(self) -> Iterator[AbortSignal]:
         """One compaction, pipeline summary or branch summary: ``is_compacting`` while it runs,
         and an abort signal that ``abort()`` fires."""
-        signal, previous = AbortSignal(), self._signal
-        self._signal = signal
+        signal, previous = AbortSignal(), self.current_signal
+        self.current_signal = signal
         self._busy += 1
         try:
             yield signal
         finally:
             self._busy -= 1
-            self._signal = previous
+            self.current_signal = previous
 
     def abort(self) -> None:
         """Abort the running operation wherever it is: an extension hook, a summarizer call, or
         between them. It ends as cancelled with nothing written."""
-        if self._signal is not None:
-            self._signal.abort()
+        if self.current_signal is not None:
+            self.current_signal.abort()
 
     def observe(self, event: dict[str, Any]) -> None:
         """Session events reset the overflow guard: a new user message or a good answer."""
@@ -436,9 +436,9 @@ class CompactionRunner(CompactionSteps):
     ) -> _Outcome:
         """Prepare, ask the extensions, summarize, check the gain, append. Caller holds the lock
         and runs inside ``operation()``; an abort anywhere before the append writes nothing."""
-        self._raise_if_aborted()
+        self.raise_if_aborted()
         model = self._require_model()
-        api_key = self._require_key(model)
+        api_key = self.require_key(model)
         settings = self.settings_for(model)
         self._note_bounded_keep(model)
         sm = self.host.session_manager
@@ -461,11 +461,11 @@ class CompactionRunner(CompactionSteps):
                 raise (_NothingToDo if automatic else PiError)("Nothing to compact (session too small)")
             result = await self._summarize(preparation, model, api_key, custom_instructions)
         before, after = self._check_gain(path, preparation, result, from_extension, manual=not automatic)
-        self._raise_if_aborted()  # the last moment an abort can stop it: nothing is written after this
+        self.raise_if_aborted()  # the last moment an abort can stop it: nothing is written after this
         entry_id = sm.append_compaction(
             result.summary, result.first_kept_entry_id, result.tokens_before, result.details, from_extension
         )
-        self._replace_messages(drop_trailing_error=will_retry)
+        self.replace_messages(drop_trailing_error=will_retry)
         await self._emit_session_compact(sm.get_entry(entry_id), from_extension)
         return _Outcome(result, before, after)
 

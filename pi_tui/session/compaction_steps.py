@@ -65,19 +65,19 @@ class CompactionHost(Protocol):
 
 class CompactionSteps:
     host: CompactionHost
-    _signal: AbortSignal | None
-    _preparer: Any
+    current_signal: AbortSignal | None
+    request_preparer: Any
 
     # ------------------------------------------------------------------ abort
 
-    def _raise_if_aborted(self) -> None:
-        if self._signal is not None and self._signal.aborted:
+    def raise_if_aborted(self) -> None:
+        if self.current_signal is not None and self.current_signal.aborted:
             raise SummaryCancelled(CANCELLED)
 
-    async def _guarded(self, awaitable: Awaitable[T]) -> T:
+    async def guarded(self, awaitable: Awaitable[T]) -> T:
         """Await under the operation's abort signal: an abort cancels it and raises
         ``SummaryCancelled`` (a cancellation from outside still propagates as such)."""
-        signal = self._signal
+        signal = self.current_signal
         if signal is None:
             return await awaitable
         if signal.aborted:  # never started: close it, or it is reported as never awaited
@@ -92,7 +92,7 @@ class CompactionSteps:
             if signal.aborted:
                 raise SummaryCancelled(CANCELLED) from None
             raise
-        self._raise_if_aborted()
+        self.raise_if_aborted()
         return result
 
     # ------------------------------------------------------------------ steps
@@ -106,7 +106,7 @@ class CompactionSteps:
             raise PiError("No model selected.\n\nThen use /model to select a model.")
         return model
 
-    def _require_key(self, model: ModelInfo) -> str | None:
+    def require_key(self, model: ModelInfo) -> str | None:
         check = getattr(self.host, "check_credentials", None)
         if callable(check):
             check(model)
@@ -119,9 +119,9 @@ class CompactionSteps:
         emit = getattr(extensions, "emit_session_before_compact", None)
         if not callable(emit):
             return None
-        decision = await self._guarded(emit(
+        decision = await self.guarded(emit(
             preparation=preparation.to_json(), branch_entries=list(path), custom_instructions=custom_instructions,
-            reason=reason, will_retry=will_retry, signal=self._signal,
+            reason=reason, will_retry=will_retry, signal=self.current_signal,
         ))
         if getattr(decision, "cancel", False):
             raise SummaryCancelled(CANCELLED)
@@ -149,7 +149,7 @@ class CompactionSteps:
             if spec.dropped:
                 self.host.emit({"type": "notify", "level": "warning", "message": dropped_notice(
                     "Compaction", spec.dropped, model.id, model.context_window)})
-        calls = [self._call(provider, summary_request(model, spec, api_key), prefix) for spec, prefix in specs]
+        calls = [self.summarize_call(provider, summary_request(model, spec, api_key), prefix) for spec, prefix in specs]
         texts = await _all_or_none(calls)  # pi 0.73.1 runs the two calls in parallel
         # Growth is judged on the whole compaction (``_check_gain``), never on one part: a
         # turn prefix of one short user message has a summary longer than itself.
@@ -157,8 +157,8 @@ class CompactionSteps:
         prefix_text = texts[-1] if preparation.is_split_turn and preparation.turn_prefix_messages else None
         return assemble_result(preparation, history, prefix_text)
 
-    async def _call(self, provider: Provider, request: Any, failure_prefix: str | None, *, whole_summary: bool = True) -> str:
-        message = await self._guarded(call_summarizer(provider, request))
+    async def summarize_call(self, provider: Provider, request: Any, failure_prefix: str | None, *, whole_summary: bool = True) -> str:
+        message = await self.guarded(call_summarizer(provider, request))
         return summary_text_or_raise(message, failure_prefix, max_tokens=request.max_tokens if whole_summary else None)
 
     def _check_gain(
@@ -178,13 +178,13 @@ class CompactionSteps:
                             "message": f"Compacted as asked, but {growth}."})
         return before, after
 
-    def _replace_messages(self, *, drop_trailing_error: bool = False) -> None:
+    def replace_messages(self, *, drop_trailing_error: bool = False) -> None:
         """The agent continues from the rebuilt context (summary + kept + newer)."""
         messages = list(self.host.session_manager.build_session_context().messages)
         if drop_trailing_error and messages and messages[-1].get("role") == "assistant" and messages[-1].get("stopReason") == "error":
             messages.pop()  # the failed answer stays in the session file, not in the retry
-        if self._preparer is not None:
-            self._preparer.invalidate()
+        if self.request_preparer is not None:
+            self.request_preparer.invalidate()
         replace = getattr(self.host, "replace_messages", None)
         if callable(replace):
             replace(messages)

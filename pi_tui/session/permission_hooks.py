@@ -4,14 +4,35 @@ dialogs (``ask_user``), and bash's ``escalate``/``justification`` when there is 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
+
+from pi_tui.core.tool import Tool
+from pi_tui.session.background import BackgroundTasks
+from pi_tui.session.hooks import SessionHooks
 
 if TYPE_CHECKING:
     from pi_tui.permissions.options import PermissionOptions
 
 
-def attach_permissions(session: Any, options: PermissionOptions | None, cwd: Path, agent: Path, settings: Any,
+class PermissionHost(Protocol):
+    """What attaching the gate uses of a session (``AgentSession`` is one): its public seams only."""
+
+    permissions: Any
+    sandbox: Any
+    all_tools: dict[str, Tool]
+    hooks: SessionHooks
+    background: BackgroundTasks
+
+    async def ask_user(self, title: str, options: Sequence[str], *, timeout_s: float | None = None) -> str | None: ...
+    async def abort(self) -> None: ...
+    def emit(self, event: dict[str, Any]) -> None: ...
+    def notify(self, message: str, level: str = "info") -> None: ...
+    def add_diagnostic(self, source: str, message: str) -> None: ...
+
+
+def attach_permissions(session: PermissionHost, options: PermissionOptions | None, cwd: Path, agent: Path, settings: Any,
                        trusted: bool) -> None:
     """The gate before every tool call, the sandbox for bash and ``!cmd``, and bash's
     ``escalate``/``justification`` arguments when there is a sandbox to leave and someone to ask.
@@ -25,14 +46,14 @@ def attach_permissions(session: Any, options: PermissionOptions | None, cwd: Pat
     _attach(session, options, cwd, agent, settings, trusted)
 
 
-def _attach(session: Any, options: PermissionOptions, cwd: Path, agent: Path, settings: Any, trusted: bool, *,
+def _attach(session: PermissionHost, options: PermissionOptions, cwd: Path, agent: Path, settings: Any, trusted: bool, *,
             hook: bool = True) -> Any:
     from pi_tui.permissions.ask import asker_through
     from pi_tui.permissions.setup import build_gate
     from pi_tui.tools.bash import BashTool, EscalatingBashTool
 
     def stop_turn() -> None:
-        session._background.schedule(session.abort(), what="Stopping the turn after a permission answer")
+        session.background.schedule(session.abort(), what="Stopping the turn after a permission answer")
 
     if options.asker is None and options.ask_through_session:
         options.asker = asker_through(session.ask_user, timeout_s=options.ask_timeout_s)
@@ -46,11 +67,11 @@ def _attach(session: Any, options: PermissionOptions, cwd: Path, agent: Path, se
     session.permissions = gate
     if hook:  # (at the first call the stand-in's entry calls it)
         session.hooks.tool_gates.append(gate.before_tool_call)
-    session._state.sandbox = gate
+    session.sandbox = gate
     # Leaving the sandbox needs someone to ask (print/JSON would deny it anyway): only then is
     # the preflight's answer needed now, for bash's parameters; print mode runs it lazily.
     if options.asker is not None and gate.sandboxed:
-        tools = session._state.all_tools
+        tools = session.all_tools
         for name, tool in list(tools.items()):
             if type(tool) is BashTool:
                 tools[name] = EscalatingBashTool()
@@ -80,11 +101,14 @@ class _GateAtFirstCall:
     def wrap(self, argv: Any, cwd: Path, call_id: str | None) -> Any:
         return self.gate.wrap(argv, cwd, call_id)
 
+    def explain(self, output: str, call_id: str | None) -> str:
+        return self.gate.explain(output, call_id)  # type: ignore[no-any-return]
+
     def pinned(self, call_id: str, path: Path) -> Path | None:
         return self.gate.pinned(call_id, path)  # type: ignore[no-any-return]
 
 
-def _attach_at_first_call(session: Any, options: PermissionOptions, cwd: Path, agent: Path, settings: Any,
+def _attach_at_first_call(session: PermissionHost, options: PermissionOptions, cwd: Path, agent: Path, settings: Any,
                           trusted: bool) -> None:
     _check_modes(options, settings)  # a bad mode is still a start-up error, as with the gate built now
 
@@ -93,7 +117,7 @@ def _attach_at_first_call(session: Any, options: PermissionOptions, cwd: Path, a
 
     stand_in = _GateAtFirstCall(build)
     session.hooks.tool_gates.append(stand_in.before_tool_call)
-    session._state.sandbox = stand_in
+    session.sandbox = stand_in
 
 
 def _check_modes(options: PermissionOptions, settings: Any) -> None:
@@ -123,7 +147,7 @@ def child_tools_for(parent: Any, tools: list[Any], *, read_only: bool) -> list[A
     return tools
 
 
-def share_permissions(parent: Any, child: Any, *, read_only: bool) -> None:
+def share_permissions(parent: Any, child: PermissionHost, *, read_only: bool) -> None:
     """A subagent is gated as its parent is (the same gate, mode, rules, sandbox and asker), or
     in ``plan`` mode when its definition is read-only (``explore``)."""
     gate = getattr(parent, "permissions", None)
@@ -132,4 +156,4 @@ def share_permissions(parent: Any, child: Any, *, read_only: bool) -> None:
     mine = gate.for_child(read_only=read_only)
     child.permissions = mine
     child.hooks.tool_gates.append(mine.before_tool_call)
-    child._state.sandbox = mine
+    child.sandbox = mine

@@ -59,10 +59,10 @@ def pipeline_config(settings: Any) -> PipelineConfig:
 
 def preparer_for(runner: CompactionOps) -> RequestPreparer:
     config = pipeline_config(runner.host.settings)
-    preparer = runner._preparer
+    preparer = runner.request_preparer
     if not isinstance(preparer, RequestPreparer) or preparer.config != config:
         preparer = RequestPreparer(config, strategy="pipeline")
-        runner._preparer = preparer
+        runner.request_preparer = preparer
     if config.cache_aware:
         _note_bounded_budgets(runner, config)
     return preparer
@@ -117,7 +117,7 @@ async def prepare_request_messages(
                             lambda message, level: host.emit({"type": "notify", "level": level, "message": message}),
                             "A pipeline-summary hook")
         fresh = list(host.session_manager.build_session_context().messages)
-        runner._replace_messages()
+        runner.replace_messages()
         if transform is not None:
             fresh = await transform(copy.deepcopy(fresh))
         again = preparer_for(runner).prepare(fresh)
@@ -186,10 +186,10 @@ async def _summarize(runner: CompactionOps, prepared: Prepared, config: Pipeline
     request = CompletionRequest(
         model=model, system_prompt=PIPELINE_SUMMARY_SYSTEM_PROMPT,
         messages=[user_message(pipeline_summary_prompt(fitted.text, previous))], tools=[],
-        max_tokens=fitted.max_tokens, reasoning=None, session_id=None, api_key=runner._require_key(model),
+        max_tokens=fitted.max_tokens, reasoning=None, session_id=None, api_key=runner.require_key(model),
     )
     try:
-        answer = await runner._guarded(call_summarizer(host.provider_for(model), request))
+        answer = await runner.guarded(call_summarizer(host.provider_for(model), request))
     except SummaryCancelled:
         return False  # aborted by the user: nothing recorded, not a failure
     except Exception as err:  # a broken summarizer must not break the run
@@ -205,7 +205,7 @@ async def _summarize(runner: CompactionOps, prepared: Prepared, config: Pipeline
     if after >= config.summary_threshold_bytes:
         return _reject(runner, prepared, f"summary rejected: the request would still be above the threshold "
                                          f"({after} ≥ {config.summary_threshold_bytes} bytes)")
-    if runner._signal is not None and runner._signal.aborted:
+    if runner.current_signal is not None and runner.current_signal.aborted:
         return False
     sm.append_compaction(summary, preparation.first_kept_entry_id, preparation.tokens_before,
                          {"readFiles": read_files, "modifiedFiles": modified_files}, False)

@@ -65,6 +65,24 @@ def _absolute(module: str | None, level: int, importer: str, is_package: bool) -
     return ".".join([*base, module] if module else base)
 
 
+def _dynamic_targets(call: ast.Call, package: str, known: set[str]) -> list[str]:
+    """``importlib.import_module("pkg.x")`` / ``__import__("pkg.x")``: an edge like an import
+    statement. A name built at run time (``f"pkg.screens.{name}"``) is an edge to every module its
+    constant prefix covers: the checker cannot know which one, so it assumes all of them."""
+    func = call.func
+    called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+    if called not in ("import_module", "__import__") or not call.args:
+        return []
+    first = call.args[0]
+    if isinstance(first, ast.Constant) and isinstance(first.value, str):
+        return [first.value]
+    if isinstance(first, ast.JoinedStr) and first.values and isinstance(first.values[0], ast.Constant):
+        prefix = str(first.values[0].value)
+        if prefix.split(".")[0] == package:
+            return sorted(m for m in known if m.startswith(prefix)) or [prefix.rstrip(".")]
+    return []
+
+
 def build_graph(root: Path) -> ImportGraph:
     """Parse every ``*.py`` under ``root`` (a package directory) and resolve its imports."""
     package = root.name
@@ -80,7 +98,9 @@ def build_graph(root: Path) -> ImportGraph:
         is_package = path.name == "__init__.py"
         for node in ast.walk(tree):
             targets: list[str] = []
-            if isinstance(node, ast.Import):
+            if isinstance(node, ast.Call):
+                targets = _dynamic_targets(node, package, known)
+            elif isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
             elif isinstance(node, ast.ImportFrom):
                 base = _absolute(node.module, node.level, name, is_package)

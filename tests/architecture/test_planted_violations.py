@@ -15,6 +15,7 @@ from tests.architecture.import_graph import (
     long_modules,
     room_violations,
 )
+from tests.architecture.private_access import private_reaches
 from tests.architecture.rules import MODULE_LINE_LIMIT, PI_TUI_ROOMS, TESTING_MAY_BE_IMPORTED_BY
 
 
@@ -104,3 +105,34 @@ def test_a_501_line_module_is_named(tmp_path: Path) -> None:
     graph = build_graph(_plant(tmp_path, {**CLEAN, "tools/huge.py": "x = 1\n" * 501,
                                           "tools/fine.py": "x = 1\n" * 500}))
     assert long_modules(graph, MODULE_LINE_LIMIT) == ["huge.py (pi_tui.tools.huge): 501 lines"]
+
+
+@pytest.mark.parametrize(("how", "text"), [
+    ("a literal name", 'import importlib\ndef f():\n    return importlib.import_module("pi_tui.testing.scripted")\n'),
+    ("a bare import_module", 'from importlib import import_module\nx = import_module("pi_tui.testing.scripted")\n'),
+    ("a name built at run time", 'import importlib\ndef f(n):\n    return importlib.import_module(f"pi_tui.testing.{n}")\n'),
+    ("__import__", 'x = __import__("pi_tui.testing.scripted")\n'),
+])
+def test_an_import_by_name_is_an_edge_too(tmp_path: Path, how: str, text: str) -> None:
+    graph = build_graph(_plant(tmp_path, {**CLEAN, "sdk.py": text}))
+    assert forbidden_importers(graph, "testing", TESTING_MAY_BE_IMPORTED_BY) == [
+        "pi_tui.sdk imports pi_tui.testing.scripted"], how
+
+
+def test_an_import_by_name_closes_a_cycle(tmp_path: Path) -> None:
+    graph = build_graph(_plant(tmp_path, {
+        **CLEAN, "core/messages.py": 'import importlib\nm = importlib.import_module("pi_tui.providers.http")\n'}))
+    assert [describe_cycle(c) for c in find_cycles(graph.edges())] == [
+        "pi_tui.core.messages → pi_tui.providers.http → pi_tui.core.messages"]
+
+
+def test_a_reach_into_another_objects_private_state_is_named(tmp_path: Path) -> None:
+    package = _plant(tmp_path, {
+        **CLEAN,
+        "session/agent_session.py": "class AgentSession:\n    def __init__(self):\n        self._state = 1\n"
+                                    "    @classmethod\n    def make(cls):\n        s = cls()\n        s._state = 2\n",
+        "session/permission_hooks.py": "def attach(session, child):\n    session._state.sandbox = 1\n"
+                                       "    child.hooks._gates.append(2)\n    import os\n    os._exit(0)\n",
+    })
+    assert private_reaches(package) == ["pi_tui/session/permission_hooks.py:2: session._state",
+                                        "pi_tui/session/permission_hooks.py:3: child.hooks._gates"]

@@ -8,6 +8,7 @@ import ast
 from pathlib import Path
 
 from pi_tui.session.agent_session import AgentSession
+from tests.architecture.private_access import private_reaches
 
 SESSION = Path(__file__).resolve().parents[2] / "pi_tui" / "session"
 ROOT = "pi_tui.session.agent_session"
@@ -81,3 +82,10 @@ def test_the_checks_catch_a_planted_violation_wherever_the_import_hides(tmp_path
         "pi_tui.session.lifecycle", "pi_tui.session.runs",
     ]
     assert cycle_in(graph) == [ROOT, "pi_tui.session.runs", ROOT]
+
+
+def test_no_module_reaches_into_another_ones_private_attributes() -> None:
+    """A collaborator uses the session's public seams (``session.sandbox``, ``session.background``,
+    the runner's ``guarded``/``require_key``...), never ``session._state`` or ``runner._signal``:
+    a leading underscore is the defining module's own (private_access.py)."""
+    assert private_reaches(SESSION.parent) == []

@@ -217,7 +217,7 @@ async def test_a_call_never_started_because_of_an_abort_is_closed(tmp_path: Path
         signal.abort()
         call = summarizer_call()
         with pytest.raises(SummaryCancelled):
-            await host.runner._guarded(call)
+            await host.runner.guarded(call)
     assert inspect.getcoroutinestate(call) == inspect.CORO_CLOSED
 
 

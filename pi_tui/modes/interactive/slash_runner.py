@@ -8,9 +8,8 @@ a callback; the session work they lead to runs in ``agent``-group workers.
 from __future__ import annotations
 
 import asyncio
-import importlib
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pi_tui.core.messages import assistant_text
 from pi_tui.modes.interactive.commands import BUILTIN_NAMES
@@ -22,14 +21,6 @@ if TYPE_CHECKING:
     from pi_tui.modes.interactive.screen_port import ChatScreenPort
 
 NOTHING_TO_COMPACT = "Nothing to compact (no messages yet)"
-
-
-def _screen_class(module: str, name: str) -> Any:
-    """A screen from ``screens/`` (built alongside); None when it is not there."""
-    try:
-        return getattr(importlib.import_module(f"pi_tui.modes.interactive.screens.{module}"), name)
-    except (ImportError, AttributeError):
-        return None
 
 
 def _editor_text_of(result: Any) -> str | None:
@@ -103,10 +94,7 @@ class SlashRunner:
                                                       advice="The conversation is unchanged."))
 
     async def _cmd_context(self, args: str) -> None:
-        screen = _screen_class("context_view", "ContextScreen")
-        if screen is None:
-            await self.notice("/context is not available in this build.", "warning")
-            return
+        from pi_tui.modes.interactive.screens.context_view import ContextScreen
         from pi_tui.modes.interactive.session_view import context_preview
 
         try:
@@ -114,7 +102,7 @@ class SlashRunner:
         except Exception as err:
             await self.screen.conversation.add(ErrorBlock(f"Cannot build the request preview: {err}"))
             return
-        await self.screen.app.push_screen(screen(preview))
+        await self.screen.app.push_screen(ContextScreen(preview))
 
     # ------------------------------------------------------------------ tree, fork, sessions
 
@@ -135,16 +123,15 @@ class SlashRunner:
     async def _open_tree(self, select_id: str | None = None) -> None:
         """The tree navigator, on the current leaf or on ``select_id`` (pi reopens it on the
         chosen entry after a cancelled branch summary, so the user can pick again)."""
-        screen = _screen_class("tree", "TreeScreen")
-        if screen is None:
-            await self.notice("/tree is not available in this build.", "warning")
-            return
         from pi_tui.modes.interactive.checkpoint_flow import files_preview
+        from pi_tui.modes.interactive.screens.tree import TreeScreen
+        from pi_tui.modes.interactive.screens.tree_rows import TreeFilter
 
-        tree = screen(
+        tree = TreeScreen(
             self.session.session_manager,
             skip_summary_prompt=bool(self._setting("branchSummary.skipPrompt", False)),
-            initial_filter=str(self._setting("treeFilterMode", "default")),
+            # an unknown value is the screen's "default"
+            initial_filter=cast(TreeFilter, str(self._setting("treeFilterMode", "default"))),
             select_id=select_id,
             files_preview=lambda target: files_preview(self.session, target),
         )
@@ -160,10 +147,10 @@ class SlashRunner:
         restore = bool(getattr(choice, "restore_files", False))
         waiting = None
         if choice.summarize:
-            dialogs = _screen_class("tree_dialogs", "SummarizingScreen")
-            if dialogs is not None:
-                waiting = dialogs()
-                await self.screen.app.push_screen(waiting, self._summary_cancelled)
+            from pi_tui.modes.interactive.screens.tree_dialogs import SummarizingScreen
+
+            waiting = SummarizingScreen()
+            await self.screen.app.push_screen(waiting, self._summary_cancelled)
         try:
             result = await self.session.navigate_tree(
                 choice.target_id, summarize=choice.summarize, custom_instructions=choice.custom_instructions,
@@ -400,12 +387,8 @@ class SlashRunner:
         await self.notice("Nothing to copy yet.", "warning")
 
     async def _cmd_export(self, args: str) -> None:
-        try:
-            module = importlib.import_module("pi_tui.modes.export_html")
-            exporter = module.export_session_html
-        except (ImportError, AttributeError):
-            await self.notice("HTML export is not available in this build.", "warning")
-            return
+        from pi_tui.modes.export_html import export_session_html as exporter
+
         try:
             # Relative to the project folder the app runs in; without an argument ``<stem>.html``
             # there. Written in a thread: a long session is a few MB of HTML.
