@@ -164,7 +164,8 @@ ACTIONS: tuple[KeyAction, ...] = (
         ("ctrl+left", "alt+left"), "fold_or_up", "treeFoldOrUp"),
     _in("tree", "app.tree.unfoldOrDown", "Unfold the branch, or jump to the next segment start or the branch end",
         ("ctrl+right", "alt+right"), "unfold_or_down", "treeUnfoldOrDown"),
-    _in("tree", "app.tree.editLabel", "Set or clear the label of the selected entry", ("shift+l",), "edit_label"),
+    _in("tree", "app.tree.editLabel", "Set or clear the label of the selected entry", ("shift+l",), "edit_label",
+        "treeEditLabel"),
     _in("tree", "app.tree.filter.default", "Filter: the default view", ("ctrl+d",), "set_filter('default')"),
     _in("tree", "app.tree.filter.noTools", "Filter: hide tool results (again: default)", ("ctrl+t",),
         "toggle_filter('no-tools')"),
@@ -181,9 +182,13 @@ ACTIONS_BY_ID = {a.id: a for a in ACTIONS}
 
 PI_ONLY_IDS = frozenset({
     # Later pi's: its tree can show when a label was set; pi-tui's tree shows no label times.
-    "app.tree.toggleLabelTimestamp",
+    "app.tree.toggleLabelTimestamp", "treeToggleLabelTimestamp",
+    # pi's /scoped-models screen (choose and order the models ctrl+p cycles): pi-tui has none.
+    "app.models.save", "app.models.enableAll", "app.models.clearAll", "app.models.toggleProvider",
+    "app.models.reorderUp", "app.models.reorderDown",
 })
-"""pi's ids that pi-tui accepts in keybindings.json without acting on them (one file serves both)."""
+"""pi's ids (and old short names) that pi-tui accepts in keybindings.json without acting on them
+(one file serves both agents)."""
 
 _KEY_NAMES = {
     "esc": "escape", "return": "enter", "del": "delete", "pageup": "pageup", "pagedown": "pagedown",

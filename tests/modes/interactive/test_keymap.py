@@ -213,3 +213,28 @@ def test_keys_shared_by_design_are_no_conflict(agent_dir):
     assert km.keys_for("app.exit") == ("ctrl+d",)
     assert km.keys_for("tui.editor.deleteCharForward") == ("delete", "ctrl+d")
     assert km.diagnostics == []
+
+
+def test_every_id_and_old_name_of_pis_own_list_is_accepted():
+    """pi 0.73.1's keybindings.js (its ``KEYBINDINGS`` ids and the old short names it maps): a
+    keybindings.json that pi reads must load here without an 'unknown action' line."""
+    import re
+    import shutil
+
+    import pytest
+
+    from pi_tui.testing.pi_reference import PI_INDEX
+
+    dist = PI_INDEX.parents[1] if PI_INDEX.is_file() else None
+    sources = [dist / "dist" / "core" / "keybindings.js"] if dist else []
+    sources += [dist.parent / "pi-tui" / "dist" / "keybindings.js"] if dist else []
+    if not sources or not all(path.is_file() for path in sources) or shutil.which("node") is None:
+        pytest.skip(f"LOUD SKIP: pi 0.73.1 is not installed at {PI_INDEX}: its key ids are not compared")
+    text = "\n".join(path.read_text() for path in sources)
+    ids = set(re.findall(r'^\s+"((?:app|tui)\.[\w.]+)": \{', text, re.M))
+    old_names = set(re.findall(r'^\s+(\w+): "(?:app|tui)\.[\w.]+",', text, re.M))
+    assert len(ids) > 60 and len(old_names) > 40  # the patterns still match pi's file
+    keymap = Keymap.defaults()
+    keymap.apply({name: "f12" for name in sorted(ids | old_names)}, source="pi.json")
+    unknown = [line for line in keymap.diagnostics if "unknown action" in line]
+    assert unknown == []
