@@ -3,7 +3,10 @@ the footer, ``/session``, RPC ``get_session_stats``) and for what the ``task`` t
 used (``subagents/child.py``, a task result's ``details.usage``).
 
 Sums come from assistant messages' ``usage`` (pi's shape: ``input``, ``output``, ``cacheRead``,
-``cacheWrite``, ``cost.total``); errors and aborts count too, they were paid for.
+``cacheWrite``, ``cost.total``); errors and aborts count too, they were paid for. Over which
+messages follows pi 0.73.1: its footer sums every entry of the session file (``FileTotals``:
+all branches, the turns a compaction took out of the context included), its
+``getSessionStats`` (RPC, ``/session``) the current context (``state.totals``).
 """
 
 from __future__ import annotations
@@ -70,3 +73,38 @@ def usage_totals(messages: Iterable[Any]) -> UsageTotals:
         write += int(usage.get("cacheWrite", 0))
         cost += float((usage.get("cost") or {}).get("total", 0.0))
     return UsageTotals(turns=turns, input=inp, output=out, cache_read=read, cache_write=write, cost=cost)
+
+
+def task_usage(messages: Iterable[Any]) -> UsageTotals:
+    """What a session's ``task`` calls cost (their results' ``details.usage``)."""
+    total = UsageTotals()
+    for raw in messages:
+        message: dict[str, Any] = dict(raw)
+        if message.get("role") == "toolResult" and message.get("toolName") == "task":
+            details = message.get("details")
+            if isinstance(details, dict):
+                total = total.plus(UsageTotals.from_json(details.get("usage")))
+    return total
+
+
+class FileTotals:
+    """pi's footer rule: the usage of every assistant message among a session's entries, and
+    beside it what its ``task`` calls cost. ``update(entries)`` adds only the entries appended
+    since the last call (the footer asks after every event; the list is append-only, and a
+    session that was replaced or reloaded has another list)."""
+
+    def __init__(self) -> None:
+        self._entries: list[Any] | None = None
+        self._seen = 0
+        self.own = UsageTotals()
+        self.delegated = UsageTotals()
+
+    def update(self, entries: list[Any]) -> FileTotals:
+        if entries is not self._entries or len(entries) < self._seen:
+            self._entries, self._seen, self.own, self.delegated = entries, 0, UsageTotals(), UsageTotals()
+        fresh = [e["message"] for e in entries[self._seen:] if e.get("type") == "message" and "message" in e]
+        self._seen = len(entries)
+        if fresh:
+            self.own = self.own.plus(usage_totals(fresh))
+            self.delegated = self.delegated.plus(task_usage(fresh))
+        return self

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from pi_tui.core.messages import AgentMessage
-from pi_tui.core.usage import UsageTotals, usage_totals
+from pi_tui.core.usage import UsageTotals, task_usage, usage_totals
 from pi_tui.subagents.definitions import AgentDefinition
 
 Listener = Callable[[dict[str, Any]], None]
@@ -58,16 +58,10 @@ def usage_of(messages: Sequence[AgentMessage]) -> UsageTotals:
 
 
 def subagent_usage(messages: Sequence[AgentMessage]) -> UsageTotals:
-    """What a session's ``task`` calls cost (their results' ``details.usage``): the footer and
-    ``/session`` show it beside the session's own usage."""
-    total = UsageTotals()
-    for raw in messages:
-        message: dict[str, Any] = dict(raw)
-        if message.get("role") == "toolResult" and message.get("toolName") == "task":
-            details = message.get("details")
-            if isinstance(details, dict):
-                total = total.plus(UsageTotals.from_json(details.get("usage")))
-    return total
+    """What a session's ``task`` calls cost (their results' ``details.usage``): ``/session`` and
+    RPC ``get_session_stats`` show it beside the session's own usage (the footer sums the whole
+    file: ``core.usage.FileTotals``)."""
+    return task_usage(messages)
 
 
 def final_answer(messages: Sequence[AgentMessage]) -> tuple[str, dict[str, Any] | None]:

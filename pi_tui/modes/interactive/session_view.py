@@ -6,6 +6,7 @@ does not offer yet (usage unknown, no settings) renders as unknown instead of fa
 
 from __future__ import annotations
 
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,24 @@ def model_label(model: Any) -> str:
 
 
 STARTING = "starting…"
+_FILE_TOTALS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+
+def file_totals(session: Any) -> Any:
+    """``core.usage.FileTotals`` over the session's entries, as pi's footer counts (every entry of
+    the file: a compaction does not take the turns it summarized out of the totals); None for a
+    session without entries to read."""
+    entries = getattr(getattr(session, "session_manager", None), "get_entries", None)
+    if not callable(entries):
+        return None
+    # Imported with the session, not before the first frame.
+    from pi_tui.core.usage import FileTotals
+
+    try:
+        totals = _FILE_TOTALS.setdefault(session, FileTotals())
+    except TypeError:  # a session object without weak references
+        totals = FileTotals()
+    return totals.update(entries())
 
 
 def footer_data(session: Any, cwd: Path, *, context_unknown: bool = False, starting: bool = False) -> FooterData:
@@ -64,17 +83,15 @@ def footer_data(session: Any, cwd: Path, *, context_unknown: bool = False, start
     data.session_name = state.session_name
     if model is not None and getattr(model, "reasoning", False):
         data.thinking = str(state.thinking_level)
-    totals = state.totals
+    file = file_totals(session)
+    totals = file.own if file is not None else state.totals
     data.totals = {
         "input": totals.input, "output": totals.output, "cacheRead": totals.cache_read,
         "cacheWrite": totals.cache_write, "cost": totals.cost,
     }
     all_tools = getattr(session, "get_all_tools", None)
-    if callable(all_tools) and "task" in all_tools():
-        # Imported with the session (sdk), so no cost before the first frame.
-        from pi_tui.subagents.child import subagent_usage
-
-        delegated = subagent_usage(session.messages)
+    if file is not None and callable(all_tools) and "task" in all_tools():
+        delegated = file.delegated
         if delegated.turns:  # the task tool's children, shown apart from the session's own usage
             data.totals.update({"subagentTokens": delegated.total_tokens, "subagentCost": delegated.cost})
     usage = None
