@@ -106,6 +106,11 @@ class Connection:
         self._stop.clear()
         self._task = asyncio.get_running_loop().create_task(self._serve(), name=f"mcp:{self.name}")
 
+    @property
+    def settled(self) -> bool:
+        """The first attempt connected or failed (or the server is disabled)."""
+        return self._settled.is_set()
+
     async def wait_started(self, limit_s: float | None = None) -> bool:
         """True once connected; False when it failed or is still starting after ``limit_s``."""
         with contextlib.suppress(TimeoutError):

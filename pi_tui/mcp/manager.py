@@ -46,6 +46,11 @@ class McpManager:
             self.connections[config.name] = Connection(config, cwd=cwd, log_dir=log_dir, events=self._emit,
                                                        elicit=self._elicit)
         self._started = False
+        self._go_on: asyncio.Event | None = None
+        self.waiting: list[str] = []
+        """The servers an announced ``wait_started`` still waits for."""
+        self.went_on = False
+        """``stop_waiting()`` ended a wait: the late servers were left to the ``mcp`` tool."""
         self.frozen: list[Tool] | None = None
         self.frozen_names: set[str] = set()
         self.mode = "direct"
@@ -81,15 +86,50 @@ class McpManager:
         for connection in self.connections.values():
             connection.start(self._tools_changed)
 
-    async def wait_started(self, limit_s: float | None = None) -> list[str]:
-        """Wait for the starting servers, each at most its start-up timeout (or ``limit_s``);
-        the names of the enabled servers that are not connected after it."""
+    async def wait_started(self, limit_s: float | None = None, *, announce: bool = False) -> list[str]:
+        """Wait for the starting servers, each at most its start-up timeout (or ``limit_s``), or
+        until ``stop_waiting()``; the names of the enabled servers that are not connected after it.
+        ``announce``: ``mcp_waiting`` events name the servers still awaited (the TUI's status
+        line), the last one an empty list."""
         self.start()
         pending = [c for c in self.connections.values() if not c.config.disabled]
-        # A little past each timeout, so a server that did not make it has failed, with its reason.
-        await asyncio.gather(*(c.wait_started(limit_s if limit_s is not None else c.config.startup_timeout_s + 0.5)
-                               for c in pending))
+        go_on = self._go_on = asyncio.Event()
+        if announce:
+            self.waiting = [c.name for c in pending if not c.settled]
+            if self.waiting:
+                self._emit({"type": "mcp_waiting", "servers": list(self.waiting)})
+
+        async def one(connection: Connection) -> None:
+            # A little past each timeout, so a server that did not make it has failed, with its reason.
+            await connection.wait_started(limit_s if limit_s is not None else connection.config.startup_timeout_s + 0.5)
+            if connection.name in self.waiting:
+                self.waiting.remove(connection.name)
+                if self.waiting:
+                    self._emit({"type": "mcp_waiting", "servers": list(self.waiting)})
+
+        waits: asyncio.Future[Any] = asyncio.gather(*(one(c) for c in pending))
+        stopped: asyncio.Future[Any] = asyncio.ensure_future(go_on.wait())
+        try:
+            await asyncio.wait({waits, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (waits, stopped):
+                if not task.done():
+                    task.cancel()  # the servers go on starting; only the wait ends
+                with contextlib.suppress(BaseException):
+                    await task
+            self._go_on = None
+            if self.waiting:
+                self.waiting = []
+                self._emit({"type": "mcp_waiting", "servers": []})
         return [c.name for c in pending if c.status != "connected"]
+
+    def stop_waiting(self) -> bool:
+        """End a ``wait_started`` now (the TUI's Esc): True when one was going."""
+        if self._go_on is None or self._go_on.is_set():
+            return False
+        self._go_on.set()
+        self.went_on = True
+        return True
 
     async def close(self) -> None:
         await asyncio.gather(*(c.stop() for c in self.connections.values()), return_exceptions=True)

@@ -1,8 +1,9 @@
 """The session's two moments with its MCP servers (``pi_tui/mcp``), attached through the hook
 lists (``hooks.py``): the servers start with the session (``session_started``, in the
 background), and before the first prompt their tools are added once (``add_tools``) — after the
-servers had at most their start-up timeout — and never changed again, so every request of the
-session carries the same tool list.
+servers had at most their start-up timeout, or until the person stopped the wait (the TUI's Esc,
+``manager.stop_waiting``) — and never changed again, so every request of the session carries the
+same tool list.
 
 ``allow`` is the session's explicit tool selection (``--tools a,b``; ``--no-tools`` is an empty
 one): the MCP tools are registered but only those it names are active (``mcp`` for the small
@@ -32,11 +33,12 @@ def attach_mcp(session: Any, manager: Any, allow: Collection[str] | None = None)
 
 
 async def freeze_mcp_tools(session: Any, manager: Any, allow: Collection[str] | None = None) -> None:
-    missing = await manager.wait_started()
+    missing = await manager.wait_started(announce=True)
     for name in missing:
         connection = manager.connections[name]
         if connection.status == "starting":
-            why = f"no answer within {connection.config.startup_timeout_s:g} s"
+            why = ("still starting: the prompt went on without it" if manager.went_on
+                   else f"no answer within {connection.config.startup_timeout_s:g} s")
         else:
             why = connection.status + (f": {connection.error}" if connection.error else "")
         session.notify(f"MCP server '{name}' is not connected ({why}); its tools are reached through the mcp "

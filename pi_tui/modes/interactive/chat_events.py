@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pi_tui.core.messages import text_of
+from pi_tui.core.terminal_text import printable
 from pi_tui.modes.interactive.event_lines import EventLine, Severity, describe_event
 from pi_tui.modes.interactive.widgets.chat_items import BashOutputBlock, ErrorBlock, SummaryBlock
 from pi_tui.modes.interactive.widgets.conversation import Conversation
@@ -25,6 +26,7 @@ COMPACTING = {
     "overflow": "Context overflow detected, Auto-compacting... (esc to cancel)",
 }
 RETRYING = "Retrying ({attempt}/{max}) in {{s}}s... (esc to cancel)"
+MCP_WAITING = "Waiting for MCP servers: {names}… (Esc: go on without them)"
 FOOTER_EVENTS = frozenset({
     "message_end", "agent_end", "compaction_end", "model_changed", "thinking_level_changed",
     "session_info_changed", "context_reduced", "turn_end", "mcp_server",
@@ -90,6 +92,14 @@ class ChatEventRenderer:
         for panel in self.w.conversation.tool_panels.values():
             panel.mark_aborted()
         self.w.status.hide()
+
+    async def _on_mcp_waiting(self, event: dict[str, Any]) -> None:
+        """The first prompt waits for servers still starting (``McpManager.wait_started``)."""
+        names = [printable(str(n)) for n in event.get("servers") or []]
+        if names:
+            self.w.status.show(MCP_WAITING.format(names=", ".join(names)))
+        elif not self.running:
+            self.w.status.hide()
 
     # ------------------------------------------------------------------ messages
 

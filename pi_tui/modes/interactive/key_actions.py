@@ -66,6 +66,9 @@ class KeyActionsScreen(Screen[None]):
         if menu is not None and menu.display:
             menu.hide()
             return
+        mcp = getattr(self.session, "mcp", None)
+        if mcp is not None and mcp.stop_waiting():  # the first prompt goes on without the late servers
+            return
         if self._busy() or any(w.is_running for w in self.workers if w.group == "agent"):
             self._restore_queues()
             await self.session.abort()
