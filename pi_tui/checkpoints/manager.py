@@ -144,7 +144,7 @@ class Checkpoints:
                         f"{self.first_timeout_ms} ms)")
             self._skip(reason, int((time.monotonic() - started) * 1000), why)
             return None
-        except CheckpointError as err:
+        except (CheckpointError, OSError) as err:  # OSError: no space, a read-only or broken agent dir
             self.emit({"type": "checkpoint", "action": "failed", "reason": reason, "message": str(err)})
             return None
         for note in snap.notes:
@@ -197,7 +197,7 @@ class Checkpoints:
 
         try:
             return await run_in_thread(work)
-        except CheckpointError as err:
+        except (CheckpointError, OSError) as err:
             self.emit({"type": "checkpoint", "action": "failed", "reason": reason, "message": str(err)})
             return None
 

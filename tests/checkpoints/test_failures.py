@@ -291,3 +291,24 @@ def test_a_git_still_running_at_exit_is_killed(project: Path, agent_dir: Path, t
     else:
         os.kill(hung, 9)
         raise AssertionError("the git left running at exit was not killed")
+
+
+def _file_in_place_of_the_stores(agent_dir: Path) -> None:
+    agent_dir.mkdir(parents=True, exist_ok=True)
+    (agent_dir / "checkpoints").write_text("a file where the stores' folder goes")  # OSError: not a directory
+
+
+async def test_a_store_that_cannot_be_written_is_a_failed_snapshot_and_the_tool_still_runs(
+        make_session, project: Path, agent_dir: Path) -> None:
+    _file_in_place_of_the_stores(agent_dir)
+    session, _, events = make_session([write("a.txt", "1"), {"text": "done"}])
+    await session.prompt("go")
+    assert (project / "a.txt").read_text() == "1"
+    results = [m["content"][0]["text"] for m in session.messages if m["role"] == "toolResult"]
+    assert results == ["Successfully wrote 1 bytes to a.txt"]
+    assert session.messages[-1]["content"][0]["text"] == "done"
+    failed = [e for e in events if e["type"] == "checkpoint" and e["action"] == "failed"]
+    assert [e["reason"] for e in failed] == ["base", "turn"]  # before the tool, and after its turn
+    assert all("Not a directory" in e["message"] for e in failed)
+    assert not [n for n in _notes(events) if "hook failed" in n]
+    assert cp_entries(session) == []
