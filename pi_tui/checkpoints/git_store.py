@@ -279,6 +279,18 @@ class GitStore:
             scratch.write_text(commit + "\n", encoding="ascii")
             os.replace(scratch, path)
 
+    def keep_present(self, ref: str, commits: Sequence[str], deadline: float) -> None:
+        """``keep`` each of ``commits`` that is in the store and not yet under ``ref`` (a ref to a
+        missing object would break every later gc of the store)."""
+        wanted = [c for c in dict.fromkeys(commits) if not (self.store / ref / c).is_file()]
+        if not wanted or not (self.store / "HEAD").is_file():
+            return
+        payload = "".join(f"{c}\n" for c in wanted).encode("ascii")
+        out = self.git("cat-file", "--batch-check", stdin=payload, deadline=deadline).decode().split("\n")
+        for parts in (line.split(" ") for line in out):
+            if len(parts) > 1 and parts[1] == "commit":
+                self.keep(ref, parts[0], deadline)
+
     def set_ref(self, ref: str, sha: str, deadline: float) -> None:
         """Point ``ref`` at any object (a tree held back, not yet committed), so that a gc of the
         store never drops it."""

@@ -96,14 +96,18 @@ class Checkpoints:
 
     # ------------------------------------------------------------------ the session's calls
 
-    async def on_start(self) -> None:
+    async def on_start(self, reason: str = "startup") -> None:
         """Start and resume: a session that already has snapshots gets one now, so the user's
-        edits between sessions are captured (a session without any waits for its first change)."""
+        edits between sessions are captured (a session without any waits for its first change).
+        A fork's new file names the snapshots it copied: they are kept under its own ref, so
+        deleting the session it came from frees none of them."""
         self._drop_pending()
         self._dirty = False
         self.redo_stack.clear()
         self._tell_off_once()
         if self.enabled and self._has_snapshots():
+            if reason == "fork":
+                await self._keep([b.commit for b in B.bindings(self.current().custom_entries()) if b.commit])
             await self.snapshot("start")
 
     async def before_prompt(self) -> None:
@@ -184,10 +188,23 @@ class Checkpoints:
         if pending is not None and self.store is not None:
             (self.store.store / PENDING_REFS / ref_safe(pending.session_id)).unlink(missing_ok=True)
 
+    def _ref(self) -> str:
+        return f"refs/pi-tui/sessions/{ref_safe(self.current().session_id)}"
+
+    async def _keep(self, commits: list[str]) -> None:
+        """Keep ``commits`` (those still in the store) reachable from this session's ref."""
+        store, ref = self.store, self._ref()
+        if store is None or not commits:
+            return
+        try:
+            await run_in_thread(store.keep_present, ref, commits, self._deadline())
+        except (CheckpointError, OSError) as err:
+            self.emit({"type": "checkpoint", "action": "failed", "reason": "keep", "message": str(err)})
+
     async def _commit(self, tree: str, parent: str | None, reason: str) -> str | None:
         assert self.store is not None
         store = self.store
-        ref = f"refs/pi-tui/sessions/{ref_safe(self.current().session_id)}"
+        ref = self._ref()
 
         def work() -> str:
             deadline = self._deadline()
@@ -338,6 +355,7 @@ class Checkpoints:
             data = B.entry_data(commit=plan.target_commit, tree=target, bound_to=node, reason="restored", ms=ms,
                                 changes=None, counts=None)
             sm.append_custom_entry(B.CUSTOM_TYPE, data)
+            await self._keep([plan.target_commit])  # a fork's new file names it now
         return {**plan.preview(), "restored": True}
 
     # ------------------------------------------------------------------ views

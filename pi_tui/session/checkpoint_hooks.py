@@ -37,8 +37,8 @@ def attach_checkpoints(session: Any, checkpoints: Any) -> None:
 
     session.checkpoints = checkpoints
 
-    async def started(_reason: str) -> None:
-        await checkpoints.on_start()
+    async def started(reason: str) -> None:
+        await checkpoints.on_start(reason)
 
     async def before_prompt(_text: str) -> None:
         await checkpoints.before_prompt()

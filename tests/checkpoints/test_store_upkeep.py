@@ -9,6 +9,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from pi_tui.checkpoints import prune_deleted_session
 from pi_tui.checkpoints.git_store import store_dir_for
 from tests.checkpoints.conftest import bash, cp_entries, needs_git, write
@@ -96,3 +98,21 @@ async def test_under_the_size_setting_nothing_is_said(make_session, project: Pat
     await session.prompt("one")
     assert cp_entries(session)
     assert not [e for e in events if e["type"] == "notify" and "warnStoreBytes" in e["message"]]
+
+
+
+@pytest.mark.parametrize("restore_files", [False, True])
+async def test_a_fork_keeps_the_snapshots_it_copied_when_its_original_is_deleted(
+        make_session, project: Path, agent_dir: Path, restore_files: bool) -> None:
+    (project / "pre.txt").write_text("pre\n")
+    session, _, _ = make_session([write("f.txt", "A\n"), {"text": "1"}, {"text": "2"}])
+    await session.prompt("one")
+    await session.prompt("two")  # changes nothing: a fork at "two" makes no snapshot of its own
+    original_id = session.session_manager.session_id
+    await session.fork(_user_ids(session)[1], restore_files=restore_files)
+    assert session.session_manager.session_id != original_id
+    assert [e["data"]["reason"] for e in cp_entries(session)] == ["base", "turn"]  # copied, no new commit
+    prune_deleted_session(agent_dir, str(project), original_id, background=False, grace="now")
+    result = await session.navigate_tree(_user_ids(session)[0], restore_files=True)  # before "one": the base
+    assert result.files["restored"] is True and result.files["deleted"] == ["f.txt"]
+    assert sorted(os.listdir(project)) == ["pre.txt"]
