@@ -24,10 +24,11 @@ import stat
 import subprocess
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pi_tui.checkpoints.in_the_way import in_the_way
 from pi_tui.checkpoints.scan_limits import ScanLimits, exclude_text, select_new_files, user_git_dir
 from pi_tui.core.exit_cleanup import at_exit
 
@@ -64,6 +65,8 @@ class Changes:
     changed: tuple[str, ...] = ()
     created: tuple[str, ...] = ()
     deleted: tuple[str, ...] = ()
+    kept: tuple[str, ...] = ()
+    """(A restore's result) paths it left as they are: ``in_the_way``, or asked to leave."""
 
     @property
     def empty(self) -> bool:
@@ -328,29 +331,34 @@ class GitStore:
             {"A": created, "D": deleted}.get(status, changed).append(path)
         return Changes(tuple(changed), tuple(created), tuple(deleted))
 
-    def restore(self, current_tree: str, target_tree: str, deadline: float) -> Changes:
+    def restore(self, current_tree: str, target_tree: str, deadline: float, leave: Collection[str] = ()) -> Changes:
         """Make the working tree's snapshotted files those of ``target_tree``. Only paths that differ
         between the two snapshots are written or deleted: files no snapshot knew (ignored, skipped,
-        new since ``current_tree`` was taken) are never touched."""
+        new since ``current_tree`` was taken) are never touched. Paths in ``leave``, and those where
+        something of the user's no snapshot holds is in the way (``in_the_way``), are left as they
+        are and returned as ``kept``."""
         changes = self.diff(current_tree, target_tree, deadline)
         if changes.empty:
             return changes
         with self.locked(deadline):
-            for path in changes.deleted:
+            left = set(leave)
+            deleted = [p for p in changes.deleted if p not in left]
+            for path in deleted:
                 self._remove(path)
-            writes = [*changes.changed, *changes.created]
-            for path in writes:  # a folder the user made where a file comes back: never removed
+            self._remove_emptied_folders(deleted)
+            left.update(in_the_way(self.work_tree, changes.created, changes.changed))
+            writes = [p for p in (*changes.changed, *changes.created) if p not in left]
+            for path in writes:
                 full = self.work_tree / path
-                if full.is_dir() and not full.is_symlink():
-                    raise CheckpointError(f"cannot restore {path}: a folder is in its place")
                 if full.is_symlink() or full.exists():
                     full.unlink()
             if writes:
                 payload = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in writes)
                 self.git("checkout", target_tree, "--pathspec-from-file=-", "--pathspec-file-nul",
                          stdin=payload, deadline=deadline)
-            self._remove_emptied_folders(changes.deleted)
-        return changes
+        return Changes(tuple(p for p in changes.changed if p not in left),
+                       tuple(p for p in changes.created if p not in left), tuple(deleted),
+                       tuple(p for p in (*changes.changed, *changes.created, *changes.deleted) if p in left))
 
     def _remove(self, path: str) -> None:
         full = self.work_tree / path

@@ -32,6 +32,7 @@ from pi_tui.checkpoints.git_store import (
     SnapshotTimeout,
     TreeSnapshot,
 )
+from pi_tui.checkpoints.in_the_way import in_the_way, kept_note
 from pi_tui.checkpoints.prune import DEFAULT_WARN_STORE_BYTES, PENDING_REFS, ref_safe, size_warning
 from pi_tui.core.cancellable_thread import run_in_thread
 from pi_tui.core.session.manager import SessionManager
@@ -64,9 +65,20 @@ class RestorePlan:
     """Files that differ between the leaf's last snapshot and the working tree (the user, or
     another session, changed them since): a restore keeps them in the snapshot of the leaf left."""
     problem: str | None = None
+    kept: tuple[str, ...] = ()
+    """Paths the restore leaves as they are (``in_the_way``): named in ``skipped``, not written."""
+    snapshot_skipped: tuple[str, ...] = ()
+    """What the snapshot taken first left out (``name (why)``): a restore leaves those alone too."""
 
     def preview(self) -> dict[str, Any]:
-        out: dict[str, Any] = {**self.changes.as_dict(), "skipped": [], "editedSinceSnapshot": self.edited.as_dict()}
+        return self.result(self.changes, self.kept)
+
+    def result(self, done: Changes, kept: tuple[str, ...]) -> dict[str, Any]:
+        left = set(kept)
+        files = Changes(*(tuple(p for p in paths if p not in left) for paths in (done.changed, done.created, done.deleted)))
+        skipped = [kept_note(p) for p in kept]
+        skipped += [s for s in self.snapshot_skipped if not any(s.startswith(f"{p} (") for p in kept)]
+        out: dict[str, Any] = {**files.as_dict(), "skipped": skipped, "editedSinceSnapshot": self.edited.as_dict()}
         if self.problem:
             out["problem"] = self.problem
         return out
@@ -331,7 +343,9 @@ class Checkpoints:
         edited = Changes()
         if leaf_files is not None and leaf_files.tree:
             edited = await self._diff(leaf_files.tree, snap.tree) or Changes()
-        return RestorePlan(node, target_tree, target.commit, snap.tree, changes, edited)
+        kept = in_the_way(store.work_tree, changes.created, changes.changed, changes.deleted)
+        return RestorePlan(node, target_tree, target.commit, snap.tree, changes, edited, kept=kept,
+                           snapshot_skipped=snap.skipped)
 
     async def apply(self, plan: RestorePlan) -> dict[str, Any]:
         """Write ``plan``'s target files; then bind them to the new leaf (a fork's new file)."""
@@ -341,22 +355,26 @@ class Checkpoints:
         started = time.monotonic()
         try:
             done = await run_in_thread(lambda: store.restore(current, target, self._deadline() + 25))
-        except CheckpointError as err:
+        except (CheckpointError, OSError) as err:
             self.emit({"type": "checkpoint", "action": "failed", "reason": "restore", "message": str(err)})
             return {**plan.preview(), "restored": False, "problem": str(err)}
         ms = int((time.monotonic() - started) * 1000)
         self.emit({"type": "checkpoint", "action": "restore", "ms": ms, "files": done.count, "counts": _counts(done),
-                   **done.as_dict(10)})
+                   **done.as_dict(10), **({"kept": list(done.kept[:10])} if done.kept else {})})
         sm = self.current()
         by_id, latest = self._index(sm)
         node = self._node(sm)
         known = B.effective(by_id, latest, node)
-        if plan.target_commit and (known is None or known.tree != target):
+        if done.kept:  # the files are not the target's: the new node gets what is there
+            snap = await self._tree("restored")
+            if snap is not None:
+                await self._bind(sm, snap, node, "restored")
+        elif plan.target_commit and (known is None or known.tree != target):
             data = B.entry_data(commit=plan.target_commit, tree=target, bound_to=node, reason="restored", ms=ms,
                                 changes=None, counts=None)
             sm.append_custom_entry(B.CUSTOM_TYPE, data)
             await self._keep([plan.target_commit])  # a fork's new file names it now
-        return {**plan.preview(), "restored": True}
+        return {**plan.result(done, done.kept), "restored": True}
 
     # ------------------------------------------------------------------ views
 

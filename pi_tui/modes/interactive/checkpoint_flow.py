@@ -20,6 +20,17 @@ def _names(paths: list[str]) -> str:
     return shown + (f" … (+{len(paths) - NAME_LIMIT})" if len(paths) > NAME_LIMIT else "")
 
 
+def _kept(preview: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """The preview's ``skipped``: the paths the restore leaves (something of the user's is in the
+    way), and the rest (what the snapshot itself left out, ``name (why)``)."""
+    from pi_tui.checkpoints.in_the_way import LEFT
+
+    skipped = [str(s) for s in preview.get("skipped") or []]
+    note = f": {LEFT})"
+    kept = [s.rsplit(" (", 1)[0] for s in skipped if s.endswith(note)]
+    return kept, [s for s in skipped if not s.endswith(note)]
+
+
 def preview_text(preview: dict[str, Any]) -> str:
     """The preview: counts and names per kind, then files edited since the last snapshot."""
     from pi_tui.core.terminal_text import printable
@@ -33,6 +44,11 @@ def preview_text(preview: dict[str, Any]) -> str:
     touched = [*edited.get("changed", []), *edited.get("created", []), *edited.get("deleted", [])]
     if touched:
         lines.append(f"Edited since the last snapshot (kept in the snapshot of the point you leave): {_names(touched)}")
+    kept, skipped = _kept(preview)
+    if kept:
+        lines.append(f"{len(kept)} of yours left as they are (in no snapshot, not overwritten): {_names(kept)}")
+    if skipped:
+        lines.append(f"Not in the snapshots, left alone: {_names(skipped)}")
     if not lines:
         lines.append("No file differs.")
     return printable("\n".join(lines))
@@ -53,7 +69,7 @@ async def files_preview(session: Any, target_id: str, position: str = "tree") ->
         return FilesPreview(blocked=printable(f"Files cannot come back: {err}"))
     if preview.get("problem"):
         return FilesPreview(blocked=printable(f"Files cannot come back: {preview['problem']}"))
-    if not any(preview.get(k) for k in ("changed", "created", "deleted")):
+    if not any(preview.get(k) for k in ("changed", "created", "deleted")) and not _kept(preview)[0]:
         return None
     return FilesPreview(text=preview_text(preview))
 
@@ -81,4 +97,8 @@ def restored_note(files: dict[str, Any] | None) -> str | None:
     if not files or not files.get("restored"):
         return None
     counts = [f"{len(files.get(k) or [])} {k}" for k in ("changed", "created", "deleted")]
-    return "Files restored: " + ", ".join(counts)
+    from pi_tui.core.terminal_text import printable
+
+    kept = _kept(files)[0]
+    left = printable(f"; left as they are (yours): {_names(kept)}") if kept else ""
+    return "Files restored: " + ", ".join(counts) + left

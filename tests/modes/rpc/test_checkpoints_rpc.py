@@ -45,3 +45,22 @@ async def test_navigate_fork_and_list_with_files(make_client: ClientFactory, pro
     assert missing["success"] is False and missing["error"] == "Entry nope not found"
     await client.close()
     assert "checkpoint" not in client.types()  # pi's clients get no frames pi has no name for
+
+
+async def test_a_file_of_the_users_in_no_snapshot_is_named_in_skipped(make_client: ClientFactory, project: Path) -> None:
+    client = make_client([_write("data.bin", "small\n"), {"text": "a"},
+                          {"tool_calls": [{"name": "bash", "arguments": {"command": "rm data.bin"}}]}, {"text": "b"}],
+                         settings={"checkpoints": {"maxFileBytes": 100}})
+    for number, text in ((1, "one"), (2, "two")):
+        await client.request({"id": number, "type": "prompt", "message": text})
+        await client.wait_for(lambda n=number: client.types().count("agent_end") == n)
+    (project / "data.bin").write_bytes(b"mine" * 100)
+    users = [e["id"] for e in client.session.session_manager.get_entries()
+             if e.get("type") == "message" and e["message"]["role"] == "user"]
+    kept = ["data.bin (yours, in no snapshot: left as it is)"]
+    preview = (await client.request({"id": 3, "type": "preview_restore", "targetId": users[1]}))["data"]
+    assert preview["created"] == [] and preview["skipped"] == kept
+    moved = await client.request({"id": 4, "type": "navigate_tree", "targetId": users[1], "restoreFiles": True})
+    assert moved["data"]["files"]["skipped"] == kept and moved["data"]["files"]["restored"] is True
+    assert (project / "data.bin").read_bytes() == b"mine" * 100
+    await client.close()
