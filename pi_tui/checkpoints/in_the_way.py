@@ -17,6 +17,8 @@ from pathlib import Path
 
 LEFT = "left as it is"
 KEPT_WHY = f"yours, in no snapshot: {LEFT}"
+CHANGED_WHY = f"changed since the preview: {LEFT}"
+"""A fork's restore leaves a path changed between its preview and the writing (``Checkpoints._recheck``)."""
 
 
 def kept_note(path: str, why: str = KEPT_WHY) -> str:

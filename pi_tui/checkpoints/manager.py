@@ -16,6 +16,7 @@ that snapshot and the target's, deleting only files the current snapshot holds.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from collections.abc import Callable, Mapping
@@ -32,7 +33,7 @@ from pi_tui.checkpoints.git_store import (
     SnapshotTimeout,
     TreeSnapshot,
 )
-from pi_tui.checkpoints.in_the_way import in_the_way, kept_note
+from pi_tui.checkpoints.in_the_way import CHANGED_WHY, KEPT_WHY, in_the_way, kept_note
 from pi_tui.checkpoints.prune import DEFAULT_WARN_STORE_BYTES, PENDING_REFS, ref_safe, size_warning
 from pi_tui.core.cancellable_thread import run_in_thread
 from pi_tui.core.session.manager import SessionManager
@@ -69,14 +70,17 @@ class RestorePlan:
     """Paths the restore leaves as they are (``in_the_way``): named in ``skipped``, not written."""
     snapshot_skipped: tuple[str, ...] = ()
     """What the snapshot taken first left out (``name (why)``): a restore leaves those alone too."""
+    left_node: str | None = None
+    session_id: str | None = None
+    """The node being left and its session: where a change found just before writing is bound."""
 
     def preview(self) -> dict[str, Any]:
         return self.result(self.changes, self.kept)
 
-    def result(self, done: Changes, kept: tuple[str, ...]) -> dict[str, Any]:
-        left = set(kept)
+    def result(self, done: Changes, kept: tuple[str, ...], changed_since: tuple[str, ...] = ()) -> dict[str, Any]:
+        left, since = set(kept), set(changed_since)
         files = Changes(*(tuple(p for p in paths if p not in left) for paths in (done.changed, done.created, done.deleted)))
-        skipped = [kept_note(p) for p in kept]
+        skipped = [kept_note(p, CHANGED_WHY if p in since else KEPT_WHY) for p in kept]
         skipped += [s for s in self.snapshot_skipped if not any(s.startswith(f"{p} (") for p in kept)]
         out: dict[str, Any] = {**files.as_dict(), "skipped": skipped, "editedSinceSnapshot": self.edited.as_dict()}
         if self.problem:
@@ -345,16 +349,39 @@ class Checkpoints:
             edited = await self._diff(leaf_files.tree, snap.tree) or Changes()
         kept = in_the_way(store.work_tree, changes.created, changes.changed, changes.deleted)
         return RestorePlan(node, target_tree, target.commit, snap.tree, changes, edited, kept=kept,
-                           snapshot_skipped=snap.skipped)
+                           snapshot_skipped=snap.skipped, left_node=leaf_node, session_id=sm.session_id)
+
+    async def _recheck(self, plan: RestorePlan) -> tuple[RestorePlan, tuple[str, ...]]:
+        """Just before writing, the files again (a stat pass): the user may have edited one while a
+        branch summary was written. In the plan's session the new snapshot is bound to the node
+        left (going back there brings the edit back) and the restore goes from it; in another
+        session (a fork's new file, where that node is not) the paths changed since are left."""
+        assert plan.current_tree is not None and plan.target_tree is not None
+        snap = await self._tree("restore")
+        if snap is None or snap.tree == plan.current_tree:
+            return plan, ()
+        sm = self.current()
+        if sm.session_id != plan.session_id:
+            since = await self._diff(plan.current_tree, snap.tree) or Changes()
+            return plan, (*since.changed, *since.created, *since.deleted)
+        leaf = sm.leaf_id
+        await self._bind(sm, snap, plan.left_node, "restore")
+        if leaf is not None and sm.leaf_id != leaf:
+            sm.branch(leaf)
+        changes = await self._diff(snap.tree, plan.target_tree) or Changes()
+        return dataclasses.replace(plan, current_tree=snap.tree, changes=changes, snapshot_skipped=snap.skipped), ()
 
     async def apply(self, plan: RestorePlan) -> dict[str, Any]:
         """Write ``plan``'s target files; then bind them to the new leaf (a fork's new file)."""
         if plan.problem or plan.target_tree is None or plan.current_tree is None or self.store is None:
             return {**plan.preview(), "restored": False}
-        store, current, target = self.store, plan.current_tree, plan.target_tree
+        plan, leave = await self._recheck(plan)
+        store, target = self.store, plan.target_tree
+        current = plan.current_tree
+        assert target is not None and current is not None
         started = time.monotonic()
         try:
-            done = await run_in_thread(lambda: store.restore(current, target, self._deadline() + 25))
+            done = await run_in_thread(lambda: store.restore(current, target, self._deadline() + 25, leave))
         except (CheckpointError, OSError) as err:
             self.emit({"type": "checkpoint", "action": "failed", "reason": "restore", "message": str(err)})
             return {**plan.preview(), "restored": False, "problem": str(err)}
@@ -374,7 +401,7 @@ class Checkpoints:
                                 changes=None, counts=None)
             sm.append_custom_entry(B.CUSTOM_TYPE, data)
             await self._keep([plan.target_commit])  # a fork's new file names it now
-        return {**plan.result(done, done.kept), "restored": True}
+        return {**plan.result(done, done.kept, leave), "restored": True}
 
     # ------------------------------------------------------------------ views
 

@@ -137,3 +137,56 @@ async def test_skipped_names_what_the_snapshot_before_the_restore_left_out(make_
     assert result.files["skipped"] == ["big.log (300 bytes, more than 100)"]
     assert (project / "big.log").read_bytes() == b"l" * 300 and (project / "a.txt").read_text() == "1\n"
 
+
+async def test_an_edit_made_while_the_branch_summary_is_written_is_bound_to_the_point_left(
+        make_session, project: Path) -> None:
+    import asyncio
+
+    session, provider, _ = make_session([write("f.txt", "1\n"), {"text": "1"}, write("f.txt", "2\n"), {"text": "2"},
+                                         {"text": "the summary", "delay_ms": 300}])
+    await session.prompt("one")
+    await session.prompt("two")
+    leaf = _leaf(session)
+    asked = len(provider.requests)
+
+    async def edit_while_it_thinks() -> None:
+        for _ in range(2000):  # until the summary's request has arrived: its answer is 300 ms off
+            if len(provider.requests) > asked:
+                break
+            await asyncio.sleep(0.005)
+        (project / "f.txt").write_text("the user's edit during the summary\n")
+
+    editing = asyncio.create_task(edit_while_it_thinks())
+    result = await session.navigate_tree(_user_ids(session)[1], summarize=True, restore_files=True)
+    await editing
+    assert provider.requests[asked:] and result.files["restored"] is True
+    assert (project / "f.txt").read_text() == "1\n"
+    back = await session.navigate_tree(leaf, restore_files=True)
+    assert back.files["changed"] == ["f.txt"]
+    assert (project / "f.txt").read_text() == "the user's edit during the summary\n"
+
+
+EDIT_WHILE_FORKING = '''
+from pathlib import Path
+
+
+def register(pi):
+    @pi.on("session_before_fork")
+    def edit(event):
+        Path("f.txt").write_text("edited while the fork was made\\n")
+'''
+
+
+async def test_a_restoring_fork_leaves_a_file_edited_after_its_preview(make_session, project: Path,
+                                                                       agent_dir: Path) -> None:
+    (agent_dir / "extensions").mkdir(parents=True)
+    (agent_dir / "extensions" / "edit.py").write_text(EDIT_WHILE_FORKING)
+    session, _, _ = make_session([write("f.txt", "1\n"), {"text": "1"}, write("f.txt", "2\n"), {"text": "2"}],
+                                 load_extensions=True)
+    await session.prompt("one")
+    await session.prompt("two")
+    await session.fork(_user_ids(session)[1], restore_files=True)
+    assert session.last_restore is not None and session.last_restore["restored"] is True
+    assert session.last_restore["changed"] == []
+    assert session.last_restore["skipped"] == ["f.txt (changed since the preview: left as it is)"]
+    assert (project / "f.txt").read_text() == "edited while the fork was made\n"
