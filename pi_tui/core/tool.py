@@ -72,6 +72,10 @@ class ShellSandbox(Protocol):
 
     def wrap(self, argv: Sequence[str], cwd: Path, call_id: str | None) -> WrappedCommand | None: ...
 
+    def explain(self, output: str, call_id: str | None) -> str:
+        """For a failed command: one line on what the sandbox blocked in ``output`` ("" none)."""
+        ...
+
 
 class PathPin(Protocol):
     """The real path a permission check approved for a call's file (``permissions``' gate): the

@@ -206,6 +206,20 @@ class PermissionGate:
         runtime = self.sandbox.with_read_only(self.mode == "plan")
         return runtime.command(argv, cwd)
 
+    def explain(self, output: str, call_id: str | None) -> str:
+        """``ShellSandbox``: for a failed command, one line on what the sandbox blocked ("" when
+        its output shows no mark of the sandbox, or the call ran outside it)."""
+        if not self.sandboxed or (call_id is not None and call_id in self._outside):
+            return ""
+        from pi_tui.permissions.failure_hint import explain  # only once a sandboxed command failed
+
+        assert self.sandbox is not None
+        plan = self.mode == "plan"
+        policy = self.sandbox.with_read_only(plan).policy
+        return explain(output, cwd=self.cwd, roots=policy.writable_roots(), protected=policy.protected_paths(),
+                       hidden=policy.hidden_paths(), network_off=plan or (policy.network == "off" and not policy.domains),
+                       plan=plan, can_escalate=self.asker is not None)
+
     # ------------------------------------------------------------------ decisions
 
     def decide(self, tool: str, args: dict[str, Any], hints: dict[str, Any] | None = None) -> Decision:

@@ -159,10 +159,14 @@ class BashTool:
             raise ToolError(f"{text}\n\n{status}" if text else status)
         shown = text or "(no output)"
         code = outcome.exit_code
+        hint = ""
+        if code is not None and code != 0 and ctx.sandbox is not None and text:
+            hint = ctx.sandbox.explain(text, call_id)  # what the sandbox blocked, when its marks are there
+        hint = f"\n{hint}" if hint else ""
         if code is not None and code > 0:
-            raise ToolError(f"{shown}\n\nCommand exited with code {code}")
+            raise ToolError(f"{shown}\n\nCommand exited with code {code}{hint}")
         if code is not None and code < 0:
-            raise ToolError(f"{shown}\n\nCommand was killed by {_signal_name(-code)}")
+            raise ToolError(f"{shown}\n\nCommand was killed by {_signal_name(-code)}{hint}")
         return ToolResult(content=[{"type": "text", "text": shown}], details=_details(acc, truncation))
 
 
