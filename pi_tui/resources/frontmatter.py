@@ -3,7 +3,9 @@
 Rules: CRLF/CR become LF; a file that starts with ``---`` has frontmatter only when a closing
 ``\\n---`` follows; the YAML must be a mapping (empty means ``{}``); the body is the trimmed rest.
 Scalars come out as pi's parser gives them (``tests/resources/test_frontmatter.py`` holds vectors
-taken from pi 0.73.1 for every block and quoted style).
+taken from pi 0.73.1 for every block and quoted style): plain scalars resolve by the YAML 1.2 core
+schema (npm ``yaml``'s default), not PyYAML's YAML 1.1 one, so ``yes``/``on``/``y``, dates,
+``1_000`` and ``12:30`` stay text and ``0755`` is the decimal 755.
 Invalid YAML raises ``FrontmatterError`` whose message says where ("… at line L, column C") so the
 diagnostic can point the user at the exact spot.
 """
@@ -56,8 +58,8 @@ _SIMPLE_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):[ ]+(.*?)[ ]*")
 _PLAIN_REST = re.compile("[^\x00-\x1f\x7f-\x9f:#\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]*")
 # (Said as what is left out: the same class written as the ranges let in took 3.5 ms to compile.)
 _QUOTED = re.compile(r'"([^"\\\x00-\x1f\x7f-\x9f]*)"|\'([^\'\x00-\x1f\x7f-\x9f]*)\'')
-# Words PyYAML resolves to a bool or null even unquoted (YAML 1.1); any case, to be safe.
-_NOT_TEXT = frozenset({"yes", "no", "true", "false", "on", "off", "null", "y", "n"})
+# Words the core schema resolves to a bool or null unquoted (any case here, to be safe).
+_NOT_TEXT = frozenset({"true", "false", "null"})
 
 
 def _simple_scalar(text: str) -> str | None:
@@ -85,6 +87,51 @@ def _simple_mapping(yaml_text: str) -> dict[str, Any] | None:
     return found or None
 
 
+_CORE_LOADER: list[Any] = []
+
+
+def core_schema_loader() -> type[yaml.SafeLoader]:
+    """PyYAML's safe loader resolving plain scalars by the YAML 1.2 core schema, as pi's parser
+    (npm ``yaml`` 2.x) does: null ``~``/``null``/empty, bool ``true``/``false`` (three cases),
+    int decimal/``0o``/``0x``, float with ``.inf``/``.nan``; everything else (YAML 1.1's
+    ``yes``/``off``, timestamps, sexagesimal, ``_`` separators, ``<<`` merge keys) is a string."""
+    if _CORE_LOADER:
+        return _CORE_LOADER[0]  # type: ignore[no-any-return]
+    import yaml
+
+    class CoreLoader(yaml.SafeLoader):
+        pass
+
+    CoreLoader.yaml_implicit_resolvers = {}
+    resolvers = [
+        ("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
+        ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", list("tTfF")),
+        ("tag:yaml.org,2002:int", r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$", list("-+0123456789")),
+        ("tag:yaml.org,2002:float",
+         r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
+         list("-+.0123456789")),
+    ]
+    for tag, pattern, first in resolvers:
+        CoreLoader.add_implicit_resolver(tag, re.compile(pattern), first)
+
+    def construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
+        text = str(loader.construct_scalar(node))
+        if text.startswith(("0o", "0x")):
+            return int(text[2:], 8 if text[1] == "o" else 16)
+        return int(text, 10)
+
+    def construct_float(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> float:
+        text = str(loader.construct_scalar(node)).lower()
+        if text.endswith(".inf"):
+            return float("-inf") if text.startswith("-") else float("inf")
+        return float("nan") if text == ".nan" else float(text)
+
+    CoreLoader.add_constructor("tag:yaml.org,2002:int", construct_int)
+    CoreLoader.add_constructor("tag:yaml.org,2002:float", construct_float)
+    _CORE_LOADER.append(CoreLoader)
+    return CoreLoader
+
+
 def parse_frontmatter(content: str) -> ParsedMarkdown:
     """Split ``content`` into frontmatter and body; raises ``FrontmatterError`` on bad YAML."""
     normalized = normalize_newlines(content)
@@ -106,7 +153,7 @@ def parse_frontmatter(content: str) -> ParsedMarkdown:
     import yaml  # on the first block the fast path leaves to it (see above)
 
     try:
-        data = yaml.safe_load(yaml_text) if yaml_text.strip() else None
+        data = yaml.load(yaml_text, Loader=core_schema_loader()) if yaml_text.strip() else None
     except yaml.YAMLError as exc:
         raise FrontmatterError(_yaml_error_message(exc)) from None
     except RecursionError:  # a cloned repository's [[[[...]]]]: deeper than the parser can go

@@ -1,4 +1,5 @@
-"""The frontmatter fast path (``frontmatter._simple_mapping``) gives exactly PyYAML's dict or
+"""The frontmatter fast path (``frontmatter._simple_mapping``) gives exactly PyYAML's dict (read by
+the YAML 1.2 core schema, ``frontmatter.core_schema_loader``) or
 declines: generated ``key: value`` blocks, built from the characters that change YAML's reading
 (quotes, ``:``, ``#``, indicators, bool/null words, non-ASCII, control characters), go through
 both. And the files every start reads (the built-in skills and templates) take the fast path,
@@ -15,7 +16,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from pi_tui.resources.builtin import builtin_prompts_dir, builtin_skills_dir
-from pi_tui.resources.frontmatter import _simple_mapping, parse_frontmatter
+from pi_tui.resources.frontmatter import _simple_mapping, core_schema_loader, parse_frontmatter
 
 _TRICKY = [*" :#'\"-?|>!&*%@`[]{},=~<\\\t.0123456789", "yes", "No", "TRUE", "off", "null", "é", "日本",
                                                              "\u2028", "\ufeff", "\x85", "\x07", "\U0001f600"]
@@ -35,7 +36,7 @@ _blocks = st.lists(_lines | st.just(""), min_size=1, max_size=5).map(lambda line
 
 def _pyyaml(text: str) -> object:
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=core_schema_loader())
     except yaml.YAMLError:
         return "error"
 
@@ -59,7 +60,8 @@ def test_the_fast_path_gives_pyyamls_dict_or_declines(block: str) -> None:
 def test_plain_text_and_quoted_values_take_the_fast_path() -> None:
     assert _simple_mapping("name: x-y\ndescription: Does a, b (and c).\n") == {"name": "x-y", "description": "Does a, b (and c)."}
     assert _simple_mapping('hint: "<path> [question]"\nother: \'[a]\'\n') == {"hint": "<path> [question]", "other": "[a]"}
-    for declined in ("on: x\n", "a: yes\n", "a: 12\n", "a: b: c\n", "a: [1, 2]\n", "a: |\n  x\n", "  a: b\n", "a:\n"):
+    assert _simple_mapping("on: yes\ny: off\n") == {"on": "yes", "y": "off"}  # YAML 1.2: text, as in pi
+    for declined in ("a: true\n", "a: Null\n", "a: 12\n", "a: b: c\n", "a: [1, 2]\n", "a: |\n  x\n", "  a: b\n", "a:\n"):
         assert _simple_mapping(declined) is None, declined
 
 
@@ -70,7 +72,7 @@ def test_every_built_in_skill_and_template_takes_the_fast_path() -> None:
         text = file.read_text(encoding="utf-8")
         block = text[4 : text.index("\n---", 3)] + "\n"
         assert _simple_mapping(block) is not None, f"{file} would import PyYAML at every start"
-        assert parse_frontmatter(text).frontmatter == yaml.safe_load(block)
+        assert parse_frontmatter(text).frontmatter == _pyyaml(block)
 
 
 def test_loading_the_built_in_resources_does_not_import_pyyaml(tmp_path: Path) -> None:
