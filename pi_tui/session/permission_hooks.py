@@ -21,6 +21,7 @@ class PermissionHost(Protocol):
 
     permissions: Any
     sandbox: Any
+    extension_ui: Any
     all_tools: dict[str, Tool]
     hooks: SessionHooks
     background: BackgroundTasks
@@ -56,7 +57,14 @@ def _attach(session: PermissionHost, options: PermissionOptions, cwd: Path, agen
         session.background.schedule(session.abort(), what="Stopping the turn after a permission answer")
 
     if options.asker is None and options.ask_through_session:
-        options.asker = asker_through(session.ask_user, timeout_s=options.ask_timeout_s)
+        async def ask_text(title: str, placeholder: str | None, *, timeout_s: float | None) -> str | None:
+            # the mode's UI as installed when asked (the TUI installs it after the session is built)
+            from pi_tui.extensions.ui import ExtensionUIContext
+
+            return await ExtensionUIContext(session.extension_ui, session.notify).input(title, placeholder,
+                                                                                      timeout_s=timeout_s)
+
+        options.asker = asker_through(session.ask_user, ask_text=ask_text, timeout_s=options.ask_timeout_s)
 
     def notify(notice: str) -> None:
         session.add_diagnostic("permissions", notice)

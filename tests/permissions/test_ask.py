@@ -40,7 +40,13 @@ async def run(world: FakeWorld, calls: list[dict[str, Any]], dialogs: Dialogs, m
                                    trust_project=True, load_extensions=False)
     session.set_extension_ui(dialogs)
     await session.prompt("go")
-    return {m["toolCallId"]: m for m in session.messages if m["role"] == "toolResult"}
+    results = _Results({m["toolCallId"]: m for m in session.messages if m["role"] == "toolResult"})
+    results.stopped = not any(m["role"] == "assistant" and "done" in str(m["content"]) for m in session.messages)
+    return results
+
+
+class _Results(dict[str, Any]):
+    stopped = False
 
 
 async def test_an_escalation_shows_why_and_puts_deny_first(fake_world: FakeWorld) -> None:
@@ -49,7 +55,7 @@ async def test_an_escalation_shows_why_and_puts_deny_first(fake_world: FakeWorld
                                                        "justification": "needs \x1b[31mhome"}}]
     results = await run(fake_world, calls, dialogs, "auto")
     ((title, options),) = dialogs.shown
-    assert options == ["Deny", "Allow once", "Deny and stop the turn"]
+    assert options == ["Deny", "Allow once", "Deny and stop the turn", "Deny with a note to the model…"]
     assert "bash `touch ~/x`" in title and f"in {fake_world.project}" in title
     assert "why: the model asks to run it outside the sandbox" in title
     assert "the model says: needs" in title and "\x1b" not in title
@@ -67,9 +73,25 @@ async def test_always_for_the_project_writes_the_rule(fake_world: FakeWorld) -> 
     assert saved == {"permissions": {"allow": ["Bash(ls -a)"]}}
 
 
-async def test_a_closed_dialog_is_a_denial(fake_world: FakeWorld) -> None:
+async def test_a_closed_dialog_denies_and_stops_the_turn(fake_world: FakeWorld) -> None:
     dialogs = Dialogs(lambda options: None)
     calls = [{"id": "w", "name": "write", "arguments": {"path": "a.txt", "content": "x"}}]
     results = await run(fake_world, calls, dialogs, "default")
     text = results["w"]["content"][0]["text"]
     assert "Denied by the user" in text and "no answer" in text and not (fake_world.project / "a.txt").exists()
+    assert results.stopped  # the model's next turn never came
+
+
+async def test_a_note_reaches_the_model_and_the_turn_goes_on(fake_world: FakeWorld) -> None:
+    class Noting(Dialogs):
+        async def input(self, title: str, placeholder: str | None, *, timeout_s: float | None) -> str | None:
+            self.shown.append((title, []))
+            return "use \x1b[31mb.txt\n instead"
+
+    dialogs = Noting(lambda options: options[-1])
+    calls = [{"id": "w", "name": "write", "arguments": {"path": "a.txt", "content": "x"}}]
+    results = await run(fake_world, calls, dialogs, "default")
+    assert dialogs.shown[0][1][-1] == "Deny with a note to the model…" and "tell the model" in dialogs.shown[1][0]
+    text = results["w"]["content"][0]["text"]
+    assert text.endswith("Denied by the user: do not retry it; ask the user what to do instead. "
+                         "The user said: use b.txt instead"), text
