@@ -33,7 +33,13 @@ class Dialogs(_ChoosingUI):
         return choice
 
 
-async def run(world: FakeWorld, calls: list[dict[str, Any]], dialogs: Dialogs, mode: str) -> dict[str, Any]:
+class _Results(dict[str, Any]):
+    """The tool results by call id; ``stopped``: the model's next turn never came."""
+
+    stopped = False
+
+
+async def run(world: FakeWorld, calls: list[dict[str, Any]], dialogs: Dialogs, mode: str) -> _Results:
     provider = ScriptedProvider([{"tool_calls": calls}, {"text": "done"}])
     session = create_agent_session(cwd=world.project, agent_dir=world.agent, provider=provider, no_session=True,
                                    permissions=PermissionOptions(mode=mode, ask_through_session=True),
@@ -44,9 +50,6 @@ async def run(world: FakeWorld, calls: list[dict[str, Any]], dialogs: Dialogs, m
     results.stopped = not any(m["role"] == "assistant" and "done" in str(m["content"]) for m in session.messages)
     return results
 
-
-class _Results(dict[str, Any]):
-    stopped = False
 
 
 async def test_an_escalation_shows_why_and_puts_deny_first(fake_world: FakeWorld) -> None:

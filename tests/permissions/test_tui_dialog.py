@@ -38,7 +38,7 @@ def footer_text(app: PiApp) -> str:
 
 
 async def test_enter_on_an_escalation_denies(fake_world: FakeWorld) -> None:
-    turns = [{"tool_calls": [{"id": "e", "name": "bash", "arguments": {
+    turns: list[dict[str, Any]] = [{"tool_calls": [{"id": "e", "name": "bash", "arguments": {
         "command": "touch ~/owned", "escalate": True, "justification": "write to your home"}}]}, {"text": "done"}]
     app, _ = app_for(fake_world, turns, "auto")
     async with app.run_test(size=(120, 40)) as pilot:
@@ -55,7 +55,7 @@ async def test_enter_on_an_escalation_denies(fake_world: FakeWorld) -> None:
 
 
 async def test_allow_once_runs_in_the_sandbox_and_the_footer_shows_the_mode(fake_world: FakeWorld) -> None:
-    turns = [{"tool_calls": [{"id": "b", "name": "bash", "arguments": {"command": "echo hi > made.txt"}}]},
+    turns: list[dict[str, Any]] = [{"tool_calls": [{"id": "b", "name": "bash", "arguments": {"command": "echo hi > made.txt"}}]},
              {"text": "done"}]
     app, session = app_for(fake_world, turns, "default")
     async with app.run_test(size=(120, 40)) as pilot:
@@ -73,13 +73,13 @@ async def test_allow_once_runs_in_the_sandbox_and_the_footer_shows_the_mode(fake
 
 
 async def test_esc_denies_and_stops_the_turn(fake_world: FakeWorld) -> None:
-    turns = [{"tool_calls": [{"id": "b", "name": "bash", "arguments": {"command": "echo hi > made.txt"}}]},
+    turns: list[dict[str, Any]] = [{"tool_calls": [{"id": "b", "name": "bash", "arguments": {"command": "echo hi > made.txt"}}]},
              {"text": "the model went on"}]
     app, session = app_for(fake_world, turns, "default")
     async with app.run_test(size=(120, 40)) as pilot:
         await submit(pilot, "go")
         await wait_for(pilot, lambda: isinstance(app.screen, ExtensionSelectScreen))
-        assert "Deny with a note to the model…" in app.screen.shown
+        assert isinstance(app.screen, ExtensionSelectScreen) and "Deny with a note to the model…" in app.screen.shown
         await pilot.press("escape")
         await settle(app, pilot)
         panel = app.screen.query_one(ToolCallPanel)
@@ -91,7 +91,7 @@ async def test_esc_denies_and_stops_the_turn(fake_world: FakeWorld) -> None:
 
 
 async def test_deny_with_a_note_reaches_the_model(fake_world: FakeWorld) -> None:
-    turns = [{"tool_calls": [{"id": "b", "name": "bash", "arguments": {"command": "echo hi > made.txt"}}]},
+    turns: list[dict[str, Any]] = [{"tool_calls": [{"id": "b", "name": "bash", "arguments": {"command": "echo hi > made.txt"}}]},
              {"text": "the model went on"}]
     app, session = app_for(fake_world, turns, "default")
     async with app.run_test(size=(120, 40)) as pilot:
