@@ -3,6 +3,8 @@ SVG snapshots)."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -81,3 +83,63 @@ def test_todo_and_task_panels_layout(snap_compare, isolated_home: Path, agent_di
     project = isolated_home / "project"  # shown as ~/project: the same in every run
     project.mkdir()
     assert snap_compare(_app(project, agent_dir), terminal_size=(120, 40), run_before=_run)
+
+
+def _notices(app: PiApp) -> list[str]:
+    from pi_tui.modes.interactive.widgets.chat_items import Notice
+
+    return [str(n.text) for n in app.screen.query(Notice)]
+
+
+async def test_session_command_shows_the_subagents_line(project: Path, agent_dir: Path) -> None:
+    app = _app(project, agent_dir)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await app.chat.submit("PARENT: where is the config read?")
+        await settle(app, pilot)
+        await app.chat.submit("/session")
+        await wait_for(pilot, lambda: any("Subagents:" in n for n in _notices(app)))
+        line = next(x for n in _notices(app) for x in n.splitlines() if x.startswith("Subagents:"))
+        assert line.startswith("Subagents: 2 turns · ↑1,220 ↓46 cache read 0 write 0 · cost ")
+
+
+class _HeldChild:
+    """The scripted provider, holding the child's answer (its request after its tool calls)
+    until ``release`` is set."""
+
+    def __init__(self, turns: list[dict[str, Any]]) -> None:
+        self.inner = ScriptedProvider(turns)
+        self.release = asyncio.Event()
+        self.holding = asyncio.Event()
+
+    async def stream(self, request: Any) -> AsyncIterator[Any]:
+        child = "working as a subagent" in request.system_prompt
+        if child and any(m.get("role") == "toolResult" for m in request.messages):
+            self.holding.set()
+            await self.release.wait()
+        async for event in self.inner.stream(request):
+            yield event
+
+
+async def test_the_task_panel_shows_the_childs_progress_while_it_runs(project: Path, agent_dir: Path) -> None:
+    (project / "loader.py").write_text("def load():\n    return open('config.toml').read()\n")
+    provider = _HeldChild(TURNS)
+    session = create_agent_session(cwd=project, agent_dir=agent_dir, provider=provider, settings=SETTINGS,
+                                   load_extensions=False, no_session=True)
+    app = PiApp(session, cwd=project, agent_dir=agent_dir, clock=fixed_clock)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await app.chat.submit("PARENT: where is the config read?")
+        await wait_for(pilot, provider.holding.is_set)
+
+        def running_panel() -> str:
+            panel = next((p for p in app.screen.query(ToolCallPanel) if p.state.name == "task"), None)
+            return str(panel.render()) if panel is not None else ""
+
+        await wait_for(pilot, lambda: "→ read loader.py" in running_panel())
+        shown = running_panel()
+        assert "→ grep config.toml" in shown and "config.toml is read" not in shown  # no answer yet
+        assert app.chat.session.is_streaming
+        provider.release.set()
+        await settle(app, pilot)
+        assert "config.toml is read in loader.py" in running_panel()
