@@ -23,7 +23,7 @@ from pi_tui.agent.types import (
     TransformContext,
 )
 from pi_tui.core.context.convert import convert_to_llm
-from pi_tui.core.messages import AgentMessage, LlmMessage, ToolResultMessage
+from pi_tui.core.messages import AgentMessage, JsonValue, LlmMessage, ToolCall, ToolResultMessage
 from pi_tui.core.provider import CompletionRequest
 from pi_tui.core.tool import ToolContext, ToolResult
 from pi_tui.session.hooks import SessionHooks, gate_tool_call
@@ -141,13 +141,17 @@ class RunConfig:
         return messages
 
     async def _before_tool_call(self, info: ToolCallInfo) -> BeforeToolCallResult | None:
-        gated = await gate_tool_call(self._hooks.tool_gates, info)
+        inner = inner_mcp_call(info)
+        # The permission gate judges what runs: for ``mcp`` action=call, the server's tool by its
+        # own name and arguments (asked once, not once for ``mcp`` and again for the tool).
+        gated = await gate_tool_call(self._hooks.tool_gates, inner or info)
         if gated is not None:
             return gated
-        if self._extension_hooks is not None:
-            verdict = await self._extension_hooks.before_tool_call(info)
-            if verdict is not None and verdict.block:
-                return verdict
+        if self._extension_hooks is not None:  # extensions see the call to ``mcp`` and the tool it runs
+            for seen in (info, inner) if inner is not None else (info,):
+                verdict = await self._extension_hooks.before_tool_call(seen)
+                if verdict is not None and verdict.block:
+                    return verdict
         if self._hooks.before_tool_call is not None:
             return await self._hooks.before_tool_call(info)
         return None
@@ -203,3 +207,18 @@ class RunConfig:
             sandbox=state.sandbox,
             pins=state.sandbox,  # the permission gate pins the paths it checked
         )
+
+
+def inner_mcp_call(info: ToolCallInfo) -> ToolCallInfo | None:
+    """The server tool an ``mcp`` action=call runs, as if the model had called it directly: a
+    permission rule or an extension's block on ``mcp__server__tool`` must not be passed by going
+    through the ``mcp`` tool (pi_tui/mcp/tools.py). None for any other call."""
+    args = info.args
+    if info.tool_call["name"] != "mcp" or args.get("action") != "call" or not isinstance(args.get("tool"), str):
+        return None
+    arguments = args.get("arguments")
+    inner_args: dict[str, JsonValue] = dict(arguments) if isinstance(arguments, dict) else {}
+    call: ToolCall = {"type": "toolCall", "id": info.tool_call["id"], "name": str(args["tool"]),
+                      "arguments": inner_args}
+    return ToolCallInfo(tool_call=call, args=inner_args, assistant_message=info.assistant_message,
+                        context=info.context)

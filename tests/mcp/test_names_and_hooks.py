@@ -79,3 +79,26 @@ async def test_extension_hooks_block_an_mcp_call_and_rewrite_an_mcp_result(
         assert results["c2"]["details"] == {"seen": {"text": "quiet"}}
     finally:
         await session.mcp.close()
+
+
+async def test_a_block_on_a_server_tool_holds_when_it_is_called_through_the_mcp_tool(
+        project: Path, agent_dir: Path, tmp_path: Path) -> None:
+    """``mcp`` action=call runs ``mcp__h__env``: the extension that blocks that name sees it (it
+    saw only ``mcp`` before, and the server's environment came back)."""
+    extension = tmp_path / "ext.py"
+    extension.write_text(textwrap.dedent(HOOKS), encoding="utf-8")
+    write_servers(agent_dir / "mcp.json", {"h": hostile()})
+    turns: list[dict[str, Any]] = [
+        {"tool_calls": [{"id": "c1", "name": "mcp", "arguments": {"action": "call", "tool": "mcp__h__env"}},
+                        {"id": "c2", "name": "mcp", "arguments": {"action": "call", "tool": "mcp__h__echo",
+                                                                   "arguments": {"text": "fine"}}}]},
+        {"text": "done"}]
+    session, _provider = session_with(project, agent_dir, turns, extension_paths=[str(extension)])
+    try:
+        await session.prompt("go")
+        results = {m["toolCallId"]: m for m in session.messages if m["role"] == "toolResult"}
+        assert results["c1"]["isError"] and "no env for you" in results["c1"]["content"][0]["text"]
+        assert "HOME" not in results["c1"]["content"][0]["text"]
+        assert not results["c2"]["isError"] and "fine" in results["c2"]["content"][0]["text"].lower()
+    finally:
+        await session.mcp.close()
