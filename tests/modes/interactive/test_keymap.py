@@ -235,6 +235,6 @@ def test_every_id_and_old_name_of_pis_own_list_is_accepted():
     old_names = set(re.findall(r'^\s+(\w+): "(?:app|tui)\.[\w.]+",', text, re.M))
     assert len(ids) > 60 and len(old_names) > 40  # the patterns still match pi's file
     keymap = Keymap.defaults()
-    keymap.apply({name: "f12" for name in sorted(ids | old_names)}, source="pi.json")
+    keymap.apply(dict.fromkeys(sorted(ids | old_names), "f12"), source="pi.json")
     unknown = [line for line in keymap.diagnostics if "unknown action" in line]
     assert unknown == []
