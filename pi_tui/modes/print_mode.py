@@ -122,12 +122,15 @@ def show_diagnostics(session: object, *, json_mode: bool) -> None:
 
 
 def say_denial(event: dict[str, object]) -> None:
-    """A denied tool call, one line on stderr (print and JSON mode: nobody could be asked)."""
-    if event.get("type") != "permission_denied":
+    """A denied tool call, one line on stderr (print and JSON mode: nobody could be asked); and,
+    once per run, bash running without a sandbox because a rule (or ``allowUnsandboxed``) allows it."""
+    kind = event.get("type")
+    if kind not in ("permission_denied", "permission_unsandboxed"):
         return
     from pi_tui.core.terminal_text import printable
 
-    line = f"permission denied ({event.get('mode')} mode): {event.get('summary')}: {event.get('reason')}"
+    what = "permission denied" if kind == "permission_denied" else "no sandbox"
+    line = f"{what} ({event.get('mode')} mode): {event.get('summary')}: {event.get('reason')}"
     print("pi-tui: " + printable(" ".join(line.split())), file=sys.stderr, flush=True)
 
 
@@ -137,7 +140,7 @@ def say_on_stderr(event: dict[str, object]) -> None:
     automatic compaction that failed. Notices (``/template``'s list, an extension's
     ``ctx.ui.notify``) are printed as they are, lines kept."""
     kind = event.get("type")
-    if kind == "permission_denied":
+    if kind in ("permission_denied", "permission_unsandboxed"):
         say_denial(event)
         return
     if kind == "notify":

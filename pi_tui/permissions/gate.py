@@ -125,6 +125,7 @@ class PermissionGate:
         """Tool calls approved to run outside the sandbox."""
         self._pins: dict[str, tuple[Path, Path]] = {}
         """Call id -> (the path as the tool resolves it, the real path the check approved)."""
+        self._said_unsandboxed = False
         self._lock = asyncio.Lock()
         """One question at a time: parallel calls queue behind an open dialog."""
 
@@ -249,11 +250,12 @@ class PermissionGate:
             return Decision("ask", f"the {_describe(match)} asks", sandboxed=self.sandbox is not None,
                             rule=None)
         allowed = match is not None and match.verdict == "allow"
-        if self.sandbox is None:
+        if self.sandbox is None:  # a rule or allowUnsandboxed is the user's decision: it runs, and is said
             if allowed:
-                return Decision("allow", sandboxed=False)
+                assert match is not None
+                return Decision("allow", f"the {_describe(match)} allows it", sandboxed=False)
             if self.asker is None and self.settings.allow_unsandboxed and self.mode != "plan":
-                return Decision("allow", sandboxed=False)
+                return Decision("allow", "sandbox.allowUnsandboxed is set", sandboxed=False)
             return Decision("ask", f"there is no sandbox here ({self.sandbox_problem}): it would run with your "
                             "full rights", sandboxed=False, rule=_command_rule(command))
         if allowed or self.mode in ("plan", "auto", "dontAsk"):
@@ -347,6 +349,8 @@ class PermissionGate:
         if decision.kind == "allow":
             if not decision.sandboxed:
                 self._outside.add(call_id)
+                if tool == "bash" and decision.reason:
+                    self._say_unsandboxed(call_id, args, decision.reason)
             return None
         if decision.kind == "deny":
             return self._deny(call_id, tool, args, decision.reason)
@@ -370,6 +374,17 @@ class PermissionGate:
         if not decision.sandboxed:
             self._outside.add(call_id)
         return None
+
+    def _say_unsandboxed(self, call_id: str, args: dict[str, Any], reason: str) -> None:
+        """Once per session: bash ran without a sandbox and without asking (``permission_unsandboxed``:
+        stderr in print/JSON mode, the TUI's events pane)."""
+        if self._said_unsandboxed or self.on_event is None:
+            return
+        self._said_unsandboxed = True
+        self.on_event({"type": "permission_unsandboxed", "toolCallId": call_id, "toolName": "bash",
+                       "summary": _summary("bash", args), "mode": self.mode,
+                       "reason": f"{reason}; there is no sandbox here ({self.sandbox_problem}): it runs with your "
+                                 "full rights, without asking (said once per run)"})
 
     def _remember(self, scope: Scope, rule_text: str) -> None:
         self.settings.rules.add(parse_rule(rule_text, "allow", "a dialog answer"))

@@ -171,6 +171,8 @@ def describe_event(event: dict[str, Any]) -> EventLine | None:
         detail = f"{event.get('tools')} tools" + (" · new ones through the mcp tool (the list is frozen)"
                                                   if event.get("frozen") else "")
         return EventLine(f"MCP {event.get('server')} tools changed", detail)
+    if kind == "permission_unsandboxed":
+        return EventLine("bash ran without a sandbox", f"{event.get('summary')}: {event.get('reason')}", "warning")
     if kind == "notify":
         level = event.get("level", "info")
         severity = level if level in ("info", "warning", "error") else "info"
