@@ -4,6 +4,7 @@ sandbox and settings files decide, and the tool results say what happened."""
 from __future__ import annotations
 
 import json
+import socket
 from typing import Any
 
 import pytest
@@ -97,10 +98,21 @@ async def test_accept_edits_asks_for_bash_only(fake_world: FakeWorld) -> None:
 
 async def test_plan_is_read_only(fake_world: FakeWorld) -> None:
     asker = Asker()
-    calls = [call("bash", "bash", command="echo x > plan.txt; cat .git/config; curl -sS http://127.0.0.1:9 2>&1 | head -1"),
+    server = socket.socket()  # on the host's loopback: reachable only through the host's network
+    server.bind(("127.0.0.1", 0))
+    server.listen(5)
+    reach = f"echo x > /dev/tcp/127.0.0.1/{server.getsockname()[1]} && echo CONNECTED"
+    calls = [call("bash", "bash", command=f"echo x > plan.txt; cat .git/config; {reach}"),
              call("write", "write", path="plan.txt", content="x"),
              call("esc", "bash", command="ls", escalate=True, justification="please")]
-    results, _ = await run(fake_world, calls, mode="plan", asker=asker)
+    network_on = {"sandbox": {"network": "on"}}
+    try:
+        control, _ = await run(fake_world, [call("auto", "bash", command=reach)], mode="auto", settings=network_on)
+        assert "CONNECTED" in text(control["auto"])  # the network is on: auto mode reaches it
+        results, _ = await run(fake_world, calls, mode="plan", asker=asker, settings=network_on)
+    finally:
+        server.close()
+    assert "CONNECTED" not in text(results["bash"]) and "Connection refused" in text(results["bash"])
     assert asker.requests == []
     assert "Read-only file system" in text(results["bash"]) and "[core]" in text(results["bash"])
     assert not (fake_world.project / "plan.txt").exists()
@@ -194,3 +206,13 @@ async def test_stop_denies_and_ends_the_turn(fake_world: FakeWorld) -> None:
     results, session = await run(fake_world, CALLS[:1], mode="default", asker=asker)
     assert "Denied by the user" in text(results["bash-in"])
     assert session.messages[-1]["role"] != "assistant" or session.messages[-1].get("stopReason") == "aborted"
+
+
+async def test_a_user_bang_command_runs_in_the_sandbox(fake_world: FakeWorld) -> None:
+    session = create_agent_session(cwd=fake_world.project, agent_dir=fake_world.agent, no_session=True,
+                                   provider=ScriptedProvider([{"text": "x"}]), trust_project=True,
+                                   permissions=PermissionOptions(mode="auto", asker=Asker()), load_extensions=False)
+    message = await session.run_user_bash("echo x > ~/by-user.txt; echo made > here.txt; cat ~/.ssh/id_rsa")
+    assert "Read-only file system" in message["output"] and KEY not in message["output"], message
+    assert not (fake_world.home / "by-user.txt").exists()
+    assert (fake_world.project / "here.txt").read_text() == "made\n"  # the project is writable, as for bash
