@@ -55,7 +55,7 @@ async def run(world: FakeWorld, calls: list[dict[str, Any]], *, mode: str | None
                                    active_tools=["read", "bash", "edit", "write"])
     session.subscribe(events.append)
     await session.prompt("go")
-    results = {m["toolCallId"]: m for m in session.messages if m["role"] == "toolResult"}
+    results: dict[str, Any] = {m["toolCallId"]: m for m in session.messages if m["role"] == "toolResult"}
     session.events = events  # type: ignore[attr-defined]
     session.notices = options.notices  # type: ignore[attr-defined]
     return results, session
