@@ -14,8 +14,9 @@ is a file (``gitdir: …``: a worktree's or a submodule's pointer) is read-only 
 A missing file cannot be mounted read-only without creating it on the host (and an empty
 ``commondir`` makes git die), so after each command, once nothing of it runs any more,
 ``GitGuard.check`` moves aside what appeared where git would read it: a ``commondir``, a
-``config.worktree``, a gitdir's ``config`` or ``hooks`` where none was, a ``HEAD`` that turns
-the root itself into a repository git would find before a broken ``.git``. Nothing is deleted.
+``config.worktree``, a gitdir's ``config`` or ``hooks`` where none was, the ``HEAD`` of a root
+that this command turned into what git takes for a repository (``HEAD``, ``objects/``, ``refs/``:
+git reads it, config included, when the root's ``.git`` is broken). Nothing is deleted.
 """
 
 from __future__ import annotations
@@ -83,7 +84,8 @@ class GitGuard:
     """What existed in the writable roots' gitdirs before one command (a few lstat calls)."""
 
     present: dict[Path, frozenset[str]] = field(default_factory=dict)
-    roots_with_head: dict[Path, bool] = field(default_factory=dict)
+    bare_before: dict[Path, bool] = field(default_factory=dict)
+    """Whether each root already looked like a repository itself (HEAD, objects/, refs/)."""
 
     @classmethod
     def before(cls, roots: list[Path]) -> GitGuard:
@@ -94,7 +96,7 @@ class GitGuard:
                 continue
             for folder in folders:
                 guard.present[folder] = frozenset(n for n in GUARDED if os.path.lexists(folder / n))
-            guard.roots_with_head[root] = os.path.lexists(root / "HEAD")
+            guard.bare_before[root] = _looks_bare(root)
         return guard
 
     def check(self) -> list[str]:
@@ -105,12 +107,16 @@ class GitGuard:
                 if name not in names and os.path.lexists(folder / name):
                     lines.append(_move_aside(folder / name, "git on the host would read it and could run "
                                              "what it names, outside the sandbox"))
-        for root, had_head in self.roots_with_head.items():
-            head = root / "HEAD"
-            if not had_head and os.path.lexists(head) and (root / "objects").is_dir() and (root / "refs").is_dir():
-                lines.append(_move_aside(head, "with objects/ and refs/ it makes the project itself a repository "
-                                         "that git on the host would read, config included"))
+        for root, was_bare in self.bare_before.items():
+            if not was_bare and _looks_bare(root):  # whichever of the three this command added
+                lines.append(_move_aside(root / "HEAD", "with objects/ and refs/ it makes the project itself a "
+                                         "repository that git on the host would read, config included"))
         return lines
+
+
+def _looks_bare(root: Path) -> bool:
+    """What git's discovery takes for a repository when the folder's ``.git`` is broken."""
+    return os.path.lexists(root / "HEAD") and (root / "objects").is_dir() and (root / "refs").is_dir()
 
 
 def _move_aside(path: Path, why: str) -> str:

@@ -187,3 +187,9 @@ def test_the_project_cannot_become_the_repository_git_finds(repo: Path, fake_wor
     assert "HEAD: moved aside to HEAD.pi-tui-blocked-1" in out, out
     host_status(repo, marker)
     assert not os.path.lexists(repo / "HEAD")
+    gate = gate_for(repo, fake_world.agent)  # in two steps: HEAD first, objects/ and refs/ by the next command
+    shutil.rmtree(repo / "objects")
+    run(gate, repo, "echo 'ref: refs/heads/main' > HEAD")
+    _, out = run(gate, repo, "mkdir objects && echo done")
+    assert "HEAD: moved aside to HEAD.pi-tui-blocked-2" in out, out
+    host_status(repo, marker)
