@@ -25,6 +25,19 @@ def missing_session_cwd(session: Any) -> str | None:
     return stored
 
 
+def missing_cwd_of_file(path: Path) -> str | None:
+    """The cwd stored in the header (first line) of a session file not yet opened, when that
+    folder is gone: the in-app ``/resume`` asks before it switches (pi's ``switchSession``). A
+    file without a valid header (empty, corrupt, unreadable) gives None: nothing to ask."""
+    from pi_tui.core.session.jsonl import read_header
+
+    header = read_header(Path(path))
+    stored = header.get("cwd") if header is not None else None
+    if not isinstance(stored, str) or not stored or Path(stored).is_dir():
+        return None
+    return stored
+
+
 def missing_cwd_prompt(stored: str, current: Path) -> str:
     """pi's question, word for word."""
     return f"cwd from session file does not exist\n{stored}\n\ncontinue in current cwd\n{current}"

@@ -256,7 +256,27 @@ class SlashRunner:
     def _resume_chosen(self, chosen: Any) -> None:
         if not chosen:
             return
-        path = Path(str(getattr(chosen, "path", chosen)))
+        self.resume(Path(str(getattr(chosen, "path", chosen))))
+
+    def resume(self, path: Path) -> None:
+        """Switch to the session file ``path``: every in-app resume comes here (``/resume``, the
+        resume key). As pi's ``handleResumeSession``: when the folder stored in its header is
+        gone, "Session cwd not found" is asked first; Continue switches (the session works in
+        the current folder, as at start-up), Cancel leaves the current session untouched."""
+        self.screen.run_worker(self._resume(path), group="resume", exit_on_error=False)
+
+    async def _resume(self, path: Path) -> None:
+        from pi_tui.modes.interactive.screens.confirm import ConfirmScreen
+        from pi_tui.modes.session_cwd import PROMPT_TITLE, missing_cwd_of_file, missing_cwd_prompt
+
+        stored = await asyncio.to_thread(missing_cwd_of_file, path)
+        note = f"Resumed {path.name}"
+        if stored is not None:
+            question = ConfirmScreen(PROMPT_TITLE, detail=missing_cwd_prompt(stored, self.screen.pi.cwd))
+            if not await self.screen.app.push_screen_wait(question):
+                await self.notice("Resume cancelled: the current session was not changed")
+                return
+            note += " in current cwd"
 
         async def switch() -> None:
             try:
@@ -264,7 +284,7 @@ class SlashRunner:
             except Exception as err:
                 await self.screen.conversation.add(ErrorBlock(f"Could not open {path}: {err}"))
                 return
-            self.screen.post_message(SessionReplaced(f"Resumed {path.name}"))
+            self.screen.post_message(SessionReplaced(note))
 
         self.screen.run_worker(switch(), group="agent", exit_on_error=False)
 
