@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,10 +55,13 @@ def overflow_turn(window: int) -> dict[str, Any]:
                       "message": f"This model's maximum context length is {window} tokens."}}
 
 
-def summarizer_turn(fault: str, *, pipeline: bool) -> dict[str, Any]:
-    """What the summarizer answers for ``fault``."""
-    fields = {name: f"{name} so far" for name in SUMMARY_FIELDS}
-    good = json.dumps(fields) if pipeline else "## Goal\nOK-SUMMARY of the work so far."
+def summarizer_turn(fault: str, *, pipeline: bool, marker: str = "") -> dict[str, Any]:
+    """What the summarizer answers for ``fault``. ``marker`` (``SUM-<n>``) names the answer: it
+    ends every section (and every JSON field), the part a capped previous summary keeps, so that
+    ``check_previous_summary_carried`` can follow a summary into the next one."""
+    tag = f" {marker}" if marker else ""
+    fields = {name: f"{name} so far{tag}" for name in SUMMARY_FIELDS}
+    good = json.dumps(fields) if pipeline else f"## Goal\nOK-SUMMARY of the work so far.{tag}"
     if fault == "error":
         return {"error": {"status": 400, "message": "the summarizer is broken"}}
     if fault == "overflow":
@@ -70,10 +74,11 @@ def summarizer_turn(fault: str, *, pipeline: bool) -> dict[str, Any]:
         return {"thinking": "THINKING-ONLY " * 20, "finish_reason": "length"}
     if fault == "longer":
         if pipeline:
-            return {"text": json.dumps(dict.fromkeys(SUMMARY_FIELDS, f"{LONG_MARKER} " * 4000))}
+            return {"text": json.dumps(dict.fromkeys(SUMMARY_FIELDS, f"{LONG_MARKER} " * 4000 + marker))}
         # structured, half CJK: ~25k o200k tokens, more than an 8k–16k window can take whole
         done = "".join(f"- [x] step {i}: 漢字の文章です。これは回答です。中文字符测试\n" for i in range(900))
-        return {"text": f"## Goal\n{LONG_MARKER} " + "x" * 30_000 + f"\n\n## Progress\n### Done\n{done}\n## Next Steps\n1. go on"}
+        return {"text": f"## Goal\n{LONG_MARKER} " + "x" * 30_000 + f"{tag}\n\n## Progress\n### Done\n{done}{marker}\n"
+                        f"## Next Steps\n1. go on{tag}"}
     if fault == "slow":
         return {"text": good, "delay_ms": 25}
     return {"text": good}
@@ -162,6 +167,37 @@ def check_compaction_entries(entries: list[dict[str, Any]], manual_summaries: se
             kept = next(i for i, e in enumerate(path) if e.get("id") == entry.get("firstKeptEntryId"))
             before, after = estimate_tokens_now_and_after(path, kept, summary)
             assert after < before, f"automatic compaction {entry['id']} did not shrink the context ({before} → {after})"
+
+
+SUMMARY_MARK = re.compile(r"SUM-\d+")
+
+
+def check_previous_summary_carried(entries: list[dict[str, Any]], requests: dict[str, str]) -> int:
+    """No history lost (issue 19): a compaction made after another on its path carries that one's
+    summary, whole (a split turn's carried history part) or through a summarizer request that
+    had it (as ``<previous-summary>``). ``requests`` maps each summarizer answer's marker to the
+    request it answered. Returns how many summaries were carried whole."""
+    by_id = {str(e.get("id")): e for e in entries}
+    whole = 0
+    for entry in entries:
+        if entry.get("type") != "compaction" or entry.get("fromHook"):
+            continue
+        previous = next((e for e in reversed(_path_to(by_id, entry.get("parentId")))
+                         if e.get("type") == "compaction"), None)
+        if previous is None or previous.get("fromHook"):
+            continue
+        earlier = set(SUMMARY_MARK.findall(str(previous.get("summary", ""))))
+        if not earlier:
+            continue
+        summary = str(entry.get("summary", ""))
+        if earlier & set(SUMMARY_MARK.findall(summary.split(SPLIT_TURN_SEPARATOR, 1)[0])):
+            whole += 1
+            continue
+        sources = [requests.get(marker, "") for marker in SUMMARY_MARK.findall(summary)]
+        assert any(earlier & set(SUMMARY_MARK.findall(source)) for source in sources), (
+            f"compaction {entry['id']} lost the previous summary ({previous['id']}, {sorted(earlier)}): "
+            f"it is neither in the new summary nor in a summarizer request that wrote it")
+    return whole
 
 
 def _path_to(by_id: dict[str, dict[str, Any]], leaf: Any) -> list[dict[str, Any]]:

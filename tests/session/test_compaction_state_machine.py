@@ -22,6 +22,10 @@ included), both strategies, and summarizer faults. After every step it checks:
   turn's results kept inline stay within ``turnInlineLimitBytes``, sequential execution too;
 * no summarizer request is refused for its size (the fit, the previous-summary cap): one that is
   is a compaction that can never succeed on that model.
+* no history is lost between compactions: a compaction after another on its path carries that
+  one's summary, whole (a split turn whose history part is empty) or through the summarizer
+  request that wrote it (``<previous-summary>``); a steered rule reaches the split turn every
+  example that draws it.
 
 ``make test`` runs a bounded number of examples; ``make soak-compaction`` (PI_TUI_SOAK=1) many more.
 """
@@ -38,7 +42,7 @@ from typing import Any
 from hypothesis import HealthCheck, settings
 from hypothesis import event as hypothesis_event
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from pi_tui.core.context.compaction import compaction_threshold
 from pi_tui.core.context.compaction_prompts import SPLIT_TURN_SEPARATOR
@@ -61,6 +65,7 @@ from tests.session.compaction_machine_support import (
     check_events,
     check_file_grows,
     check_inline_per_turn,
+    check_previous_summary_carried,
     check_request,
     check_turn_bounds,
     count_entries,
@@ -128,6 +133,9 @@ class CompactionMachine(RuleBasedStateMachine):
         self.files: dict[Path, tuple[bytes, set[str]]] = {}
         self.manual_summaries: set[str] = set()
         self.thresholds: dict[tuple[Any, ...], int] = {}
+        self.summary_requests: dict[str, str] = {}
+        """Each summarizer answer's marker (``SUM-<n>``) → the text of the request it answered."""
+        self.steered = False
         self.counter = 0
         self.provider = ScriptedProvider([])
         self.provider.script = WindowScript(self._answer, self.provider.requests)
@@ -201,7 +209,10 @@ class CompactionMachine(RuleBasedStateMachine):
             return self.agent_turns.pop(0) if self.agent_turns else {"text": "Done."}
         pipeline = PIPELINE_SYSTEM_MARK in view.system_prompt
         hypothesis_event(f"summarizer ({'pipeline' if pipeline else 'pi'}) answers {self.fault}")
-        return summarizer_turn(self.fault, pipeline=pipeline)
+        self.counter += 1
+        marker = f"SUM-{self.counter}"
+        self.summary_requests[marker] = view.body_text
+        return summarizer_turn(self.fault, pipeline=pipeline, marker=marker)
 
     def _run(self, make: Any, abort: tuple[Any, ...] | None, interject: tuple[str, str] | None = None) -> Any:
         """Run one session operation to its end; optionally abort it (``abort_at``), and queue a
@@ -320,6 +331,31 @@ class CompactionMachine(RuleBasedStateMachine):
             limit = self.session.settings.pipeline_settings().turn_inline_limit_bytes
             check_inline_per_turn(self.session.session_manager.get_entries(), since, limit)
 
+    @precondition(lambda self: not self.steered)
+    @rule()
+    def split_turn_after_compaction(self) -> None:
+        """Steered to the split turn that follows a compaction (issue 19, item 1), which random
+        prompts reach about once in a hundred runs: a turn's first request overflows a 32k model,
+        so compaction #1 keeps from that turn's user message; the turn goes on with a tool round and
+        ends above the threshold, so compaction #2 cuts inside the same turn at the same start.
+        Its history part is empty: summary #1 must be carried into #2 (``holds`` checks that)."""
+        self.steered = True  # once per example: it starts a session of its own, and is slow-ish
+        self.new_session()
+        for key, value in (("context.strategy", "pi"), ("compaction.keepRecentTokens", 2_000),
+                           ("compaction.reserveTokens", 16_384)):
+            self.session.settings.set(key, value)
+        self.session.set_model(model(32_000))
+        self.fault = "ok"
+        self.agent_turns = [{"text": "Noted."}]
+        self._run(lambda: self.session.prompt(make_text("ascii", 40_000, "history")), None)
+        self.agent_turns = [self._reads([("ascii", 12_000)]), {"text": "Finished the long task."}]
+        self._run(lambda: self.session.prompt(make_text("ascii", 76_000, "long task")), None)
+        ends = [(e.get("reason"), bool(e.get("result"))) for e in self.log.kinds("compaction_end")]
+        assert ends == [("overflow", True), ("threshold", True)], f"the steered turn compacted as {ends}"
+        summaries = [str(e.get("summary")) for e in self.session.session_manager.get_entries() if e.get("type") == "compaction"]
+        assert SPLIT_TURN_SEPARATOR in summaries[-1], "compaction #2 did not cut inside the turn"
+        hypothesis_event("steered split turn after a compaction")
+
     @rule(mode=st.sampled_from(["parallel", "sequential"]))
     def tool_execution(self, mode: str) -> None:
         self.session.settings.set("toolExecution", mode)
@@ -396,6 +432,8 @@ class CompactionMachine(RuleBasedStateMachine):
             check_file_grows(known, self.files)
         entries = session.session_manager.get_entries()
         check_compaction_entries(entries, self.manual_summaries)
+        if check_previous_summary_carried(entries, self.summary_requests):
+            hypothesis_event("previous summary carried whole")
         written = sum(1 for e in entries if e.get("type") == "compaction")
         assert written == self.successes, f"{written} compaction entries, {self.successes} successes reported"
         check_turn_bounds(self.log, self.thresholds)
