@@ -144,14 +144,14 @@ def test_the_header_alone_tells_whether_to_ask(tmp_path: Path) -> None:
     assert missing_cwd_of_file(tmp_path / "absent.jsonl") is None
 
 
-def _running_app(project: Path, agent: Path) -> tuple[Any, Any]:
+def _running_app(project: Path, agent: Path, extensions: tuple[str, ...] = ()) -> tuple[Any, Any]:
     """The TUI on a session of ``project`` (the scripted provider), as the CLI builds it."""
     from pi_tui.modes.interactive.app import PiApp
     from pi_tui.sdk import create_agent_session
     from pi_tui.testing.scripted import ScriptedProvider
 
     session = create_agent_session(cwd=project, agent_dir=agent, provider=ScriptedProvider([{"text": "current answer"}]),
-                                   settings={}, load_extensions=False)
+                                   settings={}, load_extensions=False, extension_paths=extensions)
     return PiApp(session, cwd=project, agent_dir=agent), session
 
 
@@ -263,3 +263,32 @@ async def test_resume_to_a_folder_that_exists_asks_nothing(tmp_path: Path, proje
         await _until(pilot, lambda: _in_chat(app) and _users(app) == ["earlier question"])
         assert session.state.session_file == other
         assert "Resumed other.jsonl" in _notices(app)
+
+
+VETO = """
+def register(pi):
+    pi.on("session_before_switch", lambda event, ctx: {"cancel": True})
+"""
+
+
+async def test_a_switch_an_extension_cancels_is_not_called_resumed(tmp_path: Path, project: Path,
+                                                                   agent_dir: Path) -> None:
+    """``session_before_switch`` may cancel ``/resume`` and ``/new``: the app says so, never
+    "Resumed" or "New session started" over a session that did not change."""
+    veto = tmp_path / "veto.py"
+    veto.write_text(VETO)
+    app, session = _running_app(project, agent_dir, (str(veto),))
+    async with app.run_test(size=(110, 32)) as pilot:
+        current = await _start_with_a_session(pilot, app)
+        other = _session_file(current.parent, str(tmp_path), "other.jsonl")
+        await _resume(pilot, app, other)
+        await _until(pilot, lambda: _in_chat(app) and any("cancelled by an extension" in n for n in _notices(app)))
+        assert "Resume cancelled by an extension; the session is unchanged." in _notices(app)
+        from pi_tui.modes.interactive.widgets.editor import PromptEditor
+
+        app.screen.query_one(PromptEditor).insert("/new")
+        await pilot.press("enter")
+        await _until(pilot, lambda: any(n.startswith("New session cancelled") for n in _notices(app)))
+        await pilot.pause(0.2)
+        assert not any(n.startswith(("Resumed", "New session started")) for n in _notices(app)), _notices(app)
+        assert session.state.session_file == current and _users(app) == ["current question"]

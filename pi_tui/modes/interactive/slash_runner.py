@@ -237,7 +237,9 @@ class SlashRunner:
 
     async def _cmd_new(self, args: str) -> None:
         async def new() -> None:
-            await self.session.new_session()
+            if not await self.session.new_session():  # session_before_switch cancelled it
+                await self.notice("New session cancelled by an extension; the session is unchanged.", "warning")
+                return
             self.screen.post_message(SessionReplaced("New session started"))
 
         self.screen.run_worker(new(), group="agent", exit_on_error=False)
@@ -280,9 +282,12 @@ class SlashRunner:
 
         async def switch() -> None:
             try:
-                await self.session.switch_session(path)
+                switched = await self.session.switch_session(path)
             except Exception as err:
                 await self.screen.conversation.add(ErrorBlock(f"Could not open {path}: {err}"))
+                return
+            if not switched:  # session_before_switch cancelled it: saying "Resumed" would be a lie
+                await self.notice("Resume cancelled by an extension; the session is unchanged.", "warning")
                 return
             self.screen.post_message(SessionReplaced(note))
 
