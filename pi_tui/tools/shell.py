@@ -194,7 +194,7 @@ async def run_shell(
     try:
         transport, protocol = await asyncio.shield(spawn)
     except asyncio.CancelledError:
-        await _kill_once_started(spawn)
+        await _kill_once_started(spawn, wrapped)
         raise
     except OSError as error:
         if wrapped is not None:
@@ -271,16 +271,20 @@ async def run_shell(
                     on_output(f"\n{notice}\n".encode())
 
 
-async def _kill_once_started(spawn: asyncio.Future[Any]) -> None:
+async def _kill_once_started(spawn: asyncio.Future[Any], wrapped: Any = None) -> None:
     """Cancelled while the shell was starting: it already runs (and may have started commands
     of its own) before ``subprocess_exec`` returns, and asyncio, cancelled there, would kill the
-    shell alone, orphaning its children. Kill the whole group as soon as the start completes."""
+    shell alone, orphaning its children. Kill the whole group as soon as the start completes.
+    A sandboxed command's guard runs then too: what it planted in ``.git`` in that moment is
+    moved aside like any other command's (``finish`` waits, bounded, for the sandbox to end)."""
 
     def kill(done: asyncio.Future[Any]) -> None:
         if not done.cancelled() and done.exception() is None:
             transport = done.result()[0]
             kill_process_group(transport.get_pid())
             transport.close()
+        if wrapped is not None:
+            wrapped.finish()  # no output to add it to: the call was cancelled
 
     spawn.add_done_callback(kill)  # even if this task is cancelled again while it waits
     with contextlib.suppress(asyncio.CancelledError):

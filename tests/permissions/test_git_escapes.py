@@ -193,3 +193,39 @@ def test_the_project_cannot_become_the_repository_git_finds(repo: Path, fake_wor
     _, out = run(gate, repo, "mkdir objects && echo done")
     assert "HEAD: moved aside to HEAD.pi-tui-blocked-2" in out, out
     host_status(repo, marker)
+
+
+async def test_a_command_cancelled_while_the_sandbox_starts_is_guarded_too(repo: Path, fake_world: FakeWorld,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """An abort can land while bwrap is starting (the command already runs, the tool has no pid
+    yet): the group is killed then, and the guard must still move aside what the command planted."""
+    loop = asyncio.get_running_loop()
+    real_exec = loop.subprocess_exec
+    planted_file = repo / ".git" / "commondir"
+
+    async def slow_start(*args: object, **kwargs: object) -> object:  # connected while the loop is busy
+        started = await real_exec(*args, **kwargs)  # type: ignore[arg-type]
+        for _ in range(500):
+            if planted_file.exists():
+                break
+            await asyncio.sleep(0.01)
+        return started
+
+    monkeypatch.setattr(loop, "subprocess_exec", slow_start)
+    task = asyncio.create_task(run_shell("echo ../evil > .git/commondir; sleep 60", cwd=repo, settings={},
+                                         on_output=lambda _chunk: None, timeout_seconds=30,
+                                         sandbox=gate_for(repo, fake_world.agent), call_id="call"))
+    for _ in range(500):
+        await asyncio.sleep(0.01)
+        if planted_file.exists():
+            break
+    assert planted_file.exists(), "the command did not start"
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    for _ in range(300):  # the guard runs once the start is over (SPAWN_GRACE_SECONDS at most)
+        if not planted_file.exists():
+            break
+        await asyncio.sleep(0.01)
+    assert not planted_file.exists(), "a command cancelled while starting kept what it planted in .git"
+    assert (repo / ".git" / "commondir.pi-tui-blocked-1").read_text() == "../evil\n"
