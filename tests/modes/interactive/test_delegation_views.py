@@ -143,3 +143,67 @@ async def test_the_task_panel_shows_the_childs_progress_while_it_runs(project: P
         provider.release.set()
         await settle(app, pilot)
         assert "config.toml is read in loader.py" in running_panel()
+
+
+FIRST_PLAN = [{"content": "Read the loader", "status": "in_progress"}, {"content": "Write the fix", "status": "pending"}]
+SECOND_PLAN = [{"content": "Read the loader", "status": "completed"}, {"content": "Write the fix", "status": "completed"},
+               {"content": "Run the tests", "status": "in_progress"}]
+TODO_TURNS: list[dict[str, Any]] = [
+    {"when": {"last_user_contains": "FIRST"}, "tool_calls": [{"id": "p1", "name": "todo", "arguments": {"todos": FIRST_PLAN}}]},
+    {"when": {"last_user_contains": "FIRST"}, "text": "Planned it."},
+    {"when": {"last_user_contains": "SECOND"}, "tool_calls": [{"id": "p2", "name": "todo", "arguments": {"todos": SECOND_PLAN}}]},
+    {"when": {"last_user_contains": "SECOND"}, "text": "Fixed it."},
+]
+
+
+async def test_the_todo_panel_follows_tree_moves_new_and_resume(project: Path, agent_dir: Path) -> None:
+    """The list shown is the one at the current tree node: /tree back to the first answer shows
+    the first plan, /new none, and /resume of the session its latest plan again."""
+    from pi_tui.modes.interactive.screens.session_picker import SessionPickerScreen
+
+    session = create_agent_session(cwd=project, agent_dir=agent_dir, provider=ScriptedProvider(TODO_TURNS),
+                                   settings=SETTINGS, load_extensions=False)
+    app = PiApp(session, cwd=project, agent_dir=agent_dir, clock=fixed_clock)
+
+    def shown() -> str:
+        panel = app.screen.query_one("#todos", TodoPanel)
+        return str(panel.render()) if panel.display else ""
+
+    async def command(text: str) -> None:
+        app.screen.query_one(PromptEditor).insert(text)
+        await pilot.press("enter")
+
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        for prompt in ("FIRST: plan the fix", "SECOND: do it"):
+            await app.chat.submit(prompt)
+            await settle(app, pilot)
+        assert "Todo 2/3" in shown() and "▶ Run the tests" in shown()
+        file = session.state.session_file
+        first_answer = next(e["id"] for e in session.session_manager.get_entries() if e.get("type") == "message"
+                            and e["message"].get("role") == "assistant" and "Planned it." in str(e["message"]["content"]))
+
+        await command("/tree")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "TreeScreen")
+        for _ in range(30):
+            if app.screen.selected.entry_id == first_answer:
+                break
+            await pilot.press("up")
+        assert app.screen.selected.entry_id == first_answer
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "SummarizeChoiceScreen")
+        await pilot.press("enter")  # no summary
+        await wait_for(pilot, lambda: session.session_manager.leaf_id == first_answer and "Todo 0/2" in shown())
+        assert "▶ Read the loader" in shown() and "Run the tests" not in shown()
+
+        await command("/new")
+        await wait_for(pilot, lambda: session.state.session_file != file and shown() == "")
+
+        await command("/resume")
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionPickerScreen)
+                       and file in [info.path for info in app.screen.shown])
+        await pilot.press(*"FIRST")
+        await wait_for(pilot, lambda: [info.path for info in app.screen.shown] == [file])
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: session.state.session_file == file and "Todo 2/3" in shown())
+        assert "▶ Run the tests" in shown()
