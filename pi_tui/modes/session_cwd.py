@@ -19,20 +19,21 @@ def missing_session_cwd(session: Any) -> str | None:
     file = getattr(manager, "session_file", None)
     if manager is None or file is None or not Path(file).is_file():
         return None
-    stored = manager.header.get("cwd")
-    if not isinstance(stored, str) or not stored or Path(stored).is_dir():
-        return None
-    return stored
+    return _gone(manager.header.get("cwd"))
 
 
 def missing_cwd_of_file(path: Path) -> str | None:
     """The cwd stored in the header (first line) of a session file not yet opened, when that
-    folder is gone: the in-app ``/resume`` asks before it switches (pi's ``switchSession``). A
-    file without a valid header (empty, corrupt, unreadable) gives None: nothing to ask."""
+    folder is gone: the in-app ``/resume`` asks before it switches (pi's ``handleResumeSession``).
+    A file without a valid header (empty, corrupt, unreadable) gives None: nothing to ask."""
     from pi_tui.core.session.jsonl import read_header
 
     header = read_header(Path(path))
-    stored = header.get("cwd") if header is not None else None
+    return _gone(header.get("cwd") if header is not None else None)
+
+
+def _gone(stored: object) -> str | None:
+    """``stored`` when it names a folder that no longer exists."""
     if not isinstance(stored, str) or not stored or Path(stored).is_dir():
         return None
     return stored

@@ -25,7 +25,7 @@ from typing import Any
 from pi_tui.core.errors import ToolError
 from pi_tui.core.messages import JsonValue
 from pi_tui.core.redact import is_secret_name
-from pi_tui.core.tool import ShellSandbox
+from pi_tui.core.tool import ShellSandbox, WrappedCommand
 from pi_tui.tools.group_reaper import group_ended, group_started, start_reaper
 
 _PIPE_SIZE_BYTES = 1 << 20
@@ -271,7 +271,7 @@ async def run_shell(
                     on_output(f"\n{notice}\n".encode())
 
 
-async def _kill_once_started(spawn: asyncio.Future[Any], wrapped: Any = None) -> None:
+async def _kill_once_started(spawn: asyncio.Future[Any], wrapped: WrappedCommand | None = None) -> None:
     """Cancelled while the shell was starting: it already runs (and may have started commands
     of its own) before ``subprocess_exec`` returns, and asyncio, cancelled there, would kill the
     shell alone, orphaning its children. Kill the whole group as soon as the start completes.
