@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, cast, runtime_checkable
 
+from pi_tui.core.deadline import within
 from pi_tui.core.errors import ExtensionError
 from pi_tui.core.messages import JsonValue
 from pi_tui.core.provider import ModelInfo
@@ -418,7 +419,7 @@ class ExtensionAPI:
             command, *args, cwd=cwd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
         )
         try:
-            out, err = await asyncio.wait_for(process.communicate(), time_limit_s)
+            out, err = await within(process.communicate(), time_limit_s)
         except TimeoutError:
             process.kill()
             out, err = await process.communicate()

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from pi_tui.core.deadline import within
 from pi_tui.core.terminal_text import printable
 from pi_tui.mcp.config import ServerConfig
 from pi_tui.mcp.server_log import ServerLog
@@ -114,7 +115,7 @@ class Connection:
     async def wait_started(self, limit_s: float | None = None) -> bool:
         """True once connected; False when it failed or is still starting after ``limit_s``."""
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._settled.wait(), limit_s)
+            await within(self._settled.wait(), limit_s)
         return self.status == "connected"
 
     async def stop(self) -> None:
@@ -123,7 +124,7 @@ class Connection:
         if task is not None and not task.done():
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
-                await asyncio.wait_for(asyncio.shield(task), 8)
+                await within(asyncio.shield(task), 8)
         if self.status != "disabled":
             self._set_status("stopped")
         self.log.close()
@@ -135,7 +136,7 @@ class Connection:
         if task is not None and not task.done():
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
-                await asyncio.wait_for(asyncio.shield(task), 8)
+                await within(asyncio.shield(task), 8)
         self.restarts = 0
         self.log.reopen()
         self._settled.clear()
@@ -193,7 +194,7 @@ class Connection:
             started = self.started_at if self.started_at is not None else time.monotonic()
             left = max(0.1, self.config.startup_timeout_s - (time.monotonic() - started))  # the SDK import counts
             try:
-                entered = await asyncio.wait_for(stack.enter_async_context(client), left)
+                entered = await within(stack.enter_async_context(client), left)
             except TimeoutError:
                 self.error = f"no answer to initialize within {self.config.startup_timeout_s:g} s"
                 self._set_status("failed")  # now, not after the transport has wound down
@@ -204,7 +205,7 @@ class Connection:
             info = entered.server_info
             self.server_info = f"{info.name} {info.version}" if info is not None else ""
             self.instructions = printable(entered.instructions or "")
-            await asyncio.wait_for(self._list_settled(entered), self.config.startup_timeout_s)
+            await within(self._list_settled(entered), self.config.startup_timeout_s)
             self._client = entered
             self.error = None
             self.connected_at = time.monotonic()
@@ -213,7 +214,7 @@ class Connection:
             self._ready.set()
             while not self._stop.is_set() and not _closed(entered):
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._stop.wait(), _WATCH_INTERVAL_S)
+                    await within(self._stop.wait(), _WATCH_INTERVAL_S)
             if not self._stop.is_set():
                 self.error = "the server closed the connection (it exited?)"
 
@@ -311,7 +312,7 @@ class Connection:
         if self.status == "starting":
             await self.wait_started(self.config.startup_timeout_s)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._ready.wait(), self.config.startup_timeout_s)
+                await within(self._ready.wait(), self.config.startup_timeout_s)
         if self._client is None:
             why = f": {self.error}" if self.error else ""
             raise McpCallError(f"MCP server '{self.name}' is not connected ({self.status}{why})")
@@ -372,7 +373,7 @@ class Connection:
     async def get_prompt(self, prompt: str, arguments: dict[str, str]) -> Any:
         client = await self._connected_client()
         try:
-            return await asyncio.wait_for(client.get_prompt(prompt, arguments), self.config.tool_timeout_s)
+            return await within(client.get_prompt(prompt, arguments), self.config.tool_timeout_s)
         except TimeoutError:
             raise McpCallError(f"MCP prompt '{prompt}' on server '{self.name}' timed out") from None
         except Exception as error:
@@ -402,7 +403,7 @@ class Connection:
             return
         before = [(t.name, t.description, t.input_schema) for t in self.tools]
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(self._list(client), self.config.startup_timeout_s)
+            await within(self._list(client), self.config.startup_timeout_s)
             changed = [(t.name, t.description, t.input_schema) for t in self.tools] != before
             if changed and self._tools_changed is not None:
                 self._tools_changed(self)

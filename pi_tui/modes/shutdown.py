@@ -25,6 +25,7 @@ import sys
 import threading
 from collections.abc import Awaitable, Callable
 
+from pi_tui.core.deadline import within
 from pi_tui.core.exit_cleanup import exit_now
 from pi_tui.tools.shell import kill_running_process_groups
 
@@ -101,7 +102,7 @@ class SignalShutdown:
     async def _leave(self) -> None:
         if self.on_signal is not None:
             with contextlib.suppress(Exception, asyncio.CancelledError):
-                await asyncio.wait_for(self.on_signal(), ABORT_GRACE_SECONDS)
+                await within(self.on_signal(), ABORT_GRACE_SECONDS)
         kill_running_process_groups()  # anything the abort itself started
         self._cancel_main()
 

@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from pi_tui.core.deadline import within
+
 
 class HttpStreamError(Exception):
     pass
@@ -82,7 +84,7 @@ class StreamResponse:
             if remaining <= 0:
                 call.close()  # the time is up before the read began
                 raise TimeoutError
-            data = await asyncio.wait_for(call, remaining)
+            data = await within(call, remaining)
         except TimeoutError as err:
             if self._bytes_since_progress:
                 raise ReadTimeout(f"only keep-alives for {self._timeout:g} s", seconds=self._timeout,
@@ -174,7 +176,7 @@ async def post_stream(url: str, body: bytes, headers: dict[str, str], *, timeout
 
         context = ssl.create_default_context()
     try:
-        reader, writer = await asyncio.wait_for(
+        reader, writer = await within(
             asyncio.open_connection(parts.hostname, port, ssl=context, limit=1 << 20),
             connect_timeout,
         )
@@ -186,11 +188,11 @@ async def post_stream(url: str, body: bytes, headers: dict[str, str], *, timeout
     lines += [f"{name}: {value}" for name, value in headers.items()]
     try:
         writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body)
-        await asyncio.wait_for(writer.drain(), timeout)
-        status_line = await asyncio.wait_for(reader.readuntil(b"\r\n"), timeout)
+        await within(writer.drain(), timeout)
+        status_line = await within(reader.readuntil(b"\r\n"), timeout)
         received: dict[str, str] = {}
         while True:
-            line = await asyncio.wait_for(reader.readuntil(b"\r\n"), timeout)
+            line = await within(reader.readuntil(b"\r\n"), timeout)
             if line == b"\r\n":
                 break
             name, _, value = line.decode("latin-1").partition(":")

@@ -26,6 +26,7 @@ from collections.abc import AsyncIterator
 from types import ModuleType
 from typing import Any
 
+from pi_tui.core.deadline import within
 from pi_tui.core.provider import AssistantMessageEvent, CompletionRequest
 from pi_tui.providers.litellm_catalog import point_tiktoken_at_bundled_files
 from pi_tui.providers.litellm_continuity import Continuity, NativeFinishWatch
@@ -220,7 +221,7 @@ class ReplyDeadline:
         while True:
             remaining = self._deadline - asyncio.get_running_loop().time()
             try:
-                chunk = await asyncio.wait_for(iterator.__anext__(), max(remaining, 0.0))
+                chunk = await within(iterator.__anext__(), max(remaining, 0.0))
             except StopAsyncIteration:
                 return
             except TimeoutError:

@@ -27,6 +27,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from pi_tui.core.deadline import within
 from pi_tui.core.messages import assistant_text, text_of, user_message
 from pi_tui.core.provider import CompletionRequest, ModelInfo
 from pi_tui.core.terminal_text import printable
@@ -137,7 +138,7 @@ class SessionTitler:
                 model=model, system_prompt=TITLE_SYSTEM_PROMPT,
                 messages=[user_message(f"User:\n{question}\n\nAssistant:\n{answer}")],
                 tools=[], max_tokens=MAX_TOKENS, reasoning=None, session_id=None, api_key=session.api_key_for(model))
-            reply = await asyncio.wait_for(call_summarizer(session.provider_for(model), request), TITLE_SECONDS)
+            reply = await within(call_summarizer(session.provider_for(model), request), TITLE_SECONDS)
             if reply.get("stopReason") in ("error", "aborted"):
                 _log.warning("session title request failed (%s): %s", model.ref,
                              reply.get("errorMessage") or reply.get("stopReason"))

@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from pi_tui.core.deadline import within
 from pi_tui.core.errors import ToolError
 from pi_tui.core.messages import JsonValue
 from pi_tui.core.tool import ToolAborted, ToolContext, ToolResult, text_result
@@ -166,14 +167,14 @@ class TaskTool:
     async def _stop(self, child: ChildHandle, run: asyncio.Future[Any]) -> None:
         """The parent was aborted: abort the child and let it record that, within bounds."""
         with contextlib.suppress(BaseException):
-            await asyncio.wait_for(child.abort(), STOP_SECONDS)
+            await within(child.abort(), STOP_SECONDS)
         if not run.done():
             with contextlib.suppress(BaseException):
-                await asyncio.wait_for(asyncio.shield(run), STOP_SECONDS)
+                await within(asyncio.shield(run), STOP_SECONDS)
         if not run.done():
             run.cancel()
             with contextlib.suppress(BaseException):
-                await asyncio.wait_for(run, STOP_SECONDS)
+                await within(run, STOP_SECONDS)
 
     @staticmethod
     def _elapsed(started: float) -> int:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pi_tui.core.deadline import within
 from pi_tui.core.errors import ToolError
 from pi_tui.core.messages import JsonValue
 from pi_tui.core.redact import is_secret_name
@@ -221,7 +222,7 @@ async def run_shell(
             return
         if not protocol.output_closed.done():
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(protocol.output_closed), AFTER_EXIT_GRACE_SECONDS)
+                await within(asyncio.shield(protocol.output_closed), AFTER_EXIT_GRACE_SECONDS)
         await protocol.exited
 
     async def pump_until_abort() -> bool:
@@ -245,7 +246,7 @@ async def run_shell(
     try:
         if timeout_seconds is not None and timeout_seconds > 0:
             try:
-                finished = await asyncio.wait_for(pump_until_abort(), timeout_seconds)
+                finished = await within(pump_until_abort(), timeout_seconds)
             except TimeoutError:
                 return ShellOutcome(None, timed_out=True)
         else:
@@ -258,7 +259,7 @@ async def run_shell(
         if not finished or transport.get_returncode() is None:
             kill_process_group(pid)
             with contextlib.suppress(BaseException):
-                await asyncio.wait_for(asyncio.shield(protocol.exited), 5)
+                await within(asyncio.shield(protocol.exited), 5)
         # A job the command left running in the background (`server &`) outlives the call, as
         # in pi; only the groups of commands still running are killed on the way out.
         _RUNNING_GROUPS.discard(pid)

@@ -21,6 +21,7 @@ import signal
 from pathlib import Path
 from typing import Any, Literal
 
+from pi_tui.core.deadline import within
 from pi_tui.core.errors import ToolError
 from pi_tui.core.messages import JsonValue
 from pi_tui.core.regular_files import open_regular_for_write
@@ -136,7 +137,7 @@ class ClientTerminalBash:
         """``terminal/release``, not waited for: its answer carries nothing we need, and an
         editor that never sends it must hold neither a finished call nor a cancelled one (the
         abort's one cancellation is spent by then; nothing would end that wait). Bounded."""
-        task = asyncio.ensure_future(asyncio.wait_for(self.peer.request("terminal/release", self._params(terminal_id)),
+        task = asyncio.ensure_future(within(self.peer.request("terminal/release", self._params(terminal_id)),
                                                       KILL_GRACE_SECONDS))
         _RELEASING.add(task)
         task.add_done_callback(_forget)
@@ -145,7 +146,7 @@ class ClientTerminalBash:
         timeout = limit_s
         waiting = self.peer.request("terminal/wait_for_exit", self._params(terminal_id))
         try:
-            status = await asyncio.wait_for(waiting, timeout) if timeout else await waiting
+            status = await within(waiting, timeout) if timeout else await waiting
         except TimeoutError:
             await self._kill(terminal_id)
             text = await self._output(terminal_id, ctx)
@@ -171,7 +172,7 @@ class ClientTerminalBash:
         """Cancelled while the editor was starting the terminal: the command may run already.
         Once the editor names the terminal, kill and release it (bounded: a silent editor)."""
         with contextlib.suppress(Exception, asyncio.CancelledError):
-            created = await asyncio.wait_for(asyncio.shield(create), KILL_GRACE_SECONDS)
+            created = await within(asyncio.shield(create), KILL_GRACE_SECONDS)
             terminal_id = created.get("terminalId") if isinstance(created, dict) else None
             if isinstance(terminal_id, str) and terminal_id:
                 await self._kill(terminal_id)
@@ -179,12 +180,12 @@ class ClientTerminalBash:
 
     async def _kill(self, terminal_id: str) -> None:
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(self.peer.request("terminal/kill", self._params(terminal_id)), KILL_GRACE_SECONDS)
+            await within(self.peer.request("terminal/kill", self._params(terminal_id)), KILL_GRACE_SECONDS)
 
     async def _output(self, terminal_id: str, ctx: ToolContext) -> str:
         """The output the model sees, cut as the local tool cuts it."""
         try:
-            answer = await asyncio.wait_for(self.peer.request("terminal/output", self._params(terminal_id)),
+            answer = await within(self.peer.request("terminal/output", self._params(terminal_id)),
                                             KILL_GRACE_SECONDS)
         except (RpcError, TimeoutError) as err:
             return f"(the editor did not return the output: {err})"

@@ -20,6 +20,7 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
+from pi_tui.core.deadline import within
 from pi_tui.core.errors import PiError, ProviderSetupError
 from pi_tui.modes.acp.client_io import ClientFiles, ClientTerminalBash
 from pi_tui.modes.acp.jsonrpc import AUTH_REQUIRED, INTERNAL_ERROR, INVALID_REQUEST, Peer, RpcError
@@ -178,7 +179,7 @@ class AcpSession:
         must not hold the abort —, then the model call, tools, retry waits and compaction stop."""
         self.cancel_requested = True
         self.gate.cancel_pending()
-        await asyncio.wait_for(self.session.abort(), timeout=ABORT_TIMEOUT_SECONDS)
+        await within(self.session.abort(), ABORT_TIMEOUT_SECONDS)
         if self._settling is not None:  # a background turn may start after the abort: stop waiting
             self._settling.cancel()
 

@@ -9,7 +9,6 @@ Every domain decision stays in ``AgentSession``.
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
 import contextlib
 import time
@@ -22,6 +21,7 @@ from textual.app import App
 from textual.binding import Binding
 from textual.screen import Screen
 
+from pi_tui.core.deadline import within
 from pi_tui.modes.interactive.bridge import SessionBridge
 from pi_tui.modes.interactive.chat_screen import ChatScreen
 from pi_tui.modes.interactive.keymap import Keymap
@@ -288,7 +288,7 @@ class PiApp(App[int]):
             from pi_tui.session.mcp_tools import close_mcp
 
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(close_mcp(self.session), SHUTDOWN_GRACE_SECONDS)
+                await within(close_mcp(self.session), SHUTDOWN_GRACE_SECONDS)
 
     async def _emit_shutdown(self) -> None:
         """Extensions hear ``session_shutdown{reason:"quit"}`` however the app ends (ctrl+c twice,
@@ -297,7 +297,7 @@ class PiApp(App[int]):
         if runner is None or not runner.has_handlers("session_shutdown"):
             return
         try:
-            await asyncio.wait_for(runner.emit("session_shutdown", {"reason": "quit"}), SHUTDOWN_GRACE_SECONDS)
+            await within(runner.emit("session_shutdown", {"reason": "quit"}), SHUTDOWN_GRACE_SECONDS)
         except Exception:  # a slow or failing handler must not keep the terminal captured
             return
 

@@ -18,6 +18,7 @@ from textual.app import ComposeResult
 from textual.binding import BindingsMap
 from textual.containers import Horizontal, Vertical
 
+from pi_tui.core.deadline import within
 from pi_tui.modes.interactive.key_actions import KeyActionsScreen
 from pi_tui.modes.interactive.messages import (
     AgentEventReceived,
@@ -347,7 +348,7 @@ class ChatScreen(KeyActionsScreen):
 
     async def _submit_when_loaded(self, text: str, images: list[Any]) -> None:
         try:
-            await asyncio.wait_for(self.history_loaded.wait(), timeout=STARTUP_WAIT_SECONDS)
+            await within(self.history_loaded.wait(), STARTUP_WAIT_SECONDS)
         except TimeoutError:
             await self.conversation.add_notice("The session did not load; the message was not sent.", severity="error")
             return

@@ -21,6 +21,8 @@ import shutil
 import sys
 from collections.abc import Callable, Mapping, Sequence
 
+from pi_tui.core.deadline import within
+
 MAX_OSC52_CHARS = 100_000
 TOOL_SECONDS = 5.0
 
@@ -65,7 +67,7 @@ async def run_tool(command: Sequence[str], text: str, env: Mapping[str, str], *,
         _log.info("clipboard tool %s could not start: %s", command[0], err)
         return False
     try:
-        await asyncio.wait_for(process.communicate(text.encode("utf-8", "surrogatepass")), seconds)
+        await within(process.communicate(text.encode("utf-8", "surrogatepass")), seconds)
     except (TimeoutError, asyncio.CancelledError):
         with contextlib.suppress(ProcessLookupError):
             process.kill()

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+from pi_tui.core.deadline import within
 from pi_tui.modes.interactive.clipboard_image import ClipboardImage, ClipboardRead
 
 PASTE_TIMEOUT_SECONDS = 10.0
@@ -64,7 +65,7 @@ async def paste_image(screen: Any) -> None:
     reader: Callable[[], ClipboardRead] = getattr(screen.pi, "clipboard_reader", None) or _default_reader
     editor = screen.editor
     try:
-        read = await asyncio.wait_for(asyncio.to_thread(reader), timeout=PASTE_TIMEOUT_SECONDS)
+        read = await within(asyncio.to_thread(reader), PASTE_TIMEOUT_SECONDS)
     except TimeoutError:
         read = ClipboardRead(None, f"The clipboard did not answer within {PASTE_TIMEOUT_SECONDS:g} s")
     except Exception as err:  # a broken tool must not take the chat down

@@ -36,6 +36,7 @@ import signal
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
+from pi_tui.core.deadline import within
 from pi_tui.core.terminal_text import printable
 
 PROGRESS_ACTIVE = "\x1b]9;4;3\x07"
@@ -126,12 +127,12 @@ async def run_notify_command(command: Sequence[str], title: str, body: str, *,
         _log.warning("notifyCommand %r could not start: %s", argv[:1], err)
         return None
     try:
-        return await asyncio.wait_for(process.wait(), seconds)
+        return await within(process.wait(), seconds)
     except (TimeoutError, asyncio.CancelledError):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, signal.SIGKILL)
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(process.wait(), 1.0)
+            await within(process.wait(), 1.0)
         _log.warning("notifyCommand %r ran longer than %.0f s and was killed", argv[:1], seconds)
         return None
 

@@ -27,6 +27,7 @@ import sys
 import threading
 from typing import Any
 
+from pi_tui.core.deadline import within
 from pi_tui.core.exit_cleanup import exit_now
 from pi_tui.modes.shutdown import (
     ABORT_GRACE_SECONDS,
@@ -153,7 +154,7 @@ async def _abort(session: Any) -> None:
 
 async def _bounded(awaitable: Any, seconds: float) -> None:
     with contextlib.suppress(Exception, asyncio.CancelledError):
-        await asyncio.wait_for(awaitable, seconds)
+        await within(awaitable, seconds)
 
 
 def _fileno(stream: Any) -> int | None:

@@ -17,6 +17,7 @@ from textual.binding import Binding
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from pi_tui.core.deadline import within
 from pi_tui.core.terminal_text import printable
 from pi_tui.modes.interactive.widgets.conversation import Conversation
 
@@ -98,7 +99,7 @@ class ChildSessionScreen(ModalScreen[None]):
 
     async def on_mount(self) -> None:
         try:
-            self.header, self.messages = await asyncio.wait_for(asyncio.to_thread(child_conversation, self.path), 30)
+            self.header, self.messages = await within(asyncio.to_thread(child_conversation, self.path), 30)
         except Exception as err:  # a missing, unreadable or foreign file: said, not raised
             self.error = f"Cannot open the subagent's session: {err}"
             self.query_one("#child-title", Static).update(printable(f"{TITLE} · {self.error} · esc closes"))

@@ -1,0 +1,33 @@
+"""No ``asyncio.wait_for`` in the product: on Python 3.11 it drops a cancel that lands as the
+awaited thing finishes (``pi_tui/core/deadline.py`` says why); ``within`` is the time limit."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[2] / "pi_tui"
+
+
+def wait_for_calls(source: str) -> list[int]:
+    """Lines that use ``asyncio.wait_for`` (called, passed along, or imported by name)."""
+    tree = ast.parse(source)
+    lines = [node.lineno for node in ast.walk(tree)
+             if isinstance(node, ast.Attribute) and node.attr == "wait_for"
+             and isinstance(node.value, ast.Name) and node.value.id == "asyncio"]
+    lines += [node.lineno for node in ast.walk(tree)
+              if isinstance(node, ast.ImportFrom) and node.module == "asyncio"
+              and any(alias.name == "wait_for" for alias in node.names)]
+    return sorted(lines)
+
+
+def test_the_check_sees_each_way_of_using_wait_for() -> None:
+    planted = "import asyncio\nfrom asyncio import wait_for\nasync def f(c):\n    await asyncio.wait_for(c, 1)\n    g = asyncio.wait_for\n"
+    assert wait_for_calls(planted) == [2, 4, 5]
+    assert wait_for_calls("async def f(agent):\n    await agent.wait_for_idle()\n") == []
+
+
+def test_no_module_uses_asyncio_wait_for() -> None:
+    found = [f"{path.relative_to(PACKAGE.parent)}:{line}"
+             for path in sorted(PACKAGE.rglob("*.py")) for line in wait_for_calls(path.read_text())]
+    assert found == [], "use pi_tui.core.deadline.within instead of asyncio.wait_for: " + ", ".join(found)
