@@ -55,14 +55,16 @@ class FileAccess(Protocol):
 
 class WrappedCommand(Protocol):
     """A command made to run inside a sandbox: start ``argv`` passing ``pass_fds``, then ``close``;
-    once it ended, ``finish`` (what the sandbox has to say afterwards, appended to the output)."""
+    once it ended, ``finish`` (what the sandbox has to say afterwards, appended to the output).
+    ``finish(output_gone=True)``: the call was cancelled and has no output left to append to, so
+    the sandbox tells the user itself (a warning notice) and still returns the lines."""
 
     argv: list[str]
     pass_fds: tuple[int, ...]
 
     def close(self) -> None: ...
 
-    def finish(self) -> str: ...
+    def finish(self, *, output_gone: bool = False) -> str: ...
 
 
 class ShellSandbox(Protocol):

@@ -205,7 +205,11 @@ class PermissionGate:
             return None
         assert self.sandbox is not None
         runtime = self.sandbox.with_read_only(self.mode == "plan")
-        return runtime.command(argv, cwd)
+        command = runtime.command(argv, cwd)
+        if self.on_event is not None:
+            on_event = self.on_event
+            command.report = lambda text: on_event({"type": "notify", "level": "warning", "message": text})
+        return command
 
     def explain(self, output: str, call_id: str | None) -> str:
         """``ShellSandbox``: for a failed command, one line on what the sandbox blocked ("" when

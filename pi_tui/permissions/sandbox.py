@@ -29,7 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -301,16 +301,19 @@ class SandboxedCommand:
     info_fd: int | None = None
     """Where bwrap wrote ``{"child-pid": …}``: the sandbox's pid 1, as the host sees it."""
     guard: git_guard.GitGuard | None = None
+    report: Callable[[str], None] | None = None
+    """Where ``finish(output_gone=True)`` says what the guard moved (the gate's notice)."""
 
     def close(self) -> None:
         for fd in self.pass_fds:
             with contextlib.suppress(OSError):
                 os.close(fd)
 
-    def finish(self) -> str:
+    def finish(self, *, output_gone: bool = False) -> str:
         """After bwrap exited: wait (bounded) until the sandbox's pid 1 is gone — its PID namespace,
         and every process in it, ends with it — then run the git guard. The lines to append to
-        the command's output ("" when nothing was moved)."""
+        the command's output ("" when nothing was moved); with ``output_gone`` (a cancelled
+        call) they go to ``report`` as well, or no one would hear that a file was moved."""
         if self.info_fd is not None:
             info = b""
             with contextlib.suppress(OSError):
@@ -320,7 +323,10 @@ class SandboxedCommand:
             self.info_fd = None
             _wait_gone(_child_pid(info))
         guard, self.guard = self.guard, None
-        return "\n".join(guard.check()) if guard is not None else ""
+        lines = "\n".join(guard.check()) if guard is not None else ""
+        if lines and output_gone and self.report is not None:
+            self.report(f"After a cancelled bash call:\n{lines}")
+        return lines
 
 
 def _child_pid(info: bytes) -> int | None:

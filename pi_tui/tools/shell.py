@@ -285,7 +285,7 @@ async def _kill_once_started(spawn: asyncio.Future[Any], wrapped: WrappedCommand
             kill_process_group(transport.get_pid())
             transport.close()
         if wrapped is not None:
-            wrapped.finish()  # no output to add it to: the call was cancelled
+            wrapped.finish(output_gone=True)  # the call was cancelled: no output to add it to
 
     spawn.add_done_callback(kill)  # even if this task is cancelled again while it waits
     with contextlib.suppress(asyncio.CancelledError):

@@ -11,9 +11,11 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from pi_tui.core.deadline import within
 from pi_tui.permissions.gate import PermissionGate
 from pi_tui.permissions.sandbox import find_bwrap
 from pi_tui.permissions.setup import PermissionOptions, build_gate
@@ -35,8 +37,9 @@ def git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*GIT, *args], cwd=cwd, capture_output=True, text=True, check=False)
 
 
-def gate_for(project: Path, agent: Path) -> PermissionGate:
-    gate = build_gate(PermissionOptions(mode="auto"), cwd=project, agent_dir=agent, settings=_Settings(), trusted=True)
+def gate_for(project: Path, agent: Path, on_event: Any = None) -> PermissionGate:
+    gate = build_gate(PermissionOptions(mode="auto"), cwd=project, agent_dir=agent, settings=_Settings(), trusted=True,
+                      on_event=on_event)
     assert gate.sandboxed
     return gate
 
@@ -198,29 +201,32 @@ def test_the_project_cannot_become_the_repository_git_finds(repo: Path, fake_wor
 async def test_a_command_cancelled_while_the_sandbox_starts_is_guarded_too(repo: Path, fake_world: FakeWorld,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """An abort can land while bwrap is starting (the command already runs, the tool has no pid
-    yet): the group is killed then, and the guard must still move aside what the command planted."""
+    yet): the group is killed then, and the guard must still move aside what the command planted —
+    and say so, though the call has no output left to say it in: a warning notice."""
     loop = asyncio.get_running_loop()
     real_exec = loop.subprocess_exec
     planted_file = repo / ".git" / "commondir"
+    events: list[dict[str, Any]] = []
 
-    async def slow_start(*args: object, **kwargs: object) -> object:  # connected while the loop is busy
+    released = asyncio.Event()
+
+    async def slow_start(*args: object, **kwargs: object) -> object:  # the start ends after the cancel
         started = await real_exec(*args, **kwargs)  # type: ignore[arg-type]
-        for _ in range(500):
-            if planted_file.exists():
-                break
-            await asyncio.sleep(0.01)
+        await within(released.wait(), 10)
         return started
 
     monkeypatch.setattr(loop, "subprocess_exec", slow_start)
     task = asyncio.create_task(run_shell("echo ../evil > .git/commondir; sleep 60", cwd=repo, settings={},
                                          on_output=lambda _chunk: None, timeout_seconds=30,
-                                         sandbox=gate_for(repo, fake_world.agent), call_id="call"))
+                                         sandbox=gate_for(repo, fake_world.agent, events.append), call_id="call"))
     for _ in range(500):
         await asyncio.sleep(0.01)
         if planted_file.exists():
             break
     assert planted_file.exists(), "the command did not start"
     task.cancel()
+    await asyncio.sleep(0.05)  # the cancel has landed in the start
+    released.set()
     with pytest.raises(asyncio.CancelledError):
         await task
     for _ in range(300):  # the guard runs once the start is over (SPAWN_GRACE_SECONDS at most)
@@ -229,3 +235,7 @@ async def test_a_command_cancelled_while_the_sandbox_starts_is_guarded_too(repo:
         await asyncio.sleep(0.01)
     assert not planted_file.exists(), "a command cancelled while starting kept what it planted in .git"
     assert (repo / ".git" / "commondir.pi-tui-blocked-1").read_text() == "../evil\n"
+    notices = [e for e in events if e["type"] == "notify"]
+    assert [e["level"] for e in notices] == ["warning"], events
+    assert notices[0]["message"].startswith("After a cancelled bash call:\n[sandbox] the command created ")
+    assert "commondir: moved aside to commondir.pi-tui-blocked-1" in notices[0]["message"]
