@@ -122,9 +122,8 @@ class Connection:
         self._stop.set()
         task, self._task = self._task, None
         if task is not None and not task.done():
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await within(asyncio.shield(task), 8)
+            task.cancel()  # waited for at most 8 s; a cancel of the caller meanwhile is kept
+            await asyncio.wait({task}, timeout=8)
         if self.status != "disabled":
             self._set_status("stopped")
         self.log.close()
@@ -134,9 +133,8 @@ class Connection:
         task, self._task = self._task, None
         self._stop.set()
         if task is not None and not task.done():
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await within(asyncio.shield(task), 8)
+            task.cancel()  # waited for at most 8 s; a cancel of the caller meanwhile is kept
+            await asyncio.wait({task}, timeout=8)
         self.restarts = 0
         self.log.reopen()
         self._settled.clear()

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from pi_tui.core.deadline import cancel_and_wait
 from pi_tui.core.terminal_text import printable
 from pi_tui.core.tool import Tool
 from pi_tui.mcp.config import ServerConfig
@@ -112,11 +113,7 @@ class McpManager:
         try:
             await asyncio.wait({waits, stopped}, return_when=asyncio.FIRST_COMPLETED)
         finally:
-            for task in (waits, stopped):
-                if not task.done():
-                    task.cancel()  # the servers go on starting; only the wait ends
-                with contextlib.suppress(BaseException):
-                    await task
+            await cancel_and_wait(waits, stopped)  # the servers go on starting; only the wait ends
             self._go_on = None
             if self.waiting:
                 self.waiting = []

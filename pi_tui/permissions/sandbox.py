@@ -325,7 +325,8 @@ class SandboxedCommand:
         guard, self.guard = self.guard, None
         lines = "\n".join(guard.check()) if guard is not None else ""
         if lines and output_gone and self.report is not None:
-            self.report(f"After a cancelled bash call:\n{lines}")
+            with contextlib.suppress(Exception):  # runs in a loop callback: a failing sink must not hide the move
+                self.report(f"After a cancelled bash call:\n{lines}")
         return lines
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from pi_tui.core.cancellable_thread import check_cancelled, run_in_thread
+from pi_tui.core.deadline import cancel_and_wait
 from pi_tui.core.gitignore import walk
 from pi_tui.core.messages import JsonValue
 from pi_tui.core.regular_files import file_kind
@@ -113,11 +114,7 @@ async def unless_an_ignore_file_blocks(search: Awaitable[T], root: Path, *, prog
                 raise BlockingIgnoreFiles(found, program)
         return await task
     finally:
-        for pending in (task, check):
-            if pending is not None and not pending.done():
-                pending.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await pending
+        await cancel_and_wait(task, check)
 
 
 def listing_result(

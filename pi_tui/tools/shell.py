@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pi_tui.core.deadline import within
+from pi_tui.core.deadline import cancel_and_wait, within
 from pi_tui.core.errors import ToolError
 from pi_tui.core.messages import JsonValue
 from pi_tui.core.redact import is_secret_name
@@ -235,11 +235,7 @@ async def run_shell(
         try:
             done, _ = await asyncio.wait({pump_task, abort_task}, return_when=asyncio.FIRST_COMPLETED)
         finally:
-            for task in (pump_task, abort_task):
-                if not task.done():
-                    task.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await task
+            await cancel_and_wait(pump_task, abort_task)
         return pump_task in done and not pump_task.cancelled()
 
     finished = False

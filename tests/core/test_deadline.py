@@ -5,11 +5,16 @@ abort of a streamed reply was lost about one time in five (the ACP compaction-ca
 from __future__ import annotations
 
 import asyncio
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any, cast
 
 import pytest
 
-from pi_tui.core.deadline import within
+from pi_tui.core.deadline import cancel_and_wait, within
 from pi_tui.providers.http_stream import StreamResponse
 
 
@@ -101,3 +106,78 @@ async def test_a_streamed_body_stops_at_a_cancel_that_lands_with_data(turns: int
     assert done, "the reading never ended"
     assert task.cancelled(), f"read on after the cancel: {pieces}"
     assert b"data: three\n\n" not in pieces
+
+
+EXPECTED_CASES = {
+    "deadline_in_a_clean_up_after_a_caught_cancel": "returned clean-up bounded",
+    "outside_cancel_as_the_deadline_fires": "CancelledError",
+    "a_swallowed_deadline_leaves_no_cancel_behind": "returned swallowed, cancelling=0",
+}
+
+
+def _interpreters() -> list[str]:
+    """This venv's Python, and a system 3.11 older than 3.11.3 (Debian 12's 3.11.2: its
+    ``asyncio.timeout`` turns a deadline after a caught cancel into CancelledError)."""
+    found = [sys.executable]
+    system = shutil.which("python3.11", path="/usr/bin:/usr/local/bin")
+    if system is not None and os.path.realpath(system) != os.path.realpath(sys.executable):
+        found.append(system)
+    return found
+
+
+@pytest.mark.parametrize("python", _interpreters())
+def test_the_patch_level_cases_hold_on_each_interpreter(python: str) -> None:
+    run = subprocess.run([python, str(Path(__file__).with_name("deadline_cases.py"))],
+                         capture_output=True, text=True, timeout=60, check=False)
+    assert run.returncode == 0, run.stderr
+    got = dict(line.split(": ", 1) for line in run.stdout.splitlines())
+    assert got == EXPECTED_CASES
+
+
+def test_an_older_system_python_is_checked_or_said_not_to_be() -> None:
+    if len(_interpreters()) == 1:
+        pytest.skip("NO OLDER PYTHON 3.11 CHECKED: no /usr/bin/python3.11 besides the venv's "
+                    "(the deadline-after-a-caught-cancel case ran on this interpreter only)")
+
+
+async def test_a_limit_of_zero_times_out_without_starting() -> None:
+    started = []
+
+    async def reader() -> int:
+        started.append(True)
+        return 1
+
+    with pytest.raises(TimeoutError):
+        await within(reader(), 0)
+    assert started == []
+    done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+    done.set_result(7)
+    assert await within(done, -1) == 7
+
+
+async def test_cancel_and_wait_keeps_the_callers_cancel_and_raises_no_child_error() -> None:
+    async def failing() -> None:
+        await asyncio.sleep(0)
+        raise RuntimeError("child error")
+
+    async def stubborn() -> None:
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            await asyncio.sleep(0.2)  # ends slowly after its cancel
+
+    failed = asyncio.ensure_future(failing())
+    await asyncio.sleep(0.01)
+    await cancel_and_wait(failed, None)  # already done with an error: nothing raised
+
+    async def caller() -> str:
+        child = asyncio.ensure_future(stubborn())
+        await asyncio.sleep(0.01)
+        await cancel_and_wait(child)
+        return "ran on"
+
+    task = asyncio.ensure_future(caller())
+    await asyncio.sleep(0.05)  # the caller waits for its child's slow end
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
