@@ -18,7 +18,6 @@ that await; ``asyncio.wait`` raises none of the task's errors and lets the calle
 from __future__ import annotations
 
 import asyncio
-import inspect
 from collections.abc import Awaitable
 from typing import Any, TypeVar, cast
 
@@ -36,7 +35,7 @@ async def within(awaitable: Awaitable[T], seconds: float | None) -> T:
     if seconds <= 0:
         if isinstance(awaitable, asyncio.Future) and awaitable.done():
             return cast("T", awaitable.result())
-        if inspect.iscoroutine(awaitable):
+        if asyncio.iscoroutine(awaitable):
             awaitable.close()
         elif isinstance(awaitable, asyncio.Future):
             awaitable.cancel()
@@ -54,8 +53,10 @@ async def within(awaitable: Awaitable[T], seconds: float | None) -> T:
     handle = asyncio.get_running_loop().call_later(seconds, expire)
     try:
         result = await awaitable
-    except asyncio.CancelledError:
-        if expired and task.uncancel() <= cancelling:  # only the deadline's cancel: a timeout
+    except BaseException as error:
+        # The deadline's cancel is taken back whatever ended the wait (the awaited code may
+        # have turned it into an error of its own); only that cancel alone is a timeout.
+        if expired and task.uncancel() <= cancelling and isinstance(error, asyncio.CancelledError):
             raise TimeoutError from None
         raise
     finally:
@@ -65,14 +66,15 @@ async def within(awaitable: Awaitable[T], seconds: float | None) -> T:
     return result
 
 
-async def cancel_and_wait(*futures: asyncio.Future[Any] | None) -> None:
-    """Cancel those still running and wait until they have ended, raising none of their errors;
-    a cancel of the caller meanwhile propagates (it is never eaten)."""
-    running = [future for future in futures if future is not None and not future.done()]
+async def cancel_and_wait(*futures: asyncio.Future[Any] | None, seconds: float | None = None) -> None:
+    """Cancel those still running and wait until they have ended (at most ``seconds``), raising
+    none of their errors; a cancel of the caller meanwhile propagates (it is never eaten)."""
+    given = [future for future in futures if future is not None]
+    running = [future for future in given if not future.done()]
     for future in running:
         future.cancel()
     if running:
-        await asyncio.wait(running)
-    for future in running:  # an error at the end of a cancelled one is not news: never "never retrieved"
-        if not future.cancelled():
+        await asyncio.wait(running, timeout=seconds)
+    for future in given:  # the caller is done with them: no "exception was never retrieved" later
+        if future.done() and not future.cancelled():
             future.exception()

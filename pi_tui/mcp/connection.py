@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pi_tui.core.deadline import within
+from pi_tui.core.deadline import cancel_and_wait, within
 from pi_tui.core.terminal_text import printable
 from pi_tui.mcp.config import ServerConfig
 from pi_tui.mcp.server_log import ServerLog
@@ -122,8 +122,7 @@ class Connection:
         self._stop.set()
         task, self._task = self._task, None
         if task is not None and not task.done():
-            task.cancel()  # waited for at most 8 s; a cancel of the caller meanwhile is kept
-            await asyncio.wait({task}, timeout=8)
+            await cancel_and_wait(task, seconds=8)
         if self.status != "disabled":
             self._set_status("stopped")
         self.log.close()
@@ -133,8 +132,7 @@ class Connection:
         task, self._task = self._task, None
         self._stop.set()
         if task is not None and not task.done():
-            task.cancel()  # waited for at most 8 s; a cancel of the caller meanwhile is kept
-            await asyncio.wait({task}, timeout=8)
+            await cancel_and_wait(task, seconds=8)
         self.restarts = 0
         self.log.reopen()
         self._settled.clear()

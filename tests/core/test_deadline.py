@@ -5,6 +5,7 @@ abort of a streamed reply was lost about one time in five (the ACP compaction-ca
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import shutil
 import subprocess
@@ -181,3 +182,49 @@ async def test_cancel_and_wait_keeps_the_callers_cancel_and_raises_no_child_erro
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
+
+
+async def test_a_deadline_turned_into_an_error_leaves_no_cancel_behind() -> None:
+    """The awaited code may answer the deadline's cancel with an error of its own: that error
+    propagates, and the task is not left counting a cancel no one will deliver."""
+    async def converts() -> None:
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            raise OSError("connection torn down") from None
+
+    with pytest.raises(OSError, match="torn down"):
+        await within(converts(), 0.02)
+    task = asyncio.current_task()
+    assert task is not None and task.cancelling() == 0
+
+
+async def test_cancel_and_wait_is_bounded_and_leaves_no_unretrieved_error() -> None:
+    release = asyncio.Event()
+
+    async def slow_to_end() -> None:
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            await release.wait()  # a clean-up that takes its time
+
+    async def fails() -> None:
+        raise RuntimeError("failed before the clean-up")
+
+    slow = asyncio.ensure_future(slow_to_end())
+    failed = asyncio.ensure_future(fails())
+    await asyncio.sleep(0.01)
+    loop = asyncio.get_running_loop()
+    reported: list[dict[str, Any]] = []
+    loop.set_exception_handler(lambda _loop, context: reported.append(context))
+    try:
+        started = loop.time()
+        await cancel_and_wait(slow, failed, seconds=0.1)
+        assert 0.09 <= loop.time() - started < 2 and not slow.done()
+        del failed
+        gc.collect()  # an unretrieved error is reported when its task is collected
+        assert [c["message"] for c in reported] == []
+    finally:
+        loop.set_exception_handler(None)
+        release.set()
+        await slow
